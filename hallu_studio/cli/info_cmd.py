@@ -1,0 +1,33 @@
+"""``hallu-studio info``: what the store holds."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import add_db_option, open_store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="print what the store holds")
+    add_db_option(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        print(f"store: {store.path} (schema v{store.schema_version()})")
+        infos = store.benchmark_infos()
+        print(f"benchmarks: {len(infos)}")
+        for b in infos:
+            tasks = ", ".join(f"{t} {n}" for t, n in sorted(b.tasks.items()))
+            print(f"  {b.name}: {b.images} images ({b.images_found} found), {b.samples} questions [{tasks}]")
+        runs = store.list_runs()
+        print(f"runs: {len(runs)}")
+        for r in runs:
+            tag = " [synthetic]" if r["synthetic"] else ""
+            print(f"  {r['id']} {r['model']} ({r['backend']}){tag} on {r['benchmark']}: "
+                  f"{r['responses']} responses, {r['failures']} failures, {r['status']}")
+        c = store.counts()
+        print(f"responses: {c['responses']}  scores: {c['scores']}  human events: {c['events']}  "
+              f"annotators: {c['annotators']}")
+    return 0

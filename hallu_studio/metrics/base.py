@@ -1,0 +1,47 @@
+"""The shape every metric shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+from ..model import ConceptSet, Sample
+
+
+@dataclass
+class ScoringItem:
+    """Everything a metric may look at for one response."""
+
+    response_id: str
+    response: str
+    sample: Sample
+    mentioned: ConceptSet | None = None  # concepts extracted from the response (with spans)
+    signals: dict[str, Any] = field(default_factory=dict)  # log-probabilities, entropy ... from the run
+
+
+@dataclass
+class ItemResult:
+    """One item's sufficient statistics, displayable values and evidence.
+
+    ``stats`` are what ``compute`` sums or averages (counts, per-item values);
+    ``values`` are the per-item numbers shown in tables; ``undefined_reason`` says
+    why the metric has no value for this item (empty response, empty reference ...).
+    """
+
+    stats: dict[str, float]
+    values: dict[str, Any]
+    evidence: dict[str, Any] = field(default_factory=dict)
+    undefined_reason: str | None = None
+
+
+class Metric(Protocol):
+    name: str
+
+    def config(self) -> dict[str, Any]:
+        """The settings that shape this metric's numbers (part of the score's config key)."""
+
+    def update(self, item: ScoringItem) -> ItemResult:
+        """Score one item."""
+
+    def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
+        """Aggregate per-item statistics into the metric's corpus-level numbers."""

@@ -1,0 +1,653 @@
+"""The store: one DuckDB file, and the only module in the project that writes SQL.
+
+Design (after datasette's ``Database``): one connection per process, a fresh
+cursor per call, every write serialised through one lock and run in a
+transaction that is retried on a write-write conflict. Human input lives in the
+append-only ``events`` table; nothing here updates or deletes an event.
+
+The schema is versioned: ``MIGRATIONS`` is an ordered list and an older file is
+upgraded in place when it is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+
+import duckdb
+import pyarrow as pa
+
+from .model import (
+    Benchmark,
+    HumanEvent,
+    Response,
+    Run,
+    Sample,
+    SceneGraph,
+    Score,
+    canonical_json,
+)
+
+T = TypeVar("T")
+
+DEFAULT_DB_ENV = "HALLU_STUDIO_DB"
+
+
+def default_db_path() -> Path:
+    """``$HALLU_STUDIO_DB``, else ``$XDG_DATA_HOME/hallu-studio/store.duckdb``."""
+    env = os.environ.get(DEFAULT_DB_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "hallu-studio" / "store.duckdb"
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the DuckDB file (typically a running app)."""
+
+
+# --------------------------------------------------------------------------- schema
+
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (1, [
+        "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+        """CREATE TABLE benchmarks (
+            name VARCHAR PRIMARY KEY, description VARCHAR, source VARCHAR, meta VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp)""",
+        """CREATE TABLE images (
+            sha256 VARCHAR PRIMARY KEY, mime VARCHAR, width INTEGER, height INTEGER, data BLOB)""",
+        """CREATE TABLE scene_graphs (key VARCHAR PRIMARY KEY, graph VARCHAR)""",
+        """CREATE TABLE samples (
+            id VARCHAR PRIMARY KEY, benchmark VARCHAR NOT NULL, image_key VARCHAR, image_sha256 VARCHAR,
+            task VARCHAR, domain VARCHAR, source_kind VARCHAR, scene_graph_key VARCHAR,
+            question VARCHAR, options VARCHAR, answer VARCHAR, gold_triplets VARCHAR,
+            relation_category VARCHAR, reference_text VARCHAR, meta VARCHAR)""",
+        "CREATE INDEX samples_benchmark ON samples (benchmark)",
+        """CREATE TABLE runs (
+            id VARCHAR PRIMARY KEY, benchmark VARCHAR, model VARCHAR, backend VARCHAR, checkpoint VARCHAR,
+            prompt VARCHAR, generation VARCHAR, mitigation VARCHAR, seed INTEGER, tool_version VARCHAR,
+            synthetic BOOLEAN, meta VARCHAR, status VARCHAR DEFAULT 'created',
+            created_at TIMESTAMP DEFAULT current_timestamp)""",
+        """CREATE TABLE responses (
+            id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, sample_id VARCHAR NOT NULL, text VARCHAR,
+            signals VARCHAR, created_at TIMESTAMP DEFAULT current_timestamp)""",
+        "CREATE INDEX responses_run ON responses (run_id)",
+        "CREATE INDEX responses_sample ON responses (sample_id)",
+        """CREATE TABLE failures (
+            run_id VARCHAR, sample_id VARCHAR, stage VARCHAR, error VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp)""",
+        """CREATE TABLE scores (
+            response_id VARCHAR NOT NULL, metric VARCHAR NOT NULL, config_key VARCHAR NOT NULL,
+            "values" VARCHAR, evidence VARCHAR, undefined_reason VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp,
+            PRIMARY KEY (response_id, metric, config_key))""",
+        """CREATE TABLE cache (
+            key VARCHAR PRIMARY KEY, namespace VARCHAR, value VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp)""",
+        """CREATE TABLE embeddings (
+            model VARCHAR, text VARCHAR, vector FLOAT[], PRIMARY KEY (model, text))""",
+        "CREATE SEQUENCE events_id START 1",
+        """CREATE TABLE events (
+            id BIGINT PRIMARY KEY DEFAULT nextval('events_id'), annotator VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL, response_id VARCHAR, target VARCHAR, value VARCHAR, undoes BIGINT,
+            created_at TIMESTAMP DEFAULT current_timestamp)""",
+        "CREATE INDEX events_response ON events (response_id)",
+        """CREATE TABLE views (
+            name VARCHAR, filters VARCHAR, author VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp)""",
+    ]),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _loads(text: str | None, default: Any = None) -> Any:
+    return default if text is None else json.loads(text)
+
+
+@dataclass
+class BenchmarkInfo:
+    name: str
+    description: str
+    source: str
+    images: int
+    images_found: int
+    samples: int
+    tasks: dict[str, int]
+
+
+class Store:
+    """A HalluStudio store backed by one DuckDB file (``":memory:"`` for tests).
+
+    >>> with Store(":memory:") as st:
+    ...     st.schema_version()
+    1
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
+                 migrate_to: int | None = None) -> None:
+        self.path = str(path) if path is not None else str(default_db_path())
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLockedError(
+                    f"the store {self.path} is open in another process (is the app running?). "
+                    "Stop it, or point --db / HALLU_STUDIO_DB at another file.") from exc
+            raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+        self._write_lock = threading.RLock()
+        self.read_only = read_only
+        if not read_only:
+            self.migrate(migrate_to)
+
+    # ----------------------------------------------------------------- plumbing
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        return self._con.cursor()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        cur = self._cursor()
+        try:
+            return cur.execute(sql, list(params)).fetchall()
+        finally:
+            cur.close()
+
+    def _dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cur = self._cursor()
+        try:
+            cur.execute(sql, list(params))
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, row)) for row in cur.fetchall()]
+        finally:
+            cur.close()
+
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self._rows(sql, params)
+        return rows[0][0] if rows else None
+
+    def _write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], retries: int = 5) -> T:
+        """Run ``fn(cursor)`` in one transaction, serialised, retried on conflicts."""
+        if self.read_only:
+            raise StoreError(f"the store {self.path} is open read-only")
+        with self._write_lock:
+            for attempt in range(retries):
+                cur = self._cursor()
+                try:
+                    cur.execute("BEGIN TRANSACTION")
+                    result = fn(cur)
+                    cur.execute("COMMIT")
+                    return result
+                except duckdb.TransactionException:
+                    cur.execute("ROLLBACK")
+                    if attempt == retries - 1:
+                        raise
+                    time.sleep(0.01 * 2 ** attempt)
+                except BaseException:
+                    try:
+                        cur.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                    raise
+                finally:
+                    cur.close()
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _bulk_insert(cur: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]],
+                     schema: pa.Schema, on_conflict: str = "DO NOTHING") -> int:
+        """Insert many rows through Arrow (executemany is row by row in DuckDB)."""
+        if not rows:
+            return 0
+        arrow = pa.Table.from_pylist(rows, schema=schema)
+        before = cur.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        cur.register("_incoming", arrow)
+        cols = ", ".join(f'"{c}"' for c in schema.names)
+        try:
+            cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming ON CONFLICT {on_conflict}")
+        finally:
+            cur.unregister("_incoming")
+        after = cur.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        return after - before
+
+    # ----------------------------------------------------------------- schema
+    def schema_version(self) -> int:
+        exists = self._scalar(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'")
+        if not exists:
+            return 0
+        value = self._scalar("SELECT value FROM meta WHERE key = 'schema_version'")
+        return int(value) if value is not None else 0
+
+    def migrate(self, upto: int | None = None) -> int:
+        """Apply the migrations newer than the file's version (up to ``upto``)."""
+        current = self.schema_version()
+        if current > SCHEMA_VERSION:
+            raise StoreError(f"the store {self.path} has schema version {current}, newer than this "
+                             f"HalluStudio ({SCHEMA_VERSION}); upgrade HalluStudio")
+        for version, statements in MIGRATIONS:
+            if version <= current or (upto is not None and version > upto):
+                continue
+
+            def apply(cur: duckdb.DuckDBPyConnection, statements: list[str] = statements, version: int = version) -> None:
+                for sql in statements:
+                    cur.execute(sql)
+                cur.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version)])
+
+            self._write(apply)
+            current = version
+        return current
+
+    # ----------------------------------------------------------------- benchmarks & samples
+    def add_benchmark(self, benchmark: Benchmark) -> None:
+        self._write(lambda cur: cur.execute(
+            "INSERT INTO benchmarks (name, description, source, meta) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET description = excluded.description, source = excluded.source, "
+            "meta = excluded.meta",
+            [benchmark.name, benchmark.description, benchmark.source, _dumps(benchmark.meta)]))
+
+    def get_benchmark(self, name: str) -> Benchmark | None:
+        rows = self._dicts("SELECT name, description, source, meta FROM benchmarks WHERE name = ?", [name])
+        if not rows:
+            return None
+        r = rows[0]
+        return Benchmark(r["name"], r["description"] or "", r["source"] or "", _loads(r["meta"], {}))
+
+    _SAMPLE_SCHEMA = pa.schema([(n, pa.string()) for n in (
+        "id", "benchmark", "image_key", "image_sha256", "task", "domain", "source_kind", "scene_graph_key",
+        "question", "options", "answer", "gold_triplets", "relation_category", "reference_text", "meta")])
+    _IMAGE_SCHEMA = pa.schema([("sha256", pa.string()), ("mime", pa.string()), ("width", pa.int32()),
+                               ("height", pa.int32()), ("data", pa.binary())])
+    _GRAPH_SCHEMA = pa.schema([("key", pa.string()), ("graph", pa.string())])
+
+    def add_samples(self, benchmark: Benchmark, samples: Iterable[Sample],
+                    images: Iterable[tuple[str, str, int, int, bytes]] = ()) -> int:
+        """Add a benchmark's samples and images in ONE transaction; returns how many samples were new.
+
+        ``images`` are ``(sha256, mime, width, height, data)``. Samples already in the
+        store (same id) are left as they are, so re-importing adds nothing twice.
+        """
+        graphs: dict[str, str] = {}
+        sample_rows = []
+        for s in samples:
+            gkey = s.scene_graph.key()
+            graphs.setdefault(gkey, canonical_json(s.scene_graph.to_dict()))
+            sample_rows.append({
+                "id": s.id, "benchmark": s.benchmark, "image_key": s.image_key, "image_sha256": s.image_sha256,
+                "task": s.task, "domain": s.domain, "source_kind": s.source_kind, "scene_graph_key": gkey,
+                "question": s.question, "options": _dumps(s.options), "answer": s.answer,
+                "gold_triplets": _dumps([list(t) for t in s.gold_triplets]),
+                "relation_category": s.relation_category, "reference_text": s.reference_text,
+                "meta": _dumps(s.meta)})
+        image_rows = [{"sha256": sha, "mime": mime, "width": w, "height": h, "data": data}
+                      for sha, mime, w, h, data in images]
+        graph_rows = [{"key": k, "graph": v} for k, v in graphs.items()]
+
+        def write(cur: duckdb.DuckDBPyConnection) -> int:
+            cur.execute(
+                "INSERT INTO benchmarks (name, description, source, meta) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET description = excluded.description, source = excluded.source",
+                [benchmark.name, benchmark.description, benchmark.source, _dumps(benchmark.meta)])
+            # Several samples share one image: de-duplicate before the insert, the
+            # primary key rejects duplicates inside one statement.
+            seen: set[str] = set()
+            unique_images = [r for r in image_rows if not (r["sha256"] in seen or seen.add(r["sha256"]))]
+            self._bulk_insert(cur, "images", unique_images, self._IMAGE_SCHEMA)
+            self._bulk_insert(cur, "scene_graphs", graph_rows, self._GRAPH_SCHEMA)
+            return self._bulk_insert(cur, "samples", sample_rows, self._SAMPLE_SCHEMA)
+
+        return self._write(write)
+
+    def has_image(self, sha256: str) -> bool:
+        return bool(self._scalar("SELECT count(*) FROM images WHERE sha256 = ?", [sha256]))
+
+    def get_image(self, sha256: str) -> tuple[bytes, str] | None:
+        rows = self._rows("SELECT data, mime FROM images WHERE sha256 = ?", [sha256])
+        return (bytes(rows[0][0]), rows[0][1]) if rows else None
+
+    _SAMPLE_SELECT = """SELECT s.*, g.graph FROM samples s LEFT JOIN scene_graphs g ON g.key = s.scene_graph_key"""
+
+    @staticmethod
+    def _sample_from_row(r: dict[str, Any]) -> Sample:
+        return Sample(
+            id=r["id"], benchmark=r["benchmark"], image_key=r["image_key"], image_sha256=r["image_sha256"],
+            task=r["task"], domain=r["domain"], source_kind=r["source_kind"],
+            scene_graph=SceneGraph.from_dict(_loads(r["graph"])), question=r["question"],
+            options=_loads(r["options"], []), answer=r["answer"],
+            gold_triplets=[tuple(t) for t in _loads(r["gold_triplets"], [])],
+            relation_category=r["relation_category"], reference_text=r["reference_text"],
+            meta=_loads(r["meta"], {}))
+
+    def get_sample(self, sample_id: str) -> Sample | None:
+        rows = self._dicts(self._SAMPLE_SELECT + " WHERE s.id = ?", [sample_id])
+        return self._sample_from_row(rows[0]) if rows else None
+
+    def get_samples(self, sample_ids: Sequence[str]) -> dict[str, Sample]:
+        if not sample_ids:
+            return {}
+        rows = self._dicts(self._SAMPLE_SELECT + " WHERE s.id IN (SELECT unnest(?))", [list(sample_ids)])
+        return {r["id"]: self._sample_from_row(r) for r in rows}
+
+    def iter_samples(self, benchmark: str | None = None, *, task: str | None = None,
+                     domain: str | None = None, limit: int | None = None) -> Iterator[Sample]:
+        where, params = [], []
+        for col, val in (("benchmark", benchmark), ("task", task), ("domain", domain)):
+            if val is not None:
+                where.append(f"s.{col} = ?")
+                params.append(val)
+        sql = self._SAMPLE_SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        for r in self._dicts(sql, params):
+            yield self._sample_from_row(r)
+
+    def count_samples(self, benchmark: str | None = None) -> int:
+        if benchmark is None:
+            return int(self._scalar("SELECT count(*) FROM samples"))
+        return int(self._scalar("SELECT count(*) FROM samples WHERE benchmark = ?", [benchmark]))
+
+    def benchmark_infos(self) -> list[BenchmarkInfo]:
+        rows = self._dicts("""
+            SELECT b.name, b.description, b.source,
+                   count(DISTINCT s.image_key) AS images,
+                   count(DISTINCT s.image_key) FILTER (WHERE s.image_sha256 IS NOT NULL) AS images_found,
+                   count(s.id) AS samples
+            FROM benchmarks b LEFT JOIN samples s ON s.benchmark = b.name
+            GROUP BY ALL ORDER BY b.name""")
+        tasks: dict[str, dict[str, int]] = {}
+        for name, task, n in self._rows("SELECT benchmark, task, count(*) FROM samples GROUP BY ALL"):
+            tasks.setdefault(name, {})[task] = int(n)
+        return [BenchmarkInfo(r["name"], r["description"] or "", r["source"] or "", int(r["images"]),
+                              int(r["images_found"]), int(r["samples"]), tasks.get(r["name"], {})) for r in rows]
+
+    # ----------------------------------------------------------------- runs & responses
+    def add_run(self, run: Run) -> bool:
+        """Record a run's manifest; returns False when a run with that id already exists."""
+        def write(cur: duckdb.DuckDBPyConnection) -> bool:
+            if cur.execute("SELECT count(*) FROM runs WHERE id = ?", [run.id]).fetchall()[0][0]:
+                return False
+            cur.execute(
+                "INSERT INTO runs (id, benchmark, model, backend, checkpoint, prompt, generation, mitigation, seed, "
+                "tool_version, synthetic, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run.id, run.benchmark, run.model, run.backend, run.checkpoint, run.prompt, _dumps(run.generation),
+                 run.mitigation, run.seed, run.tool_version, run.synthetic, _dumps(run.meta)])
+            return True
+        return self._write(write)
+
+    def set_run_status(self, run_id: str, status: str) -> None:
+        self._write(lambda cur: cur.execute("UPDATE runs SET status = ? WHERE id = ?", [status, run_id]))
+
+    @staticmethod
+    def _run_from_row(r: dict[str, Any]) -> Run:
+        return Run(id=r["id"], benchmark=r["benchmark"], model=r["model"], backend=r["backend"],
+                   checkpoint=r["checkpoint"] or "", prompt=r["prompt"] or "", generation=_loads(r["generation"], {}),
+                   mitigation=r["mitigation"] or "none", seed=int(r["seed"] or 0), tool_version=r["tool_version"] or "",
+                   synthetic=bool(r["synthetic"]), meta=_loads(r["meta"], {}))
+
+    def get_run(self, run_id: str) -> Run | None:
+        rows = self._dicts("SELECT * FROM runs WHERE id = ?", [run_id])
+        return self._run_from_row(rows[0]) if rows else None
+
+    def list_runs(self, benchmark: str | None = None) -> list[dict[str, Any]]:
+        """Runs with their status and response / failure counts (dicts for display)."""
+        sql = """SELECT r.*, (SELECT count(*) FROM responses x WHERE x.run_id = r.id) AS responses,
+                        (SELECT count(*) FROM failures f WHERE f.run_id = r.id) AS failures
+                 FROM runs r"""
+        params: list[Any] = []
+        if benchmark is not None:
+            sql += " WHERE r.benchmark = ?"
+            params.append(benchmark)
+        out = []
+        for r in self._dicts(sql + " ORDER BY r.created_at, r.id", params):
+            d = self._run_from_row(r).to_dict()
+            d.update(status=r["status"], responses=int(r["responses"]), failures=int(r["failures"]),
+                     created_at=str(r["created_at"]))
+            out.append(d)
+        return out
+
+    _RESPONSE_SCHEMA = pa.schema([("id", pa.string()), ("run_id", pa.string()), ("sample_id", pa.string()),
+                                  ("text", pa.string()), ("signals", pa.string())])
+
+    def add_responses(self, responses: Iterable[Response]) -> int:
+        """Insert responses in one transaction; ones already stored (same id) are skipped."""
+        rows = [{"id": r.id, "run_id": r.run_id, "sample_id": r.sample_id, "text": r.text,
+                 "signals": _dumps(r.signals)} for r in responses]
+        return self._write(lambda cur: self._bulk_insert(cur, "responses", rows, self._RESPONSE_SCHEMA))
+
+    def add_failure(self, run_id: str, sample_id: str | None, stage: str, error: str) -> None:
+        self._write(lambda cur: cur.execute(
+            "INSERT INTO failures (run_id, sample_id, stage, error) VALUES (?, ?, ?, ?)",
+            [run_id, sample_id, stage, error]))
+
+    def list_failures(self, run_id: str | None = None, stage: str | None = None) -> list[dict[str, Any]]:
+        where, params = [], []
+        if run_id is not None:
+            where.append("run_id = ?")
+            params.append(run_id)
+        if stage is not None:
+            where.append("stage = ?")
+            params.append(stage)
+        sql = "SELECT * FROM failures" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at"
+        return self._dicts(sql, params)
+
+    @staticmethod
+    def _response_from_row(r: dict[str, Any]) -> Response:
+        return Response(run_id=r["run_id"], sample_id=r["sample_id"], text=r["text"] or "",
+                        signals=_loads(r["signals"], {}), id=r["id"])
+
+    def get_response(self, response_id: str) -> Response | None:
+        rows = self._dicts("SELECT * FROM responses WHERE id = ?", [response_id])
+        return self._response_from_row(rows[0]) if rows else None
+
+    def iter_responses(self, run_id: str | None = None, *, benchmark: str | None = None,
+                       limit: int | None = None) -> Iterator[Response]:
+        sql = "SELECT x.* FROM responses x"
+        where, params = [], []
+        if benchmark is not None:
+            sql += " JOIN samples s ON s.id = x.sample_id"
+            where.append("s.benchmark = ?")
+            params.append(benchmark)
+        if run_id is not None:
+            where.append("x.run_id = ?")
+            params.append(run_id)
+        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY x.run_id, x.sample_id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        for r in self._dicts(sql, params):
+            yield self._response_from_row(r)
+
+    def done_sample_ids(self, run_id: str) -> set[str]:
+        return {r[0] for r in self._rows("SELECT sample_id FROM responses WHERE run_id = ?", [run_id])}
+
+    def count_responses(self, run_id: str | None = None) -> int:
+        if run_id is None:
+            return int(self._scalar("SELECT count(*) FROM responses"))
+        return int(self._scalar("SELECT count(*) FROM responses WHERE run_id = ?", [run_id]))
+
+    # ----------------------------------------------------------------- scores
+    _SCORE_SCHEMA = pa.schema([("response_id", pa.string()), ("metric", pa.string()), ("config_key", pa.string()),
+                               ("values", pa.string()), ("evidence", pa.string()),
+                               ("undefined_reason", pa.string())])
+
+    def put_scores(self, scores: Iterable[Score]) -> int:
+        """Store machine scores; a re-computation under the same config replaces the old row."""
+        rows = [{"response_id": s.response_id, "metric": s.metric, "config_key": s.config_key,
+                 "values": _dumps(s.values), "evidence": _dumps(s.evidence), "undefined_reason": s.undefined_reason}
+                for s in scores]
+        update = ('(response_id, metric, config_key) DO UPDATE SET "values" = excluded."values", '
+                  "evidence = excluded.evidence, undefined_reason = excluded.undefined_reason")
+        return self._write(lambda cur: self._bulk_insert(cur, "scores", rows, self._SCORE_SCHEMA, update) or len(rows))
+
+    @staticmethod
+    def _score_from_row(r: dict[str, Any]) -> Score:
+        return Score(response_id=r["response_id"], metric=r["metric"], config_key=r["config_key"],
+                     values=_loads(r["values"], {}), evidence=_loads(r["evidence"], {}),
+                     undefined_reason=r["undefined_reason"])
+
+    def get_scores(self, response_id: str, metric: str | None = None) -> list[Score]:
+        sql, params = "SELECT * FROM scores WHERE response_id = ?", [response_id]
+        if metric is not None:
+            sql += " AND metric = ?"
+            params.append(metric)
+        return [self._score_from_row(r) for r in self._dicts(sql + " ORDER BY metric, config_key", params)]
+
+    def scored_response_ids(self, metric: str, config_key: str) -> set[str]:
+        return {r[0] for r in self._rows(
+            "SELECT response_id FROM scores WHERE metric = ? AND config_key = ?", [metric, config_key])}
+
+    def iter_scores(self, metric: str | None = None, *, run_id: str | None = None,
+                    with_evidence: bool = False) -> Iterator[tuple[Response, Score]]:
+        """Scores joined with their responses (evidence left out unless asked: it is large)."""
+        ev = "c.evidence" if with_evidence else "NULL AS evidence"
+        sql = (f'SELECT x.id, x.run_id, x.sample_id, x.text, x.signals, c.response_id, c.metric, c.config_key, '
+               f'c."values", {ev}, c.undefined_reason FROM scores c JOIN responses x ON x.id = c.response_id')
+        where, params = [], []
+        if metric is not None:
+            where.append("c.metric = ?")
+            params.append(metric)
+        if run_id is not None:
+            where.append("x.run_id = ?")
+            params.append(run_id)
+        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY x.run_id, x.sample_id, c.metric"
+        for r in self._dicts(sql, params):
+            yield self._response_from_row(r), self._score_from_row(r)
+
+    # ----------------------------------------------------------------- caches
+    def cache_get(self, key: str) -> Any:
+        text = self._scalar("SELECT value FROM cache WHERE key = ?", [key])
+        return None if text is None else json.loads(text)
+
+    def cache_put(self, key: str, namespace: str, value: Any) -> None:
+        """Cache a successful result. Callers never pass failures or empty answers."""
+        if value is None:
+            raise StoreError("refusing to cache an empty value")
+        self._write(lambda cur: cur.execute(
+            "INSERT INTO cache (key, namespace, value) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            [key, namespace, _dumps(value)]))
+
+    def embeddings_get(self, model: str, texts: Sequence[str]) -> dict[str, list[float]]:
+        if not texts:
+            return {}
+        rows = self._rows("SELECT text, vector FROM embeddings WHERE model = ? AND text IN (SELECT unnest(?))",
+                          [model, list(texts)])
+        return {t: v for t, v in rows}
+
+    def embeddings_put(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
+        rows = [{"model": model, "text": t, "vector": [float(x) for x in v]} for t, v in vectors.items()]
+        schema = pa.schema([("model", pa.string()), ("text", pa.string()), ("vector", pa.list_(pa.float32()))])
+        self._write(lambda cur: self._bulk_insert(cur, "embeddings", rows, schema))
+
+    # ----------------------------------------------------------------- human events (append-only)
+    def append_event(self, event: HumanEvent) -> int:
+        """Append one human event and return its id. Nothing ever updates or deletes one."""
+        def write(cur: duckdb.DuckDBPyConnection) -> int:
+            if event.undoes is not None:
+                owners = cur.execute("SELECT annotator FROM events WHERE id = ?", [event.undoes]).fetchall()
+                owner = owners[0] if owners else None
+                if owner is None:
+                    raise StoreError(f"cannot undo event {event.undoes}: no such event")
+                if owner[0] != event.annotator:
+                    raise StoreError(f"{event.annotator!r} cannot undo event {event.undoes} of {owner[0]!r}")
+            row = cur.execute(
+                "INSERT INTO events (annotator, kind, response_id, target, value, undoes) VALUES (?, ?, ?, ?, ?, ?) "
+                "RETURNING id",
+                [event.annotator, event.kind, event.response_id, event.target, _dumps(event.value),
+                 event.undoes]).fetchall()[0]
+            return int(row[0])
+        return self._write(write)
+
+    def list_events(self, *, response_id: str | None = None, annotator: str | None = None,
+                    kind: str | None = None) -> list[HumanEvent]:
+        where, params = [], []
+        for col, val in (("response_id", response_id), ("annotator", annotator), ("kind", kind)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                params.append(val)
+        sql = "SELECT * FROM events" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        return [HumanEvent(annotator=r["annotator"], kind=r["kind"], response_id=r["response_id"],
+                           value=_loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
+                           created_at=str(r["created_at"])) for r in self._dicts(sql, params)]
+
+    # ----------------------------------------------------------------- saved views
+    def save_view(self, name: str, filters: dict[str, Any], author: str) -> None:
+        """Saved views are versioned like events: a new save adds a row, the latest wins."""
+        self._write(lambda cur: cur.execute("INSERT INTO views (name, filters, author) VALUES (?, ?, ?)",
+                                            [name, _dumps(filters), author]))
+
+    def get_view(self, name: str) -> dict[str, Any] | None:
+        text = self._scalar("SELECT filters FROM views WHERE name = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                            [name])
+        return None if text is None else json.loads(text)
+
+    def list_views(self) -> list[str]:
+        return [r[0] for r in self._rows("SELECT DISTINCT name FROM views ORDER BY name")]
+
+    # ----------------------------------------------------------------- summary & export
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for table in ("benchmarks", "samples", "images", "runs", "responses", "failures", "scores", "events"):
+            out[table] = int(self._scalar(f"SELECT count(*) FROM {table}"))
+        out["annotators"] = int(self._scalar("SELECT count(DISTINCT annotator) FROM events"))
+        return out
+
+    EXPORT_QUERIES: dict[str, str] = {
+        "samples": """SELECT s.id, s.benchmark, s.image_key, s.image_sha256, s.task, s.domain, s.source_kind,
+                             g.graph AS scene_graph, s.question, s.options, s.answer, s.gold_triplets,
+                             s.relation_category, s.reference_text, s.meta
+                      FROM samples s LEFT JOIN scene_graphs g ON g.key = s.scene_graph_key ORDER BY s.id""",
+        "responses": """SELECT x.id, x.run_id, x.sample_id, r.model, r.backend, r.synthetic, x.text AS response,
+                               x.signals, x.created_at
+                        FROM responses x LEFT JOIN runs r ON r.id = x.run_id ORDER BY x.run_id, x.sample_id""",
+        "runs": "SELECT * FROM runs ORDER BY id",
+        "scores": """SELECT response_id, metric, config_key, "values", evidence, undefined_reason, created_at
+                     FROM scores ORDER BY response_id, metric, config_key""",
+        "judgments": "SELECT * FROM events ORDER BY id",
+    }
+    JSON_COLUMNS = {"scene_graph", "options", "gold_triplets", "meta", "signals", "values", "evidence", "value",
+                    "generation"}
+
+    def export_rows(self, table: str) -> list[dict[str, Any]]:
+        """Rows of an export table with JSON columns decoded."""
+        if table not in self.EXPORT_QUERIES:
+            raise StoreError(f"unknown export table {table!r}; choose from {sorted(self.EXPORT_QUERIES)}")
+        rows = self._dicts(self.EXPORT_QUERIES[table])
+        for r in rows:
+            for k in list(r):
+                if k in self.JSON_COLUMNS and isinstance(r[k], str):
+                    r[k] = json.loads(r[k])
+                elif k == "created_at" and r[k] is not None:
+                    r[k] = str(r[k])
+        return rows
+
+    def export_copy(self, table: str, path: str, fmt: str) -> None:
+        """Write an export table as CSV or Parquet with DuckDB's own writer."""
+        if table not in self.EXPORT_QUERIES:
+            raise StoreError(f"unknown export table {table!r}")
+        options = {"csv": "FORMAT csv, HEADER true", "parquet": "FORMAT parquet"}[fmt]
+        cur = self._cursor()
+        try:
+            cur.execute(f"COPY ({self.EXPORT_QUERIES[table]}) TO '{path.replace(chr(39), chr(39) * 2)}' ({options})")
+        finally:
+            cur.close()

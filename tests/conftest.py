@@ -1,0 +1,28 @@
+import os
+from pathlib import Path
+
+import pytest
+
+for _k, _v in {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
+               "TOKENIZERS_PARALLELISM": "false"}.items():
+    os.environ.setdefault(_k, _v)
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+DATASETS = SHARED / "datasets"
+
+
+def shared_dataset(*parts: str) -> Path:
+    """A path under ../shared/datasets, or skip the test when it is absent."""
+    path = DATASETS.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    return path
+
+
+@pytest.fixture
+def store(tmp_path):
+    from hallu_studio.store import Store
+
+    st = Store(tmp_path / "test.duckdb")
+    yield st
+    st.close()
