@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -106,6 +107,13 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             name VARCHAR, filters VARCHAR, author VARCHAR,
             created_at TIMESTAMP DEFAULT current_timestamp)""",
     ]),
+    # A metric's per-item sufficient statistics (what its ``compute`` aggregates), kept
+    # beside the score so leaderboards micro-average and bootstrap without re-scoring.
+    (2, [
+        """CREATE TABLE score_stats (
+            response_id VARCHAR NOT NULL, metric VARCHAR NOT NULL, config_key VARCHAR NOT NULL, stats VARCHAR,
+            PRIMARY KEY (response_id, metric, config_key))""",
+    ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -133,8 +141,8 @@ class Store:
     """A HalluStudio store backed by one DuckDB file (``":memory:"`` for tests).
 
     >>> with Store(":memory:") as st:
-    ...     st.schema_version()
-    1
+    ...     st.schema_version() == SCHEMA_VERSION
+    True
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
@@ -368,6 +376,82 @@ class Store:
             return int(self._scalar("SELECT count(*) FROM samples"))
         return int(self._scalar("SELECT count(*) FROM samples WHERE benchmark = ?", [benchmark]))
 
+    # ----------------------------------------------------------------- imports (importers / pipelines.importing)
+    def sample_ids(self, benchmark: str | None = None) -> set[str]:
+        """Ids of the stored samples (of one benchmark): what recorded responses are matched against."""
+        if benchmark is None:
+            return {r[0] for r in self._rows("SELECT id FROM samples")}
+        return {r[0] for r in self._rows("SELECT id FROM samples WHERE benchmark = ?", [benchmark])}
+
+    def add_runs_and_responses(self, runs: Sequence[Run], responses: Sequence[Response],
+                               created_at: dict[str, str] | None = None) -> tuple[int, int]:
+        """Run manifests and their responses in ONE transaction; returns (new runs, new responses).
+
+        Runs and responses already stored (same id) are left as they are. ``created_at``
+        (response id -> timestamp text) keeps the original times of exported responses.
+        """
+        times = created_at or {}
+        rows = [{"id": r.id, "run_id": r.run_id, "sample_id": r.sample_id, "text": r.text,
+                 "signals": _dumps(r.signals), "created_at": times.get(r.id)} for r in responses]
+        schema = pa.schema([("id", pa.string()), ("run_id", pa.string()), ("sample_id", pa.string()),
+                            ("text", pa.string()), ("signals", pa.string()), ("created_at", pa.string())])
+
+        def write(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+            new_runs = 0
+            for run in runs:
+                if cur.execute("SELECT count(*) FROM runs WHERE id = ?", [run.id]).fetchall()[0][0]:
+                    continue
+                cur.execute(
+                    "INSERT INTO runs (id, benchmark, model, backend, checkpoint, prompt, generation, mitigation, "
+                    "seed, tool_version, synthetic, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [run.id, run.benchmark, run.model, run.backend, run.checkpoint, run.prompt,
+                     _dumps(run.generation), run.mitigation, run.seed, run.tool_version, run.synthetic,
+                     _dumps(run.meta)])
+                new_runs += 1
+            if not rows:
+                return new_runs, 0
+            before = cur.execute("SELECT count(*) FROM responses").fetchall()[0][0]
+            cur.register("_incoming", pa.Table.from_pylist(rows, schema=schema))
+            try:
+                cur.execute("INSERT INTO responses (id, run_id, sample_id, text, signals, created_at) "
+                            "SELECT id, run_id, sample_id, text, signals, "
+                            "COALESCE(CAST(created_at AS TIMESTAMP), current_timestamp) FROM _incoming "
+                            "ON CONFLICT DO NOTHING")
+            finally:
+                cur.unregister("_incoming")
+            return new_runs, cur.execute("SELECT count(*) FROM responses").fetchall()[0][0] - before
+
+        return self._write(write)
+
+    def add_imported_events(self, events: Sequence[HumanEvent]) -> dict[int, int]:
+        """Append exported human events (in order, ONE transaction) keeping their times.
+
+        Returns old id -> new id; an ``undoes`` pointing at an imported event is remapped.
+        An event identical to a stored one (annotator, kind, response, target, value,
+        undone event and time) is not added again, so re-importing a file adds nothing twice.
+        """
+        def write(cur: duckdb.DuckDBPyConnection) -> dict[int, int]:
+            mapping: dict[int, int] = {}
+            for e in events:
+                undoes = mapping.get(e.undoes, e.undoes) if e.undoes is not None else None
+                params = [e.annotator, e.kind, e.response_id, e.target, _dumps(e.value), undoes, e.created_at]
+                same = cur.execute(
+                    "SELECT id FROM events WHERE annotator = ? AND kind = ? AND response_id IS NOT DISTINCT FROM ? "
+                    "AND target IS NOT DISTINCT FROM ? AND value IS NOT DISTINCT FROM ? "
+                    "AND undoes IS NOT DISTINCT FROM ? AND created_at = CAST(? AS TIMESTAMP)", params).fetchall()
+                if same:
+                    new_id = int(same[0][0])
+                else:
+                    new_id = int(cur.execute(
+                        "INSERT INTO events (annotator, kind, response_id, target, value, undoes, created_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?, COALESCE(CAST(? AS TIMESTAMP), current_timestamp)) RETURNING id",
+                        params).fetchall()[0][0])
+                if e.id is not None:
+                    mapping[e.id] = new_id
+            return mapping
+
+        return self._write(write)
+
     def benchmark_infos(self) -> list[BenchmarkInfo]:
         rows = self._dicts("""
             SELECT b.name, b.description, b.source,
@@ -517,6 +601,77 @@ class Store:
         return {r[0] for r in self._rows(
             "SELECT response_id FROM scores WHERE metric = ? AND config_key = ?", [metric, config_key])}
 
+    def get_responses(self, response_ids: Sequence[str]) -> dict[str, Response]:
+        if not response_ids:
+            return {}
+        rows = self._dicts("SELECT * FROM responses WHERE id IN (SELECT unnest(?))", [list(response_ids)])
+        return {r["id"]: self._response_from_row(r) for r in rows}
+
+    def get_scores_for(self, response_ids: Sequence[str], metric: str, config_key: str) -> dict[str, Score]:
+        """One metric's scores (with evidence) under one config, by response id."""
+        if not response_ids:
+            return {}
+        rows = self._dicts("SELECT * FROM scores WHERE metric = ? AND config_key = ? "
+                           "AND response_id IN (SELECT unnest(?))", [metric, config_key, list(response_ids)])
+        return {r["response_id"]: self._score_from_row(r) for r in rows}
+
+    _STATS_SCHEMA = pa.schema([("response_id", pa.string()), ("metric", pa.string()), ("config_key", pa.string()),
+                               ("stats", pa.string())])
+
+    def put_score_batch(self, scores: Sequence[Score], stats: Sequence[dict[str, float] | None],
+                        failures: Iterable[tuple[str | None, str | None, str, str]] = ()) -> int:
+        """Scores, their per-item statistics (parallel to ``scores``) and failures in ONE transaction.
+
+        ``failures`` are ``(run_id, sample_id, stage, error)``. A score under the same
+        config replaces the old one, as in ``put_scores``. Returns how many scores were written.
+        """
+        if len(stats) != len(scores):
+            raise StoreError(f"{len(scores)} scores but {len(stats)} statistics")
+        score_rows = [{"response_id": s.response_id, "metric": s.metric, "config_key": s.config_key,
+                       "values": _dumps(s.values), "evidence": _dumps(s.evidence),
+                       "undefined_reason": s.undefined_reason} for s in scores]
+        stat_rows = [{"response_id": s.response_id, "metric": s.metric, "config_key": s.config_key,
+                      "stats": _dumps(st)} for s, st in zip(scores, stats) if st is not None]
+        failure_rows = list(failures)
+        score_update = ('(response_id, metric, config_key) DO UPDATE SET "values" = excluded."values", '
+                        "evidence = excluded.evidence, undefined_reason = excluded.undefined_reason")
+
+        def write(cur: duckdb.DuckDBPyConnection) -> int:
+            self._bulk_insert(cur, "scores", score_rows, self._SCORE_SCHEMA, score_update)
+            self._bulk_insert(cur, "score_stats", stat_rows, self._STATS_SCHEMA,
+                              "(response_id, metric, config_key) DO UPDATE SET stats = excluded.stats")
+            for run_id, sample_id, stage, error in failure_rows:
+                cur.execute("INSERT INTO failures (run_id, sample_id, stage, error) VALUES (?, ?, ?, ?)",
+                            [run_id, sample_id, stage, error])
+            return len(score_rows)
+        return self._write(write)
+
+    def score_stat_rows(self, metric: str | None = None, *, benchmark: str | None = None,
+                        run_id: str | None = None) -> list[dict[str, Any]]:
+        """Per scored response: its run, model, sample, image and domain, with the score's values and stats.
+
+        The leaderboard and the studies aggregate these; ``stats`` is None for scores
+        written without statistics (imported ones, say).
+        """
+        sql = """SELECT c.response_id, c.metric, c.config_key, c."values", c.undefined_reason, t.stats,
+                        x.run_id, x.sample_id, r.model, coalesce(r.synthetic, false) AS synthetic,
+                        s.benchmark, s.domain, s.task, s.image_key
+                 FROM scores c JOIN responses x ON x.id = c.response_id
+                 LEFT JOIN score_stats t ON t.response_id = c.response_id AND t.metric = c.metric
+                      AND t.config_key = c.config_key
+                 LEFT JOIN runs r ON r.id = x.run_id LEFT JOIN samples s ON s.id = x.sample_id"""
+        where, params = [], []
+        for col, val in (("c.metric", metric), ("s.benchmark", benchmark), ("x.run_id", run_id)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                params.append(val)
+        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY x.run_id, x.sample_id, c.metric"
+        rows = self._dicts(sql, params)
+        for r in rows:
+            r["values"] = _loads(r["values"], {})
+            r["stats"] = _loads(r["stats"])
+        return rows
+
     def iter_scores(self, metric: str | None = None, *, run_id: str | None = None,
                     with_evidence: bool = False) -> Iterator[tuple[Response, Score]]:
         """Scores joined with their responses (evidence left out unless asked: it is large)."""
@@ -590,6 +745,49 @@ class Store:
                            value=_loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
                            created_at=str(r["created_at"])) for r in self._dicts(sql, params)]
 
+    def undo_latest_event(self, annotator: str, response_id: str | None = None) -> int | None:
+        """Append an undo of ``annotator``'s latest event not yet undone (on ``response_id`` if given).
+
+        Finding the event and appending the undo happen in one transaction, so two
+        concurrent undos never name the same event. Returns the undo's id, or None
+        when the annotator has nothing left to undo.
+        """
+        def write(cur: duckdb.DuckDBPyConnection) -> int | None:
+            sql = ("SELECT id, response_id FROM events WHERE annotator = ? AND kind <> 'undo' AND id NOT IN "
+                   "(SELECT undoes FROM events WHERE kind = 'undo' AND undoes IS NOT NULL)")
+            params: list[Any] = [annotator]
+            if response_id is not None:
+                sql += " AND response_id = ?"
+                params.append(response_id)
+            rows = cur.execute(sql + " ORDER BY id DESC LIMIT 1", params).fetchall()
+            if not rows:
+                return None
+            target_id, target_response = rows[0]
+            row = cur.execute(
+                "INSERT INTO events (annotator, kind, response_id, target, value, undoes) "
+                "VALUES (?, 'undo', ?, '', NULL, ?) RETURNING id", [annotator, target_response, target_id]).fetchall()
+            return int(row[0][0])
+        return self._write(write)
+
+    def list_events_of_kinds(self, kinds: Sequence[str]) -> list[HumanEvent]:
+        """Events of the given kinds (undos included only when asked), oldest first."""
+        rows = self._dicts("SELECT * FROM events WHERE kind IN (SELECT unnest(?)) ORDER BY id", [list(kinds)])
+        return [HumanEvent(annotator=r["annotator"], kind=r["kind"], response_id=r["response_id"],
+                           value=_loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
+                           created_at=str(r["created_at"])) for r in rows]
+
+    def response_ids(self, run_id: str | None = None, benchmark: str | None = None) -> list[str]:
+        """Response ids in a stable order (run, sample), optionally of one run or benchmark."""
+        sql, where, params = "SELECT x.id FROM responses x LEFT JOIN samples s ON s.id = x.sample_id", [], []
+        if run_id is not None:
+            where.append("x.run_id = ?")
+            params.append(run_id)
+        if benchmark is not None:
+            where.append("s.benchmark = ?")
+            params.append(benchmark)
+        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY x.run_id, x.sample_id"
+        return [r[0] for r in self._rows(sql, params)]
+
     # ----------------------------------------------------------------- saved views
     def save_view(self, name: str, filters: dict[str, Any], author: str) -> None:
         """Saved views are versioned like events: a new save adds a row, the latest wins."""
@@ -603,6 +801,132 @@ class Store:
 
     def list_views(self) -> list[str]:
         return [r[0] for r in self._rows("SELECT DISTINCT name FROM views ORDER BY name")]
+
+    # ----------------------------------------------------------------- app: browse (filtered response tables)
+    _COLUMN_NAME = re.compile(r"^[a-z_]+\.[a-z_]+$")
+    _BROWSE_ORDER = {"model", "benchmark", "domain", "task", "sample_id", "length", "annotated"}
+
+    def _browse_sql(self, filters: dict[str, Any], metric_columns: Sequence[str]) -> tuple[str, list[Any]]:
+        """The browse query: one row per response, one column per ``"metric.value_key"``.
+
+        Scores under several configurations (say two Tri-HE judges) are averaged in the
+        column; ``judges_differ`` says whether they disagree on the column's value.
+        """
+        for col in metric_columns:
+            if not self._COLUMN_NAME.match(col):
+                raise StoreError(f"metric column {col!r} must look like 'metric.value_key'")
+        params: list[Any] = []
+        pivots = []
+        for col in metric_columns:
+            metric, key = col.split(".", 1)
+            raw = f"""json_extract_string("values", '$.{key}')"""
+            # Booleans (Reefknot's "hallucinated") count as 0 / 1 so that they average into rates.
+            pivots.append(f"""avg(CASE WHEN metric = '{metric}' THEN coalesce(TRY_CAST({raw} AS DOUBLE),
+                              TRY_CAST(TRY_CAST({raw} AS BOOLEAN) AS DOUBLE)) END) AS "{col}" """)
+        pivots.append("""count(DISTINCT CASE WHEN metric = 'trihe' THEN json_extract_string("values", '$.hallucinated')
+                         END) > 1 AS judges_differ""")
+        sql = f"""
+            WITH m AS (SELECT response_id, {", ".join(pivots)} FROM scores GROUP BY response_id),
+            live AS (SELECT * FROM events WHERE kind <> 'undo'
+                     AND id NOT IN (SELECT undoes FROM events WHERE kind = 'undo' AND undoes IS NOT NULL)),
+            annotated AS (SELECT DISTINCT response_id FROM live WHERE kind IN ('rating', 'correction')),
+            latest_corrections AS (SELECT * FROM live WHERE kind = 'correction'
+                     QUALIFY row_number() OVER (PARTITION BY response_id, annotator, target ORDER BY id DESC) = 1),
+            human_differs AS (SELECT DISTINCT e.response_id FROM latest_corrections e
+                     JOIN scores c ON c.response_id = e.response_id AND c.metric = 'trihe'
+                     WHERE json_extract_string(e.value, '$.verdict') IS DISTINCT FROM json_extract_string(
+                         c.evidence, '$.triplets[' || split_part(e.target, ':', 2) || '].verdict'))
+            SELECT x.id, x.run_id, r.model, coalesce(r.synthetic, false) AS synthetic, s.benchmark, s.domain, s.task,
+                   s.relation_category, x.sample_id, length(x.text) AS length, left(x.text, 160) AS text,
+                   {", ".join(f'm."{c}"' for c in metric_columns) + "," if metric_columns else ""}
+                   coalesce(m.judges_differ, false) AS judges_differ,
+                   a.response_id IS NOT NULL AS annotated, h.response_id IS NOT NULL AS human_differs
+            FROM responses x JOIN samples s ON s.id = x.sample_id LEFT JOIN runs r ON r.id = x.run_id
+            LEFT JOIN m ON m.response_id = x.id LEFT JOIN annotated a ON a.response_id = x.id
+            LEFT JOIN human_differs h ON h.response_id = x.id"""
+        where: list[str] = []
+        for key, col in (("models", "r.model"), ("benchmarks", "s.benchmark"), ("domains", "s.domain"),
+                         ("tasks", "s.task"), ("runs", "x.run_id")):
+            values = filters.get(key)
+            if values:
+                where.append(f"{col} IN (SELECT unnest(?))")
+                params.append([str(v) for v in values])
+        for col, bounds in (filters.get("ranges") or {}).items():
+            if col not in metric_columns:
+                raise StoreError(f"cannot filter on {col!r}: not one of the metric columns {list(metric_columns)}")
+            lo, hi = bounds
+            if lo is not None:
+                where.append(f'm."{col}" >= ?')
+                params.append(float(lo))
+            if hi is not None:
+                where.append(f'm."{col}" <= ?')
+                params.append(float(hi))
+        if filters.get("annotated") is not None:
+            where.append("a.response_id IS NOT NULL" if filters["annotated"] else "a.response_id IS NULL")
+        disagreement = filters.get("disagreement")
+        if disagreement == "judges":
+            where.append("coalesce(m.judges_differ, false)")
+        elif disagreement == "judge_human":
+            where.append("h.response_id IS NOT NULL")
+        elif disagreement:
+            raise StoreError(f"disagreement filter must be 'judges' or 'judge_human', got {disagreement!r}")
+        if filters.get("text"):
+            where.append("contains(lower(x.text), lower(?))")
+            params.append(str(filters["text"]))
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return sql, params
+
+    def _browse_order(self, sort: str | None, descending: bool, metric_columns: Sequence[str]) -> str:
+        if sort is None:
+            return " ORDER BY x.run_id, x.sample_id"
+        if sort not in metric_columns and sort not in self._BROWSE_ORDER:
+            raise StoreError(f"cannot sort by {sort!r}")
+        column = f'"{sort}"' if sort in metric_columns else sort
+        return f" ORDER BY {column} {'DESC' if descending else 'ASC'} NULLS LAST, x.run_id, x.sample_id"
+
+    def browse_responses(self, filters: dict[str, Any], metric_columns: Sequence[str] = (), *,
+                         sort: str | None = None, descending: bool = True, limit: int = 200,
+                         offset: int = 0) -> list[dict[str, Any]]:
+        """Responses with their run, sample facets and metric columns, filtered and sorted.
+
+        ``filters``: ``models / benchmarks / domains / tasks / runs`` (lists), ``ranges``
+        (``{column: [low, high]}``, either end None), ``annotated`` (bool), ``disagreement``
+        (``"judges"`` or ``"judge_human"``), ``text`` (substring).
+        """
+        sql, params = self._browse_sql(filters, metric_columns)
+        sql += self._browse_order(sort, descending, metric_columns) + f" LIMIT {int(limit)} OFFSET {int(offset)}"
+        return self._dicts(sql, params)
+
+    def browse_response_ids(self, filters: dict[str, Any], metric_columns: Sequence[str] = (), *,
+                            sort: str | None = None, descending: bool = True) -> list[str]:
+        """Every response id the filter keeps, in display order (for previous / next)."""
+        sql, params = self._browse_sql(filters, metric_columns)
+        sql = f"SELECT id FROM ({sql}{self._browse_order(sort, descending, metric_columns)})"
+        return [r[0] for r in self._rows(sql, params)]
+
+    def browse_facets(self) -> dict[str, list[str]]:
+        """The distinct values the browse filters offer: models, benchmarks, domains, tasks, metrics."""
+        out = {
+            "models": [r[0] for r in self._rows("SELECT DISTINCT model FROM runs WHERE model IS NOT NULL ORDER BY 1")],
+            "benchmarks": [r[0] for r in self._rows("SELECT name FROM benchmarks ORDER BY 1")],
+            "domains": [r[0] for r in self._rows(
+                "SELECT DISTINCT domain FROM samples WHERE domain IS NOT NULL ORDER BY 1")],
+            "tasks": [r[0] for r in self._rows("SELECT DISTINCT task FROM samples WHERE task IS NOT NULL ORDER BY 1")],
+            "metrics": [r[0] for r in self._rows("SELECT DISTINCT metric FROM scores ORDER BY 1")],
+        }
+        return out
+
+    def score_configs(self) -> list[dict[str, Any]]:
+        """Each metric's configurations in the store: config key, how many scores, when last computed."""
+        return self._dicts("""SELECT metric, config_key, count(*) AS scores, max(created_at)::VARCHAR AS computed_at
+                              FROM scores GROUP BY ALL ORDER BY metric, computed_at DESC""")
+
+    def responses_to_sample(self, sample_id: str) -> list[dict[str, Any]]:
+        """Every response to one sample with its run's model (to put two models side by side)."""
+        return self._dicts("""SELECT x.id, x.run_id, r.model, coalesce(r.synthetic, false) AS synthetic
+                              FROM responses x LEFT JOIN runs r ON r.id = x.run_id
+                              WHERE x.sample_id = ? ORDER BY r.model, x.run_id""", [sample_id])
 
     # ----------------------------------------------------------------- summary & export
     def counts(self) -> dict[str, int]:

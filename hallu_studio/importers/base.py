@@ -50,6 +50,8 @@ class ParsedResponses:
     runs: list[Run] = field(default_factory=list)
     responses: list[Response] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
+    # response id -> original time, for responses re-imported from a HalluStudio export
+    created_at: dict[str, str] = field(default_factory=dict)
 
     @property
     def records_failed(self) -> int:

@@ -1,0 +1,304 @@
+"""The annotation service: how people rate, correct and compare responses.
+
+Every call appends one ``HumanEvent`` (the store never updates or deletes one);
+the current value of anything is derived from the event log by the pure
+functions below, which the app, the studies and the exporters share.
+
+Targets of events:
+
+- rating: the response itself, value an integer 1-5 (``RATING_GUIDELINE``);
+- correction: ``"triplet:<i>"``, value ``{"verdict", "reason", "triplet"}``;
+- revision_review: ``"edit:<i>"``, value ``{"accept": bool}``;
+- note: ``""`` or any target, value ``{"text": str}``;
+- preference: ``"vs:<response_b>:<aspect>"`` on response A, value ``{"a", "b", "winner", "aspect"}``;
+- undo: names the undone event in ``undoes``.
+
+>>> events = [HumanEvent("ann", "rating", "r1", 2, id=1), HumanEvent("ann", "rating", "r1", 4, id=2),
+...           HumanEvent("ann", "undo", "r1", None, undoes=2, id=3)]
+>>> current_ratings(events)
+{('r1', 'ann'): 2}
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from .model import HumanEvent, ValidationError
+
+if TYPE_CHECKING:
+    from .store import Store
+
+# Tri-HE's five-point human scale (Table 8 of Wu et al., paraphrased). Higher is better:
+# 5 means no hallucination at all.
+RATING_GUIDELINE: dict[int, str] = {
+    1: "The response is entirely hallucinated and unrelated to the image and the question, "
+       "or it is very hard to understand.",
+    2: "Most of the response is hallucinated; only a few sentences (one or two) relate to the image "
+       "and the question.",
+    3: "About half of the sentences in the response are hallucinated.",
+    4: "Most sentences in the response are free of hallucination.",
+    5: "The response contains no hallucination.",
+}
+# Tri-HE Appendix C: two kinds of inference also count as hallucination.
+RATING_NOTES: tuple[str, ...] = (
+    "Unreasonable inferences (ones that violate commonsense knowledge) count as hallucination.",
+    "Inferences that may be true but cannot be drawn from the image count as hallucination.",
+)
+
+# What a person can say about one extracted triplet; the Tri-HE judges use the same labels.
+CORRECTION_VERDICTS: tuple[str, ...] = ("supported", "object", "relation", "prediction_error")
+PREFERENCE_ASPECTS: tuple[str, ...] = ("overall", "precision", "recall")
+QUEUE_MODES: tuple[str, ...] = ("unrated", "disagreement")
+
+
+@dataclass(frozen=True)
+class Preference:
+    """One annotator's current choice between two responses on one aspect."""
+
+    annotator: str
+    a: str
+    b: str
+    winner: str  # a response id, or "tie"
+    aspect: str = "overall"
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _name(annotator: str) -> str:
+    name = str(annotator).strip()
+    if not name:
+        raise ValidationError("an annotator name is required")
+    return name
+
+
+def rate(store: "Store", annotator: str, response_id: str, value: int) -> int:
+    """Rate a response 1-5 (see ``RATING_GUIDELINE``); returns the event id."""
+    return store.append_event(HumanEvent(_name(annotator), "rating", response_id, value))
+
+
+def correct_triplet(store: "Store", annotator: str, response_id: str, triplet_index: int, verdict: str,
+                    reason: str = "", triplet: Sequence[str] | None = None) -> int:
+    """Give a human verdict on the ``triplet_index``-th triplet of a response's Tri-HE evidence.
+
+    ``triplet`` (subject, predicate, object), when given, lets the verdict be matched
+    to judges whose triplet lists are ordered differently.
+    """
+    if verdict not in CORRECTION_VERDICTS:
+        raise ValidationError(f"verdict must be one of {CORRECTION_VERDICTS}, got {verdict!r}")
+    if not isinstance(triplet_index, int) or isinstance(triplet_index, bool) or triplet_index < 0:
+        raise ValidationError(f"triplet_index must be a non-negative integer, got {triplet_index!r}")
+    if triplet is not None and len(triplet) != 3:
+        raise ValidationError(f"triplet must have subject, predicate and object, got {triplet!r}")
+    value = {"verdict": verdict, "reason": str(reason),
+             "triplet": [str(x) for x in triplet] if triplet is not None else None}
+    return store.append_event(HumanEvent(_name(annotator), "correction", response_id, value,
+                                         target=f"triplet:{triplet_index}"))
+
+
+def review_edit(store: "Store", annotator: str, response_id: str, edit_index: int, accept: bool) -> int:
+    """Accept or reject the ``edit_index``-th edit of a response's Evaluate-by-Edit revision."""
+    if not isinstance(edit_index, int) or isinstance(edit_index, bool) or edit_index < 0:
+        raise ValidationError(f"edit_index must be a non-negative integer, got {edit_index!r}")
+    if not isinstance(accept, bool):
+        raise ValidationError(f"accept must be True or False, got {accept!r}")
+    return store.append_event(HumanEvent(_name(annotator), "revision_review", response_id, {"accept": accept},
+                                         target=f"edit:{edit_index}"))
+
+
+def add_note(store: "Store", annotator: str, response_id: str | None, text: str, target: str = "") -> int:
+    """Attach a free-text note to a response (or to a target inside it, e.g. ``"triplet:2"``)."""
+    if not str(text).strip():
+        raise ValidationError("a note needs some text")
+    return store.append_event(HumanEvent(_name(annotator), "note", response_id, {"text": str(text)}, target=target))
+
+
+def prefer(store: "Store", annotator: str, response_a: str, response_b: str, winner: str,
+           aspect: str = "overall") -> int:
+    """Record which of two responses is better (``winner`` is one of their ids, or ``"tie"``).
+
+    ``aspect`` follows PerturboLLaVA's user study: ``precision`` (less content absent
+    from the image), ``recall`` (describes more of the image), or ``overall``.
+    """
+    if response_a == response_b:
+        raise ValidationError(f"a preference needs two different responses, got {response_a!r} twice")
+    if winner not in (response_a, response_b, "tie"):
+        raise ValidationError(f"winner must be {response_a!r}, {response_b!r} or 'tie', got {winner!r}")
+    if aspect not in PREFERENCE_ASPECTS:
+        raise ValidationError(f"aspect must be one of {PREFERENCE_ASPECTS}, got {aspect!r}")
+    value = {"a": response_a, "b": response_b, "winner": winner, "aspect": aspect}
+    return store.append_event(HumanEvent(_name(annotator), "preference", response_a, value,
+                                         target=f"vs:{response_b}:{aspect}"))
+
+
+def undo_last(store: "Store", annotator: str, response_id: str | None = None) -> int | None:
+    """Undo the annotator's own latest event not yet undone (on ``response_id`` if given).
+
+    The undo is a new event; nothing is deleted. Returns its id, or None when there
+    is nothing of this annotator's left to undo (another's events are never touched).
+    """
+    return store.undo_latest_event(_name(annotator), response_id)
+
+
+# --------------------------------------------------------------------------- deriving
+
+
+def active_events(events: Iterable[HumanEvent]) -> list[HumanEvent]:
+    """The events still in force: not undos, and not undone by an undo that is itself in force."""
+    ordered = sorted(events, key=lambda e: (e.id is None, e.id or 0))
+    undone: set[int] = set()
+    active: list[HumanEvent] = []
+    # An undo always comes after what it undoes, so walking backwards settles undo chains.
+    for event in reversed(ordered):
+        if event.id is not None and event.id in undone:
+            continue
+        if event.kind == "undo":
+            if event.undoes is not None:
+                undone.add(event.undoes)
+            continue
+        active.append(event)
+    active.reverse()
+    return active
+
+
+def _latest(events: Iterable[HumanEvent], kind: str) -> dict[tuple[Any, ...], HumanEvent]:
+    latest: dict[tuple[Any, ...], HumanEvent] = {}
+    for event in active_events(events):
+        if event.kind == kind:
+            latest[(event.response_id, event.annotator, event.target)] = event
+    return latest
+
+
+def _index(target: str, prefix: str) -> int:
+    return int(target.split(":", 1)[1]) if target.startswith(prefix + ":") else -1
+
+
+def current_ratings(events: Iterable[HumanEvent]) -> dict[tuple[str, str], int]:
+    """``{(response_id, annotator): rating}`` from the log (latest rating in force)."""
+    return {(rid, ann): int(e.value) for (rid, ann, _), e in _latest(events, "rating").items()}
+
+
+def current_corrections(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """``{(response_id, annotator, triplet_index): {"verdict", "reason", "triplet"}}``."""
+    return {(rid, ann, _index(target, "triplet")): dict(e.value)
+            for (rid, ann, target), e in _latest(events, "correction").items()}
+
+
+def current_edit_reviews(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], bool]:
+    """``{(response_id, annotator, edit_index): accepted}``."""
+    return {(rid, ann, _index(target, "edit")): bool(e.value["accept"])
+            for (rid, ann, target), e in _latest(events, "revision_review").items()}
+
+
+def current_notes(events: Iterable[HumanEvent]) -> list[HumanEvent]:
+    """Notes in force, oldest first (notes accumulate; an undo removes one)."""
+    return [e for e in active_events(events) if e.kind == "note"]
+
+
+def preferences(events: Iterable[HumanEvent]) -> list[Preference]:
+    """Each annotator's latest choice per pair of responses and aspect (the pair in either order)."""
+    latest: dict[tuple[str, frozenset[str], str], Preference] = {}
+    for e in active_events(events):
+        if e.kind != "preference":
+            continue
+        v = e.value
+        latest[(e.annotator, frozenset((v["a"], v["b"])), v["aspect"])] = Preference(
+            e.annotator, v["a"], v["b"], v["winner"], v["aspect"])
+    return list(latest.values())
+
+
+# --------------------------------------------------------------------------- queues
+
+
+def rating_counts(events: Iterable[HumanEvent]) -> Counter[str]:
+    """How many annotators currently rate each response."""
+    return Counter(rid for rid, _ in current_ratings(events))
+
+
+def triplet_disagreements(judge_verdicts: dict[str, list[tuple[tuple[str, str, str] | None, str]]],
+                          human_verdicts: Sequence[tuple[int, dict[str, Any]]] = ()) -> int:
+    """How many triplets of one response get different verdicts from judges or people.
+
+    ``judge_verdicts`` maps a judge to its ``[(triplet, verdict), ...]`` in evidence order;
+    ``human_verdicts`` are ``(triplet_index, correction value)`` pairs. Triplets are
+    matched by their text when known, else by position; unparseable verdicts take no side.
+
+    >>> triplet_disagreements({"nli": [(("cat", "on", "mat"), "supported")],
+    ...                        "llm": [(("cat", "on", "mat"), "relation")]})
+    1
+    """
+    seen: dict[Any, set[str]] = {}
+    for verdicts in judge_verdicts.values():
+        for i, (triplet, verdict) in enumerate(verdicts):
+            if verdict != "unparseable":
+                seen.setdefault(triplet if triplet is not None else i, set()).add(verdict)
+    positions = {}
+    for verdicts in judge_verdicts.values():
+        for i, (triplet, _) in enumerate(verdicts):
+            positions.setdefault(i, triplet if triplet is not None else i)
+    for index, value in human_verdicts:
+        key = tuple(value["triplet"]) if value.get("triplet") else positions.get(index, index)
+        seen.setdefault(key, set()).add(value["verdict"])
+    return sum(1 for verdicts in seen.values() if len(verdicts) > 1)
+
+
+def _judge_verdicts(evidence: dict[str, Any]) -> list[tuple[tuple[str, str, str] | None, str]]:
+    out = []
+    for t in evidence.get("triplets") or []:
+        triplet = tuple(str(x) for x in t["triplet"]) if t.get("triplet") else None
+        out.append((triplet, str(t.get("verdict"))))
+    return out
+
+
+def disagreement_counts(store: "Store", response_ids: set[str] | None = None) -> dict[str, int]:
+    """Per response, how many of its triplets the Tri-HE judges (and people) disagree on."""
+    judges: dict[str, dict[str, list[tuple[tuple[str, str, str] | None, str]]]] = {}
+    for response, score in store.iter_scores("trihe", with_evidence=True):
+        if response_ids is not None and response.id not in response_ids:
+            continue
+        judge = f"{score.evidence.get('judge', '?')}@{score.config_key}"
+        judges.setdefault(response.id, {})[judge] = _judge_verdicts(score.evidence)
+    humans: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for (rid, _annotator, index), value in current_corrections(
+            store.list_events_of_kinds(["correction", "undo"])).items():
+        if response_ids is None or rid in response_ids:
+            humans.setdefault(rid, []).append((index, value))
+    out = {}
+    for rid in set(judges) | set(humans):
+        n = triplet_disagreements(judges.get(rid, {}), humans.get(rid, ()))
+        if n:
+            out[rid] = n
+    return out
+
+
+def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", ratings_per_item: int = 1,
+                     limit: int = 50, run_id: str | None = None, benchmark: str | None = None) -> list[str]:
+    """The next responses for ``annotator`` to look at, best first.
+
+    ``unrated``: responses this annotator has not rated that have fewer than
+    ``ratings_per_item`` ratings, least-rated first. ``disagreement``: responses where
+    the Tri-HE judges disagree with each other or with a person's correction, most
+    disagreement first, leaving out those this annotator has already corrected.
+    """
+    annotator = _name(annotator)
+    if mode not in QUEUE_MODES:
+        raise ValidationError(f"queue mode must be one of {QUEUE_MODES}, got {mode!r}")
+    if ratings_per_item < 1:
+        raise ValidationError(f"ratings_per_item must be at least 1, got {ratings_per_item}")
+    candidates = store.response_ids(run_id=run_id, benchmark=benchmark)
+    order = {rid: i for i, rid in enumerate(candidates)}
+    if mode == "unrated":
+        ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"]))
+        mine = {rid for rid, ann in ratings if ann == annotator}
+        counts = Counter(rid for rid, _ in ratings)
+        todo = [rid for rid in candidates if rid not in mine and counts[rid] < ratings_per_item]
+        todo.sort(key=lambda rid: (counts[rid], order[rid]))
+        return todo[:limit]
+    disagreements = disagreement_counts(store, set(candidates))
+    corrected = {rid for rid, ann, _ in current_corrections(store.list_events_of_kinds(["correction", "undo"]))
+                 if ann == annotator}
+    todo = [rid for rid in disagreements if rid not in corrected]
+    todo.sort(key=lambda rid: (-disagreements[rid], order[rid]))
+    return todo[:limit]

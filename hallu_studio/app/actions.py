@@ -1,0 +1,110 @@
+"""The app's annotation actions: who is acting, then one ``hallu_studio.annotation`` call.
+
+These are the functions behind both the Annotate buttons and the public Gradio API
+(``rate``, ``correct_triplet``, ``review_edit``, ``note``, ``undo``, ``next_item``,
+``prefer``). With sign-in on, the annotator is always the signed-in user: a name
+passed as an argument is ignored, so nobody can write in another's name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import annotation
+from ..model import ValidationError
+from .context import AppContext
+
+
+class NotSignedIn(PermissionError):
+    pass
+
+
+def annotator_for(ctx: AppContext, username: str | None, typed_name: str | None) -> str:
+    """The name recorded on an event: the signed-in user when auth is on, else the typed name."""
+    if ctx.auth_enabled:
+        if not username:
+            raise NotSignedIn("sign in to annotate: this app requires a user name and password")
+        return username
+    name = (typed_name or "").strip()
+    if not name:
+        raise ValidationError("type your annotator name first (the app runs without sign-in)")
+    return name
+
+
+def _known_response(ctx: AppContext, response_id: str) -> str:
+    rid = (response_id or "").strip()
+    if not rid or ctx.store.get_response(rid) is None:
+        raise ValidationError(f"response {rid!r} is not in the store")
+    return rid
+
+
+def rate(ctx: AppContext, annotator: str, response_id: str, value: int) -> dict[str, Any]:
+    rid = _known_response(ctx, response_id)
+    event = annotation.rate(ctx.store, annotator, rid, int(value))
+    return {"event_id": event, "annotator": annotator, "response_id": rid, "rating": int(value)}
+
+
+def correct_triplet(ctx: AppContext, annotator: str, response_id: str, triplet_index: int, verdict: str,
+                    reason: str = "") -> dict[str, Any]:
+    rid = _known_response(ctx, response_id)
+    triplet = None
+    for score in ctx.store.get_scores(rid, "trihe"):
+        triplets = score.evidence.get("triplets") or []
+        if 0 <= int(triplet_index) < len(triplets):
+            triplet = triplets[int(triplet_index)].get("triplet")
+    if triplet is None:
+        raise ValidationError(f"response {rid!r} has no Tri-HE triplet number {triplet_index}")
+    event = annotation.correct_triplet(ctx.store, annotator, rid, int(triplet_index), verdict, reason, triplet)
+    return {"event_id": event, "annotator": annotator, "response_id": rid, "triplet_index": int(triplet_index),
+            "verdict": verdict}
+
+
+def review_edit(ctx: AppContext, annotator: str, response_id: str, edit_index: int, accept: bool) -> dict[str, Any]:
+    rid = _known_response(ctx, response_id)
+    edits = max((sum(1 for step in s.evidence.get("alignment") or [] if step[0] != "equal")
+                 for s in ctx.store.get_scores(rid, "edit")), default=0)
+    if not 0 <= int(edit_index) < edits:
+        raise ValidationError(f"response {rid!r} has no revision edit number {edit_index} ({edits} edits)")
+    event = annotation.review_edit(ctx.store, annotator, rid, int(edit_index), bool(accept))
+    return {"event_id": event, "annotator": annotator, "response_id": rid, "edit_index": int(edit_index),
+            "accept": bool(accept)}
+
+
+def note(ctx: AppContext, annotator: str, response_id: str, text: str) -> dict[str, Any]:
+    rid = _known_response(ctx, response_id)
+    return {"event_id": annotation.add_note(ctx.store, annotator, rid, text), "annotator": annotator,
+            "response_id": rid}
+
+
+def undo(ctx: AppContext, annotator: str, response_id: str | None = None) -> dict[str, Any]:
+    rid = (response_id or "").strip() or None
+    undo_id = annotation.undo_last(ctx.store, annotator, rid)
+    return {"undo_event_id": undo_id, "annotator": annotator, "undone": undo_id is not None}
+
+
+def prefer(ctx: AppContext, annotator: str, response_a: str, response_b: str, winner: str,
+           aspect: str = "overall") -> dict[str, Any]:
+    a, b = _known_response(ctx, response_a), _known_response(ctx, response_b)
+    event = annotation.prefer(ctx.store, annotator, a, b, winner, aspect)
+    return {"event_id": event, "annotator": annotator, "a": a, "b": b, "winner": winner, "aspect": aspect}
+
+
+def next_item(ctx: AppContext, annotator: str, mode: str = "unrated", ratings_per_item: int = 1,
+              after: str | None = None) -> dict[str, Any]:
+    """The annotator's next response id from their queue (``None`` when the queue is empty).
+
+    ``after`` skips past a response the annotator is looking at but has not rated yet.
+    """
+    queue = annotation.annotation_queue(ctx.store, annotator, mode=mode, ratings_per_item=int(ratings_per_item),
+                                        limit=1000)
+    if after and after in queue:
+        i = queue.index(after)
+        queue = queue[i + 1:] + queue[:i]
+    return {"response_id": queue[0] if queue else None, "remaining": len(queue), "annotator": annotator}
+
+
+def progress(ctx: AppContext, annotator: str) -> dict[str, int]:
+    """How many responses this annotator has rated, of how many in the store."""
+    ratings = annotation.current_ratings(ctx.store.list_events_of_kinds(["rating", "undo"]))
+    mine = sum(1 for _, ann in ratings if ann == annotator)
+    return {"rated": mine, "total": ctx.store.count_responses()}

@@ -1,0 +1,74 @@
+"""First start: import the embedded sample benchmark, run the probe models, score them.
+
+Each step is injectable (tests pass small or fake steps) and each only runs when its
+output is missing, so later starts skip straight to the app. The probe runs are
+synthetic and labelled so everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..config import Settings
+from ..store import Store
+
+log = logging.getLogger(__name__)
+
+DEMO_METRICS: tuple[str, ...] = ("emd", "edit", "trihe", "halfscore", "reefknot", "chair")
+
+
+def import_sample_benchmark(store: Store) -> str:
+    """Import the embedded sample benchmark; returns its name."""
+    from ..pipelines.importing import import_benchmark
+    from ..sample import build_sample_benchmark
+
+    parsed = build_sample_benchmark()
+    report = import_benchmark(store, parsed)
+    log.info("sample benchmark: %s", report.summary())
+    return parsed.benchmark.name
+
+
+def run_probe_models(store: Store, benchmark: str) -> None:
+    from ..pipelines.running import run_probe_suite
+
+    for summary in run_probe_suite(store, benchmark):
+        log.info("probe run [synthetic]: %s", summary.line())
+
+
+def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS) -> None:
+    from ..pipelines.scoring import score_store
+
+    report = score_store(store, settings, list(metrics), progress=False)
+    log.info("scoring: %s", report.summary())
+
+
+@dataclass
+class BootstrapSteps:
+    import_sample: Callable[[Store], str] = import_sample_benchmark
+    run_probes: Callable[[Store, str], None] = run_probe_models
+    score: Callable[[Store, Settings], None] = field(default=score_everything)
+
+
+def needs_bootstrap(store: Store) -> bool:
+    """True for an empty store only: a store holding anyone's data is never filled with the demo."""
+    return store.counts()["samples"] == 0
+
+
+def bootstrap(store: Store, settings: Settings, steps: BootstrapSteps | None = None) -> list[str]:
+    """Bring an empty store to a populated demo; returns what was done (nothing on later starts).
+
+    Only an empty store is bootstrapped: a store with a benchmark but no runs is the user's
+    own, and the app shows it as it is rather than adding synthetic runs to it.
+    """
+    if not needs_bootstrap(store):
+        return []
+    steps = steps or BootstrapSteps()
+    name = steps.import_sample(store)
+    done = [f"imported the sample benchmark {name!r}"]
+    steps.run_probes(store, name)
+    done.append("ran the probe models [synthetic]")
+    steps.score(store, settings)
+    done.append("scored the responses")
+    return done

@@ -1,0 +1,72 @@
+"""The Gradio app: tabs laid out and wired to library calls; nothing here computes or writes SQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from ..config import ASSETS_DIR
+from .context import AppContext
+from .tabs import annotate, browse, inspect, overview, run, settings, study
+
+TITLE = "HalluStudio"
+
+
+def launch_kwargs() -> dict[str, Any]:
+    """What Gradio 6 takes at ``launch()``: the theme, our CSS and the keyboard-shortcut script."""
+    css = (ASSETS_DIR / "app.css").read_text(encoding="utf-8")
+    js = (ASSETS_DIR / "shortcuts.js").read_text(encoding="utf-8")
+    return {"css": css, "head": f"<script>{js}</script>", "theme": gr.themes.Default(font=["sans-serif"],
+                                                                                     font_mono=["monospace"])}
+
+
+def build_app(ctx: AppContext) -> gr.Blocks:
+    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        gr.Markdown(f"## {TITLE} — hallucination in vision-language models", elem_id="hs-title")
+        with gr.Tabs(selected="overview") as tabs:
+            with gr.Tab("Overview", id="overview", elem_id="tab-overview"):
+                ov_inputs, ov_outputs, ov_fn = overview.build(ctx)
+            with gr.Tab("Browse", id="browse", elem_id="tab-browse"):
+                br = browse.build(ctx)
+            with gr.Tab("Inspect", id="inspect", elem_id="tab-inspect"):
+                ins = inspect.build(ctx)
+            with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate"):
+                annotate.build(ctx)
+            with gr.Tab("Study", id="study", elem_id="tab-study"):
+                study.build(ctx)
+            with gr.Tab("Run", id="run", elem_id="tab-run"):
+                run.build(ctx)
+            with gr.Tab("Settings", id="settings", elem_id="tab-settings"):
+                settings.build(ctx)
+        annotate.register_api(ctx)
+
+        def open_row(row_ids: list[str], page: float | None, evt: gr.SelectData) -> list[Any]:
+            row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+            position = None if row is None else (max(1, int(page or 1)) - 1) * browse.PAGE_SIZE + int(row)
+            if not row_ids or position is None or position >= len(row_ids):
+                raise gr.Error("that row is no longer in the table; apply the filter again")
+            nav = {"ids": row_ids, "index": position}
+            return [gr.Tabs(selected="inspect"), *inspect.show(ctx, nav, row_ids[position])]
+
+        br.table.select(open_row, [br.ids, br.page], [tabs, *ins.outputs], api_visibility="private")
+
+        def follow_filter(row_ids: list[str], nav: dict[str, Any]) -> dict[str, Any]:
+            # A new Browse filter becomes Inspect's previous / next list; the response shown stays.
+            current = (nav or {}).get("ids", [])[(nav or {}).get("index", 0)] if (nav or {}).get("ids") else None
+            return {"ids": list(row_ids), "index": row_ids.index(current) if current in row_ids else -1}
+
+        br.ids.change(follow_filter, [br.ids, ins.nav], [ins.nav], api_visibility="private")
+
+        def on_load(request: gr.Request) -> list[Any]:
+            view = request.query_params.get("view") if request is not None else None
+            browse_values = browse.load_view_or_default(ctx, view)
+            nav = {"ids": browse_values[-3], "index": 0}
+            selected = gr.Tabs(selected="browse") if view else gr.Tabs()
+            return [selected, *browse_values, *inspect.show(ctx, nav)]
+
+        # Two load events: Browse and Inspect do not wait for the (slower) leaderboard.
+        demo.load(on_load, None, [tabs, *br.controls, br.table, br.ids, br.filters, br.status, *ins.outputs],
+                  api_visibility="private")
+        demo.load(lambda: ov_fn("", False), None, ov_outputs, api_visibility="private")
+    return demo

@@ -1,0 +1,112 @@
+"""Everything Inspect shows for one response, rendered from the store (no Gradio here).
+
+``inspect_response(store, response_id)`` gathers the response, its sample, image,
+scores and the human events on it, and returns the HTML of each panel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..annotation import current_corrections
+from ..model import Score
+from ..store import Store
+from . import render
+from .render.concepts import object_names
+from .render.palette import empty_note, esc, model_label
+
+
+@dataclass
+class InspectPanels:
+    response_id: str
+    header: str
+    image: str
+    reference_graph: str
+    response_graph: str
+    response_text: str
+    emd: str
+    edit: str
+    triplets: str
+    halfscore: str
+    reefknot: str
+    triplet_choices: list[str]
+    edit_choices: list[str]
+
+
+def _first(scores: list[Score], metric: str) -> Score | None:
+    found = [s for s in scores if s.metric == metric]
+    return found[-1] if found else None
+
+
+def _header(store: Store, response_id: str, sample: Any, run: Any) -> str:
+    model = esc(model_label(run.model, run.synthetic) if run is not None else "unknown run")
+    question = f"<p><b>question:</b> {esc(sample.question)}</p>" if sample.question else ""
+    options = f"<p><b>options:</b> {esc(' / '.join(sample.options))}</p>" if sample.options else ""
+    answer = f"<p><b>gold answer:</b> {esc(sample.answer)}</p>" if sample.answer else ""
+    return (f'<div class="hs-header"><p><b>{model}</b> on <code>{esc(sample.id)}</code> · benchmark '
+            f'{esc(sample.benchmark)} · task {esc(sample.task)} · domain {esc(sample.domain)} · '
+            f'<code class="hs-response-id">{esc(response_id)}</code></p>{question}{options}{answer}</div>')
+
+
+def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True) -> InspectPanels:
+    """All Inspect panels for one response; a clear error names a response that is not there."""
+    response = store.get_response(response_id)
+    if response is None:
+        raise KeyError(f"response {response_id!r} is not in the store")
+    sample = store.get_sample(response.sample_id)
+    if sample is None:
+        raise KeyError(f"response {response_id!r} names sample {response.sample_id!r}, which is not in the store")
+    run = store.get_run(response.run_id)
+    scores = store.get_scores(response_id)
+    events = store.list_events(response_id=response_id)
+
+    image = store.get_image(sample.image_sha256) if sample.image_sha256 else None
+    image_html = render.image_html(image[0] if image else None, image[1] if image else None, alt=sample.image_key,
+                                   missing_reason=None if sample.image_sha256 else f"{sample.image_key} was not found")
+
+    concepts_score, trihe_scores = _first(scores, "concepts"), [s for s in scores if s.metric == "trihe"]
+    halfscore, emd, edit, reef = (_first(scores, m) for m in ("halfscore", "emd", "edit", "reefknot"))
+    concepts = (concepts_score.evidence.get("concepts") if concepts_score else None) or {}
+    trihe_ev = trihe_scores[-1].evidence if trihe_scores else None
+    hallucinated = object_names(halfscore.evidence.get("hallucinated") or []) if halfscore else set()
+    supported = object_names(m[0] for m in halfscore.evidence.get("matched") or [] if m) if halfscore else set()
+    marks = render.response_spans(concepts, trihe_ev, hallucinated, supported)
+
+    corrections = {index: v["verdict"] for (rid, _ann, index), v in current_corrections(events).items()}
+    judges = [(f"{s.evidence.get('judge', '?')} ({s.config_key[:6]})", s.evidence) for s in trihe_scores]
+    triplets = (trihe_ev or {}).get("triplets") or []
+    triplet_choices = [f"{i}: {' | '.join(str(x) for x in t.get('triplet') or [])} [{t.get('verdict')}]"
+                       for i, t in enumerate(triplets)]
+    alignment = (edit.evidence.get("alignment") or []) if edit else []
+    # Edits are numbered among the alignment's non-equal steps (the "edit:<i>" of a revision review).
+    edits = [step for step in alignment if step[0] != "equal"]
+    edit_choices = [f"{i}: {op} {' '.join(map(str, old or []))} → {' '.join(map(str, new or []))}"
+                    for i, (op, old, new) in enumerate(edits)]
+
+    if with_graphs:
+        ref_graph = render.graph_iframe(render.scene_graph_html(sample.scene_graph) if sample.scene_graph.objects
+                                        else None, title="reference scene graph", empty="no reference scene graph")
+        resp_graph = render.graph_iframe(
+            render.concept_graph_html(concepts, trihe_ev, halfscore.evidence if halfscore else None)
+            if concepts or triplets else None, title="response concept graph",
+            empty="no concepts extracted from this response")
+    else:
+        ref_graph = resp_graph = ""
+    return InspectPanels(
+        response_id=response_id,
+        header=_header(store, response_id, sample, run),
+        image=image_html,
+        reference_graph=ref_graph,
+        response_graph=resp_graph,
+        response_text=render.highlight_spans_html(response.text, marks),
+        emd=render.transport_heatmaps_html(emd.evidence, emd.values) if emd else empty_note("no EMD score"),
+        edit=render.edit_diff_html(edit.evidence, edit.values) if edit else empty_note("no Evaluate-by-Edit score"),
+        triplets=render.triplet_verdicts_html(judges, corrections),
+        halfscore=render.halfscore_html(halfscore.evidence, halfscore.values) if halfscore else empty_note(
+            "no HalFscore"),
+        reefknot=render.reefknot_html(reef.values, reef.evidence, response.signals) if reef else empty_note(
+            "not a Reefknot item"),
+        triplet_choices=triplet_choices,
+        edit_choices=edit_choices,
+    )

@@ -1,0 +1,75 @@
+"""EMD transport plans as HTML heatmaps, one per concept type, with per-concept costs.
+
+Evidence shape (``emd``): ``{"types": {type: {"reference": [...], "response": [...],
+"cost": [[...]], "plan": [[...]], "per_concept_cost": [...]}}}``. The metric stores
+matrices with reference rows and response columns (``metrics.emd.EMDResult``); the heatmap
+shows one row per response concept, beside its per-concept cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .palette import empty_note, esc, fmt_number
+
+_MAX_SIDE = 40  # larger matrices are cut, with a note: a 200 x 200 table helps nobody
+
+
+def _orient(matrix: list[list[float]], rows: list[str], cols: list[str], name: str) -> list[list[float]]:
+    """``matrix`` (reference rows = ``cols`` x response columns = ``rows``) as response rows x reference columns."""
+    shape = (len(matrix), len(matrix[0]) if matrix else 0)
+    if shape == (len(cols), len(rows)):
+        return [list(col) for col in zip(*matrix)] if matrix else []
+    raise ValueError(f"EMD evidence for {name}: matrix is {shape[0]}x{shape[1]} but there are "
+                     f"{len(rows)} response and {len(cols)} reference concepts")
+
+
+def _one_type(name: str, data: dict[str, Any]) -> str:
+    rows = [str(x) for x in data.get("response") or []]
+    cols = [str(x) for x in data.get("reference") or []]
+    note_text = data.get("undefined_reason") or data.get("note")
+    if not rows or not cols:
+        return f"<h4>{esc(name)}</h4>" + empty_note(note_text or "no concepts on one side: the distance is undefined")
+    plan = _orient(data.get("plan") or [], rows, cols, name) if data.get("plan") else None
+    cost = _orient(data.get("cost") or [], rows, cols, name) if data.get("cost") else None
+    per_concept = list(data.get("per_concept_cost") or [])
+    peak = max((v for row in plan or [] for v in row), default=0.0) or 1.0
+    cut_rows, cut_cols = rows[:_MAX_SIDE], cols[:_MAX_SIDE]
+    head = "".join(f'<th class="hs-col" title="{esc(c)}"><div>{esc(c)}</div></th>' for c in cut_cols)
+    body = []
+    for i, r in enumerate(cut_rows):
+        cells = []
+        for j, _ in enumerate(cut_cols):
+            mass = plan[i][j] if plan else 0.0
+            c = cost[i][j] if cost else None
+            alpha = max(0.0, min(1.0, mass / peak))
+            cells.append(f'<td title="mass {mass:.3g}, cost {fmt_number(c)}" '
+                         f'style="background:rgba(40,90,200,{alpha:.2f});color:{"#fff" if alpha > .55 else "#222"}">'
+                         f'{fmt_number(c, 2) if c is not None else ""}</td>')
+        own = per_concept[i] if i < len(per_concept) else None
+        body.append(f'<tr><th class="hs-row">{esc(r)}</th>{"".join(cells)}<td class="hs-cost">{fmt_number(own, 3)}</td></tr>')
+    note = ""
+    if len(rows) > _MAX_SIDE or len(cols) > _MAX_SIDE:
+        note = empty_note(f"showing {len(cut_rows)} of {len(rows)} response and {len(cut_cols)} of {len(cols)} "
+                          "reference concepts")
+    return (f'<h4>{esc(name)}</h4><table class="hs-heatmap"><thead><tr><th>response \\ reference</th>{head}'
+            f'<th>concept cost</th></tr></thead><tbody>{"".join(body)}</tbody></table>{note}')
+
+
+def transport_heatmaps_html(evidence: dict[str, Any] | None, values: dict[str, Any] | None = None) -> str:
+    """One heatmap per concept type: cell colour is transported mass, cell text the ground cost.
+
+    >>> page = transport_heatmaps_html({"types": {"object": {"reference": ["cat"], "response": ["dog"],
+    ...                                 "cost": [[0.4]], "plan": [[1.0]], "per_concept_cost": [0.4]}}})
+    >>> "dog" in page and "0.4" in page
+    True
+    """
+    types = (evidence or {}).get("types") or {}
+    if not types:
+        return empty_note("no EMD evidence for this response")
+    parts = []
+    for name, data in types.items():
+        total = (values or {}).get(name)
+        title = f"{name} — EMD {fmt_number(total, 3)}" if values and name in values else str(name)
+        parts.append(_one_type(title, data or {}))
+    return '<div class="hs-heatmaps">' + "".join(parts) + "</div>"

@@ -1,0 +1,56 @@
+"""Shared colours and small HTML helpers for the renderers."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+# One verdict vocabulary for every view: what the judges say about a concept.
+SUPPORTED, HALLUCINATED, UNCERTAIN = "supported", "hallucinated", "uncertain"
+VERDICT_COLOURS = {SUPPORTED: "#2e9d5b", HALLUCINATED: "#d64545", UNCERTAIN: "#e0a21b"}
+VERDICT_BACKGROUNDS = {SUPPORTED: "#d9f2e3", HALLUCINATED: "#fbdada", UNCERTAIN: "#fcefcc"}
+
+# Tri-HE's verdict labels mapped onto the three display verdicts.
+TRIHE_TO_VERDICT = {
+    "supported": SUPPORTED,
+    "object": HALLUCINATED,
+    "relation": HALLUCINATED,
+    "prediction_error": HALLUCINATED,
+    "unparseable": UNCERTAIN,
+}
+
+
+def esc(value: Any) -> str:
+    """``html.escape`` of ``str(value)``; ``None`` becomes an empty string."""
+    return "" if value is None else html.escape(str(value), quote=True)
+
+
+def badge(verdict: str, text: str | None = None) -> str:
+    """A coloured pill for a verdict (unknown verdicts are shown as uncertain)."""
+    colour = VERDICT_COLOURS.get(verdict, VERDICT_COLOURS[UNCERTAIN])
+    return (f'<span class="hs-badge" style="background:{colour};color:#fff;border-radius:8px;'
+            f'padding:0 6px;font-size:0.85em">{esc(text if text is not None else verdict)}</span>')
+
+
+def fmt_number(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+    return esc(value)
+
+
+def empty_note(text: str) -> str:
+    return f'<div class="hs-empty" style="color:#777;font-style:italic">{esc(text)}</div>'
+
+
+def model_label(model: Any, synthetic: Any) -> str:
+    """The model's name, marked "[synthetic]" once when the run is a probe (plain text, not escaped).
+
+    >>> model_label("probe rate=0.1 [synthetic]", True), model_label("probe-a", True), model_label("llava", False)
+    ('probe rate=0.1 [synthetic]', 'probe-a [synthetic]', 'llava')
+    """
+    name = str(model)
+    return f"{name} [synthetic]" if synthetic and "[synthetic]" not in name else name

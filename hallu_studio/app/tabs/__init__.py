@@ -1,0 +1,1 @@
+"""One module per tab: ``build(ctx)`` lays out the tab's components and wires its own events."""

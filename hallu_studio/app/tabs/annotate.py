@@ -1,0 +1,228 @@
+"""Annotate: a per-annotator queue, the 1–5 guideline, triplet corrections, edit reviews, notes, undo.
+
+Every button is one call of ``hallu_studio.app.actions`` (and so of ``hallu_studio.annotation``);
+the same calls are the public API (see ``register_api``). Keyboard shortcuts live in
+``assets/shortcuts.js`` and click the buttons by their ``elem_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gradio as gr
+
+from ...annotation import CORRECTION_VERDICTS, RATING_GUIDELINE, RATING_NOTES
+from ...model import ValidationError
+from .. import actions
+from ..context import AppContext
+from ..inspection import inspect_response
+from ..render.palette import empty_note
+
+GUIDELINE_MD = ("**Tri-HE rating guideline (Table 8)** — higher is better\n\n" +
+                "\n".join(f"- **{k}**: {v}" for k, v in sorted(RATING_GUIDELINE.items(), reverse=True)) +
+                "\n\n" + "\n".join(f"- {n}" for n in RATING_NOTES) +
+                "\n\nKeys: **1–5** rate · **j** next · **k** previous · **u** undo (not while typing).")
+
+
+@dataclass
+class AnnotateTab:
+    name: gr.Textbox
+    current: gr.Textbox
+    session: gr.State
+
+
+def _who(ctx: AppContext, request: gr.Request | None, typed: str | None) -> str:
+    try:
+        return actions.annotator_for(ctx, getattr(request, "username", None), typed)
+    except (actions.NotSignedIn, ValidationError) as exc:
+        raise gr.Error(str(exc)) from exc
+
+
+def _guard(fn: Callable[[], Any]) -> Any:
+    """Turn a library's validation error into a message in the UI (and the API's error)."""
+    try:
+        return fn()
+    except (ValidationError, ValueError, KeyError, PermissionError) as exc:
+        raise gr.Error(str(exc)) from exc
+
+
+def _item_view(ctx: AppContext, rid: str | None, annotator: str | None) -> list[Any]:
+    if not rid:
+        blank = empty_note("the queue is empty: nothing left for you to rate")
+        return [blank, blank, blank, gr.update(choices=[], value=None), gr.update(choices=[], value=None)]
+    p = inspect_response(ctx.store, rid, with_graphs=False)
+    return [p.header + p.response_text, p.image, p.triplets + p.edit,
+            gr.update(choices=[(c, i) for i, c in enumerate(p.triplet_choices)], value=None),
+            gr.update(choices=[(c, int(c.split(":", 1)[0])) for c in p.edit_choices], value=None)]
+
+
+def _status(ctx: AppContext, annotator: str, message: str) -> str:
+    prog = actions.progress(ctx, annotator)
+    return f"{message}\n\n**{annotator}**: {prog['rated']} rated of {prog['total']} responses"
+
+
+def build(ctx: AppContext) -> AnnotateTab:
+    session = gr.State({"history": [], "index": -1})
+    with gr.Row():
+        name = gr.Textbox(label="your annotator name", visible=not ctx.auth_enabled, elem_id="annotator-name")
+        mode = gr.Radio([("unrated first", "unrated"), ("judge disagreement first", "disagreement")],
+                        value="unrated", label="queue")
+        per_item = gr.Number(value=1, precision=0, minimum=1, label="ratings per item")
+        start = gr.Button("start / next in queue", variant="primary", elem_id="ann-start")
+    with gr.Row():
+        prev_btn = gr.Button("◀ previous (k)", elem_id="ann-prev", size="sm")
+        next_btn = gr.Button("next (j) ▶", elem_id="ann-next", size="sm")
+        undo_btn = gr.Button("undo (u)", elem_id="ann-undo", size="sm")
+        current = gr.Textbox(label="response id", interactive=False, elem_id="ann-response-id")
+    status = gr.Markdown(elem_id="ann-status")
+    with gr.Row():
+        with gr.Column(scale=2):
+            image = gr.HTML(elem_id="ann-image")
+        with gr.Column(scale=3):
+            item = gr.HTML(elem_id="ann-item")
+        with gr.Column(scale=3):
+            gr.Markdown(GUIDELINE_MD, elem_id="ann-guideline")
+            with gr.Row():
+                rate_btns = [gr.Button(str(v), elem_id=f"rate-{v}", min_width=40) for v in range(1, 6)]
+    verdicts = gr.HTML(elem_id="ann-verdicts")
+    with gr.Row():
+        triplet = gr.Dropdown(label="triplet", choices=[], elem_id="ann-triplet", scale=3)
+        verdict = gr.Radio(list(CORRECTION_VERDICTS), label="your verdict", elem_id="ann-verdict", scale=3)
+        reason = gr.Textbox(label="reason", elem_id="ann-reason", scale=2)
+        correct_btn = gr.Button("correct triplet", elem_id="ann-correct")
+    with gr.Row():
+        edit = gr.Dropdown(label="edit of the revision", choices=[], scale=3)
+        accept_btn = gr.Button("accept edit", elem_id="ann-accept")
+        reject_btn = gr.Button("reject edit", elem_id="ann-reject")
+        note_text = gr.Textbox(label="note", scale=3, elem_id="ann-note")
+        note_btn = gr.Button("add note", elem_id="ann-add-note")
+    view_outputs = [item, image, verdicts, triplet, edit]
+
+    def go(sess: dict[str, Any], typed: str, queue_mode: str, n: float, delta: int,
+           request: gr.Request) -> list[Any]:
+        who = _who(ctx, request, typed)
+        sess = {"history": list(sess.get("history", [])), "index": sess.get("index", -1)}
+        if delta < 0:
+            sess["index"] = max(0, sess["index"] - 1)
+            rid = sess["history"][sess["index"]] if sess["history"] else None
+        elif 0 <= sess["index"] < len(sess["history"]) - 1:
+            sess["index"] += 1
+            rid = sess["history"][sess["index"]]
+        else:
+            after = sess["history"][sess["index"]] if sess["history"] else None
+            rid = _guard(lambda: actions.next_item(ctx, who, queue_mode, int(n or 1), after))["response_id"]
+            if rid:
+                sess["history"].append(rid)
+                sess["index"] = len(sess["history"]) - 1
+        return [sess, rid or "", *_item_view(ctx, rid, who), _status(ctx, who, f"item `{rid}`" if rid else "done")]
+
+    nav_in = [session, name, mode, per_item]
+    nav_out = [session, current, *view_outputs, status]
+    def forward(s: dict[str, Any], t: str, m: str, n: float, request: gr.Request) -> list[Any]:
+        return go(s, t, m, n, +1, request)
+
+    def backward(s: dict[str, Any], t: str, m: str, n: float, request: gr.Request) -> list[Any]:
+        return go(s, t, m, n, -1, request)
+
+    start.click(forward, nav_in, nav_out, api_visibility="private")
+    next_btn.click(forward, nav_in, nav_out, api_visibility="private")
+    prev_btn.click(backward, nav_in, nav_out, api_visibility="private")
+
+    def after_action(rid: str, who: str, message: str) -> list[Any]:
+        return [*_item_view(ctx, rid, who), _status(ctx, who, message)]
+
+    for value, btn in enumerate(rate_btns, start=1):
+        def on_rate(rid: str, typed: str, request: gr.Request, value: int = value) -> list[Any]:
+            who = _who(ctx, request, typed)
+            _guard(lambda: actions.rate(ctx, who, rid, value))
+            return after_action(rid, who, f"rated `{rid}` **{value}**")
+        btn.click(on_rate, [current, name], [*view_outputs, status], api_visibility="private")
+
+    def on_correct(rid: str, typed: str, index: int | None, v: str | None, why: str,
+                   request: gr.Request) -> list[Any]:
+        who = _who(ctx, request, typed)
+        if index is None or not v:
+            raise gr.Error("choose a triplet and your verdict")
+        _guard(lambda: actions.correct_triplet(ctx, who, rid, int(index), v, why or ""))
+        return after_action(rid, who, f"triplet {index} corrected to **{v}**")
+
+    correct_btn.click(on_correct, [current, name, triplet, verdict, reason], [*view_outputs, status],
+                      api_visibility="private")
+
+    def on_review(rid: str, typed: str, index: int | None, accept: bool, request: gr.Request) -> list[Any]:
+        who = _who(ctx, request, typed)
+        if index is None:
+            raise gr.Error("choose an edit of the revision")
+        _guard(lambda: actions.review_edit(ctx, who, rid, int(index), accept))
+        return after_action(rid, who, f"edit {index} {'accepted' if accept else 'rejected'}")
+
+    def on_accept(r: str, t: str, i: int | None, request: gr.Request) -> list[Any]:
+        return on_review(r, t, i, True, request)
+
+    def on_reject(r: str, t: str, i: int | None, request: gr.Request) -> list[Any]:
+        return on_review(r, t, i, False, request)
+
+    accept_btn.click(on_accept, [current, name, edit], [*view_outputs, status], api_visibility="private")
+    reject_btn.click(on_reject, [current, name, edit], [*view_outputs, status], api_visibility="private")
+
+    def on_note(rid: str, typed: str, text: str, request: gr.Request) -> list[Any]:
+        who = _who(ctx, request, typed)
+        _guard(lambda: actions.note(ctx, who, rid, text))
+        return [*after_action(rid, who, "note added"), ""]
+
+    note_btn.click(on_note, [current, name, note_text], [*view_outputs, status, note_text], api_visibility="private")
+
+    def on_undo(rid: str, typed: str, request: gr.Request) -> list[Any]:
+        who = _who(ctx, request, typed)
+        result = _guard(lambda: actions.undo(ctx, who, None))
+        return after_action(rid, who, "undid your last action" if result["undone"] else "nothing of yours to undo")
+
+    undo_btn.click(on_undo, [current, name], [*view_outputs, status], api_visibility="private")
+    return AnnotateTab(name, current, session)
+
+
+def register_api(ctx: AppContext) -> None:
+    """The scripted annotation API (``gradio_client``), with stable names.
+
+    With sign-in on, ``annotator`` is ignored and the signed-in user is recorded.
+    """
+    def rate(response_id: str, value: int, annotator: str = "", request: gr.Request = None) -> dict:
+        who = _who(ctx, request, annotator)
+        return _guard(lambda: actions.rate(ctx, who, response_id, int(value)))
+
+    def correct_triplet(response_id: str, triplet_index: int, verdict: str, reason: str = "", annotator: str = "",
+                        request: gr.Request = None) -> dict:
+        who = _who(ctx, request, annotator)
+        return _guard(lambda: actions.correct_triplet(ctx, who, response_id, int(triplet_index), verdict, reason))
+
+    def review_edit(response_id: str, edit_index: int, accept: bool, annotator: str = "",
+                    request: gr.Request = None) -> dict:
+        who = _who(ctx, request, annotator)
+        return _guard(lambda: actions.review_edit(ctx, who, response_id, int(edit_index), bool(accept)))
+
+    def note(response_id: str, text: str, annotator: str = "", request: gr.Request = None) -> dict:
+        who = _who(ctx, request, annotator)
+        return _guard(lambda: actions.note(ctx, who, response_id, text))
+
+    def undo(response_id: str = "", annotator: str = "", request: gr.Request = None) -> dict:
+        who = _who(ctx, request, annotator)
+        return _guard(lambda: actions.undo(ctx, who, response_id))
+
+    def next_item(mode: str = "unrated", ratings_per_item: int = 1, after: str = "", annotator: str = "",
+                  request: gr.Request = None) -> dict:
+        who = _who(ctx, request, annotator)
+        return _guard(lambda: actions.next_item(ctx, who, mode, int(ratings_per_item), after or None))
+
+    def prefer(response_a: str, response_b: str, winner: str, aspect: str = "overall", annotator: str = "",
+               request: gr.Request = None) -> dict:
+        who = _who(ctx, request, annotator)
+        return _guard(lambda: actions.prefer(ctx, who, response_a, response_b, winner, aspect))
+
+    def my_events(annotator: str = "", request: gr.Request = None) -> list:
+        who = _who(ctx, request, annotator)
+        return [{"id": e.id, "kind": e.kind, "response_id": e.response_id, "target": e.target, "value": e.value,
+                 "undoes": e.undoes} for e in ctx.store.list_events(annotator=who)]
+
+    for fn in (rate, correct_triplet, review_edit, note, undo, next_item, prefer, my_events):
+        gr.api(fn, api_name=fn.__name__)

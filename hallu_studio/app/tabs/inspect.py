@@ -1,0 +1,157 @@
+"""Inspect: one response side by side with its image, graphs, spans, heatmaps, diff and verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from ...annotation import PREFERENCE_ASPECTS
+from ...model import ValidationError
+from .. import actions
+from ..columns import headline_keys
+from ..context import AppContext
+from ..inspection import InspectPanels, inspect_response
+from ..render.palette import empty_note, esc, model_label
+
+
+@dataclass
+class InspectTab:
+    nav: gr.State  # {"ids": [...], "index": int}: this session's list (the Browse filter) and position
+    response_id: gr.Textbox
+    position: gr.Markdown
+    compare: gr.Dropdown
+    panels: list[gr.HTML]
+    compare_panels: list[gr.HTML]
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.nav, self.response_id, self.position, self.compare, *self.panels, *self.compare_panels]
+
+
+def _panel_values(p: InspectPanels) -> list[str]:
+    return [p.header, p.image, p.response_text, p.reference_graph, p.response_graph, p.emd, p.edit, p.triplets,
+            p.halfscore, p.reefknot]
+
+
+def default_nav(ctx: AppContext) -> dict[str, Any]:
+    return {"ids": ctx.store.browse_response_ids({}, headline_keys()), "index": 0}
+
+
+def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = None) -> list[Any]:
+    """Outputs of the tab for ``response_id`` (or the current position of ``nav``)."""
+    nav = dict(nav or {})
+    if not nav.get("ids"):
+        nav = default_nav(ctx)
+    ids: list[str] = nav["ids"]
+    if response_id:
+        if response_id in ids:
+            nav["index"] = ids.index(response_id)
+        else:  # outside the current filter: show it, and keep the list as it was
+            nav["index"] = -1
+    rid = response_id or (ids[nav["index"]] if ids else None)
+    if rid is None:
+        blank = empty_note("no responses match the current filter")
+        return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
+    try:
+        panels = inspect_response(ctx.store, rid)
+    except KeyError as exc:
+        blank = empty_note(str(exc))
+        return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
+    others = [o for o in ctx.store.responses_to_sample(ctx.store.get_response(rid).sample_id) if o["id"] != rid]
+    choices = [(f"{model_label(o['model'], o['synthetic'])} · {o['run_id']}", o["id"]) for o in others]
+    where = f"{nav['index'] + 1} of {len(ids)}" if nav["index"] >= 0 else f"outside the filter ({len(ids)} in it)"
+    return [nav, rid, f"**{where}**", gr.update(choices=choices, value=None), *_panel_values(panels), "", ""]
+
+
+def step(ctx: AppContext, nav: dict[str, Any] | None, delta: int) -> list[Any]:
+    """Previous / next within the session's filtered list (wrapping around)."""
+    nav = dict(nav or {})
+    if not nav.get("ids"):
+        nav = default_nav(ctx)
+    n, index = len(nav["ids"]), nav.get("index", 0)
+    if n:
+        # index -1: the response shown is outside the list; next starts at its top, previous at its end.
+        nav["index"] = (index + delta) % n if index >= 0 else (0 if delta > 0 else n - 1)
+    return show(ctx, nav)
+
+
+def compare_with(ctx: AppContext, other_id: str | None) -> list[str]:
+    if not other_id:
+        return ["", ""]
+    p = inspect_response(ctx.store, other_id, with_graphs=False)
+    return [p.header + p.response_text, f"<h4>{esc('Tri-HE verdicts')}</h4>{p.triplets}{p.halfscore}"]
+
+
+def build(ctx: AppContext) -> InspectTab:
+    nav = gr.State({})
+    with gr.Row():
+        prev_btn = gr.Button("◀ previous", elem_id="inspect-prev", size="sm")
+        next_btn = gr.Button("next ▶", elem_id="inspect-next", size="sm")
+        position = gr.Markdown("", elem_id="inspect-position")
+        response_id = gr.Textbox(label="response id", elem_id="inspect-response-id", scale=3)
+        compare = gr.Dropdown(label="put another model's response beside it", choices=[], scale=3,
+                              elem_id="inspect-compare-choice")
+    header = gr.HTML(elem_id="inspect-header")
+    with gr.Row():
+        with gr.Column(scale=2):
+            image = gr.HTML(elem_id="inspect-image")
+        with gr.Column(scale=3):
+            text = gr.HTML(elem_id="inspect-text")
+        with gr.Column(scale=3, min_width=200):
+            compare_text = gr.HTML(elem_id="inspect-compare")
+    with gr.Row():
+        with gr.Column():
+            gr.Markdown("**reference scene graph**")
+            ref_graph = gr.HTML(elem_id="inspect-ref-graph")
+        with gr.Column():
+            gr.Markdown("**response concept graph** (green supported · red hallucinated · amber uncertain)")
+            resp_graph = gr.HTML(elem_id="inspect-resp-graph")
+    with gr.Accordion("Tri-HE triplet verdicts", open=True):
+        triplets = gr.HTML(elem_id="inspect-triplets")
+    with gr.Row():
+        with gr.Column():
+            with gr.Accordion("EMD transport plans", open=True):
+                emd = gr.HTML(elem_id="inspect-emd")
+        with gr.Column():
+            with gr.Accordion("Evaluate-by-Edit diff", open=True):
+                edit = gr.HTML(elem_id="inspect-edit")
+            with gr.Accordion("HalFscore", open=True):
+                halfscore = gr.HTML(elem_id="inspect-halfscore")
+            with gr.Accordion("Reefknot", open=True):
+                reefknot = gr.HTML(elem_id="inspect-reefknot")
+            compare_verdicts = gr.HTML()
+    with gr.Row():
+        aspect = gr.Radio(list(PREFERENCE_ASPECTS), value="overall", label="which response is better? aspect")
+        prefer_name = gr.Textbox(label="your annotator name", visible=not ctx.auth_enabled, elem_id="prefer-name")
+        left_btn = gr.Button("left is better", size="sm", elem_id="prefer-left")
+        tie_btn = gr.Button("tie", size="sm", elem_id="prefer-tie")
+        right_btn = gr.Button("right is better", size="sm", elem_id="prefer-right")
+        prefer_status = gr.Markdown()
+    tab = InspectTab(nav, response_id, position, compare,
+                     [header, image, text, ref_graph, resp_graph, emd, edit, triplets, halfscore, reefknot],
+                     [compare_text, compare_verdicts])
+    next_btn.click(lambda n: step(ctx, n, +1), [nav], tab.outputs, api_name="inspect_next")
+    prev_btn.click(lambda n: step(ctx, n, -1), [nav], tab.outputs, api_name="inspect_previous")
+    response_id.submit(lambda n, rid: show(ctx, n, rid.strip()), [nav, response_id], tab.outputs,
+                       api_name="inspect")
+    compare.change(lambda other: compare_with(ctx, other), [compare], tab.compare_panels, api_visibility="private")
+
+    def prefer(left: str, right: str | None, which: str, how: str, typed: str, request: gr.Request) -> str:
+        if not left or not right:
+            raise gr.Error("put another model's response beside this one first")
+        try:
+            who = actions.annotator_for(ctx, getattr(request, "username", None), typed)
+            winner = {"left": left, "right": right, "tie": "tie"}[which]
+            actions.prefer(ctx, who, left, right, winner, how)
+        except (actions.NotSignedIn, ValidationError) as exc:
+            raise gr.Error(str(exc)) from exc
+        return f"recorded: {which} ({how}) by {who}"
+
+    for which, btn in (("left", left_btn), ("tie", tie_btn), ("right", right_btn)):
+        def on_prefer(left: str, right: str | None, how: str, typed: str, request: gr.Request,
+                      which: str = which) -> str:
+            return prefer(left, right, which, how, typed, request)
+        btn.click(on_prefer, [response_id, compare, aspect, prefer_name], [prefer_status], api_visibility="private")
+    return tab

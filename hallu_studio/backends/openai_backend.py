@@ -1,0 +1,231 @@
+"""An OpenAI-compatible chat endpoint: vLLM, SGLang, Ollama, llama.cpp server, OpenAI.
+
+Images travel as data URLs. Requests run concurrently (asyncio + httpx) up to
+``concurrency`` at a time, each with a timeout; 429, 5xx, dropped connections,
+timeouts and malformed bodies are retried with exponential backoff (honouring
+``Retry-After``), other errors fail the item at once. Log-probabilities are
+requested and, if the server refuses them, the backend stops asking.
+
+Serving a preset with vLLM::
+
+    vllm serve llava-hf/llava-1.5-7b-hf --tensor-parallel-size 1 --max-model-len 4096 \\
+        --chat-template <template.jinja>   # LLaVA-1.5 ships none in older vLLM releases
+    hallu-studio run --model openai:llava-hf/llava-1.5-7b-hf@http://localhost:8000/v1 ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import math
+import os
+import random
+import threading
+from typing import Any, Sequence
+from urllib.parse import urlparse
+
+import httpx
+
+from .base import GenerationRequest, GenerationResult
+
+RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+TOP_LOGPROBS = 20
+
+
+class RetryableError(RuntimeError):
+    pass
+
+
+def image_data_url(data: bytes) -> str:
+    """A data URL with the MIME type sniffed from the bytes (PNG, JPEG, GIF, WebP)."""
+    mime = "image/jpeg"
+    if data.startswith(b"\x89PNG"):
+        mime = "image/png"
+    elif data[:4] == b"GIF8":
+        mime = "image/gif"
+    elif data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        mime = "image/webp"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def answer_from_top_logprobs(first: dict[str, Any], candidates: Sequence[str]) -> dict[str, Any] | None:
+    """Reefknot eq. 2 from the first token's top log-probabilities.
+
+    A candidate's logit is the logsumexp of the top tokens that spell it (any case,
+    any leading space); a candidate outside the server's top-k counts as probability 0.
+
+    >>> sig = answer_from_top_logprobs({"top_logprobs": [{"token": "Yes", "logprob": -0.1},
+    ...                                                  {"token": " no", "logprob": -2.4}]}, ["yes", "no"])
+    >>> [round(p, 3) for p in sig["probs"]], sig["entropy_unit"]
+    ([0.909, 0.091], 'bits')
+    """
+    tops = first.get("top_logprobs") or []
+    logits = []
+    for c in candidates:
+        vals = [float(t["logprob"]) for t in tops if str(t.get("token", "")).strip().lower() == c.lower()]
+        logits.append(max(vals) + math.log(sum(math.exp(v - max(vals)) for v in vals)) if vals else -math.inf)
+    if all(v == -math.inf for v in logits):
+        return None
+    top = max(logits)
+    weights = [math.exp(v - top) if v != -math.inf else 0.0 for v in logits]
+    total = sum(weights)
+    probs = [w / total for w in weights]
+    entropy = -sum(p * math.log2(p) for p in probs if p > 0)
+    return {"candidates": list(candidates), "logits": [v if v != -math.inf else None for v in logits],
+            "probs": probs, "entropy": entropy, "entropy_unit": "bits", "position": 0, "source": "top_logprobs"}
+
+
+class OpenAIBackend:
+    kind = "openai"
+    synthetic = False
+
+    def __init__(self, model: str, base_url: str, *, api_key: str | None = None, concurrency: int = 8,
+                 timeout_s: float = 120.0, max_retries: int = 4, backoff_base_s: float = 0.5,
+                 backoff_max_s: float = 30.0) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"  # local servers take any key
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.logprobs_supported = True
+        # OpenAI's own API rejects top_k; vLLM, SGLang and llama.cpp accept it.
+        self.send_top_k = "api.openai.com" not in (urlparse(self.base_url).hostname or "")
+
+    def checkpoint(self) -> str:
+        return f"{self.model}@{self.base_url}"
+
+    def close(self) -> None:
+        pass
+
+    # ----------------------------------------------------------------- public
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.agenerate(requests))
+        # Called from inside an event loop (a notebook, say): run ours in a thread.
+        box: list[list[GenerationResult]] = []
+        worker = threading.Thread(target=lambda: box.append(asyncio.run(self.agenerate(requests))))
+        worker.start()
+        worker.join()
+        return box[0]
+
+    async def agenerate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        limit = asyncio.Semaphore(self.concurrency)
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
+            async def one(r: GenerationRequest) -> GenerationResult:
+                async with limit:
+                    return await self._one(client, r)
+            return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    # ----------------------------------------------------------------- one request
+    def _body(self, r: GenerationRequest) -> dict[str, Any]:
+        g = r.generation
+        if int(g.get("num_beams", 1)) > 1:
+            raise NotImplementedError("beam search over an OpenAI-compatible endpoint is not supported yet")
+        if r.image is not None:
+            content: Any = [{"type": "image_url", "image_url": {"url": image_data_url(r.image)}},
+                            {"type": "text", "text": r.prompt}]
+        else:
+            content = r.prompt
+        body: dict[str, Any] = {"model": self.model, "messages": [{"role": "user", "content": content}],
+                                "max_tokens": int(g.get("max_new_tokens", 512)), "seed": r.seed}
+        if g.get("do_sample"):
+            body.update(temperature=float(g.get("temperature", 1.0)), top_p=float(g.get("top_p", 1.0)))
+            if self.send_top_k and g.get("top_k"):
+                body["top_k"] = int(g["top_k"])
+        else:
+            body["temperature"] = 0.0
+        if self.logprobs_supported and (r.signals.token_logprobs or r.signals.answer_candidates):
+            body["logprobs"] = True
+            if r.signals.answer_candidates:
+                body["top_logprobs"] = TOP_LOGPROBS
+        return body
+
+    async def _one(self, client: httpx.AsyncClient, r: GenerationRequest) -> GenerationResult:
+        try:
+            body = self._body(r)
+        except NotImplementedError as exc:
+            return GenerationResult(r.sample_id, error=str(exc))
+        last = "no attempt made"
+        for attempt in range(self.max_retries + 1):
+            try:
+                return self._parse(r, await self._post(client, body))
+            except RetryableError as exc:
+                last = str(exc)
+                delay = getattr(exc, "retry_after", None)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                last = f"{type(exc).__name__}: {exc or 'connection failed'}"
+                delay = None
+            except _LogprobsRefused:
+                self.logprobs_supported = False
+                body = self._body(r)
+                continue
+            except PermanentError as exc:
+                return GenerationResult(r.sample_id, error=str(exc))
+            if attempt < self.max_retries:
+                backoff = min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt) * (0.5 + random.random())
+                await asyncio.sleep(delay if delay is not None else backoff)
+        return GenerationResult(r.sample_id, error=f"gave up after {self.max_retries + 1} attempts: {last}")
+
+    async def _post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+        resp = await client.post(f"{self.base_url}/chat/completions", json=body,
+                                 headers={"Authorization": f"Bearer {self.api_key}"})
+        if resp.status_code in RETRY_STATUS:
+            err = RetryableError(f"HTTP {resp.status_code}: {resp.text[:200]}")
+            after = resp.headers.get("retry-after")
+            if after:
+                try:
+                    err.retry_after = min(float(after), self.backoff_max_s)  # type: ignore[attr-defined]
+                except ValueError:
+                    pass
+            raise err
+        if resp.status_code >= 400:
+            text = resp.text[:300]
+            if resp.status_code == 400 and "logprob" in text.lower() and "logprobs" in body:
+                raise _LogprobsRefused(text)
+            raise PermanentError(f"HTTP {resp.status_code}: {text}")
+        try:
+            data = resp.json()
+        except ValueError as exc:
+            raise RetryableError(f"malformed response body (not JSON): {resp.text[:120]!r}") from exc
+        if not isinstance(data, dict) or not data.get("choices"):
+            raise RetryableError(f"malformed response body (no choices): {str(data)[:120]}")
+        return data
+
+    def _parse(self, r: GenerationRequest, data: dict[str, Any]) -> GenerationResult:
+        try:
+            choice = data["choices"][0]
+            text = choice["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise RetryableError(f"malformed response body (no message content): {str(data)[:120]}") from exc
+        if not isinstance(text, str):
+            raise RetryableError(f"malformed response body (content is {type(text).__name__})")
+        signals: dict[str, Any] = {}
+        if data.get("model"):
+            signals["served_model"] = data["model"]
+        content = ((choice.get("logprobs") or {}).get("content")) or []
+        if content and r.signals.token_logprobs:
+            signals["token_logprobs"] = [{"token": t.get("token", ""), "logprob": float(t.get("logprob", 0.0))}
+                                         for t in content]
+        if content and r.signals.answer_candidates:
+            answer = answer_from_top_logprobs(content[0], r.signals.answer_candidates)
+            if answer is not None:
+                signals["answer"] = answer
+        if choice.get("finish_reason"):
+            signals["finish_reason"] = choice["finish_reason"]
+        return GenerationResult(r.sample_id, text=text.strip(), signals=signals)
+
+
+class PermanentError(RuntimeError):
+    pass
+
+
+class _LogprobsRefused(RuntimeError):
+    pass

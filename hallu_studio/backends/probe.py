@@ -1,0 +1,365 @@
+"""Probe models: deterministic describers that hallucinate on purpose, and say exactly where.
+
+A probe writes fluent captions and answers from the sample's scene graph and
+gold answer, and injects hallucinations at a chosen rate and mix. Every
+response records what it injected and what it stated cleanly, so the metrics can
+be checked against a known truth. Probe runs are synthetic and labelled so.
+
+``signals["injected"]`` and ``signals["stated"]`` are lists of::
+
+    {"type": "object" | "attribute" | "relation" | "count" | "answer",
+     "concept": [...],          # object: [name]; attribute: [object, attribute];
+                                # relation: [subject, predicate, object]; count: [object, n];
+                                # answer: [answer given]
+     "span": [start, end],      # characters of the response that state it
+     "truth": [...]}            # injected only, where something true was replaced
+
+Injection decisions: each concept slot (an object group for "object" and
+"count", an attribute, a relation) is corrupted with probability ``rate`` when
+its type is in ``mix``; a yes/no or MCQ answer is flipped with probability
+``rate``. Decisions depend only on (seed, sample id, options), never on order.
+
+>>> opts = ProbeOptions.parse("rate=0.3,mix=object+relation,seed=1")
+>>> opts.rate, opts.mix, opts.seed
+(0.3, ('object', 'relation'), 1)
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..model import Sample, content_key
+from .base import GenerationRequest, GenerationResult
+from .probe_text import (
+    ATTRIBUTE_GROUPS, CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS,
+    SpanText, article, concept_record, count_phrase, plural,
+)
+
+INJECTION_TYPES: tuple[str, ...] = ("object", "attribute", "relation", "count")
+MAX_OBJECT_GROUPS = 12
+MAX_RELATIONS = 15
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    rate: float = 0.0
+    mix: tuple[str, ...] = INJECTION_TYPES
+    seed: int = 0
+    delay_ms: int = 0  # per item; lets tests kill a run part-way
+    fail: float = 0.0  # probability that an item fails (exercises failure recording)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"probe rate must be within [0, 1], got {self.rate}")
+        if not 0.0 <= self.fail <= 1.0:
+            raise ValueError(f"probe fail must be within [0, 1], got {self.fail}")
+        unknown = set(self.mix) - set(INJECTION_TYPES)
+        if unknown or not self.mix:
+            raise ValueError(f"probe mix must be a '+'-joined subset of {INJECTION_TYPES}, got {self.mix}")
+
+    @classmethod
+    def parse(cls, text: str) -> "ProbeOptions":
+        """``rate=0.3,mix=object+attribute,seed=1,delay_ms=50,fail=0.1`` (every part optional)."""
+        kwargs: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise ValueError(f"probe option {part!r} is not key=value")
+            key = key.strip()
+            try:
+                if key in ("rate", "fail"):
+                    kwargs[key] = float(value)
+                elif key in ("seed", "delay_ms"):
+                    kwargs[key] = int(value)
+                elif key == "mix":
+                    kwargs[key] = tuple(m.strip() for m in value.split("+") if m.strip())
+                else:
+                    raise ValueError(f"unknown probe option {key!r}; known: rate, mix, seed, delay_ms, fail")
+            except ValueError as exc:
+                if "unknown probe option" in str(exc):
+                    raise
+                raise ValueError(f"probe option {key}={value!r} is not a valid value") from exc
+        return cls(**kwargs)
+
+    def label(self) -> str:
+        """The model name of a probe run (delay is not part of it: it changes no output)."""
+        fail = f",fail={self.fail:g}" if self.fail else ""
+        return f"probe rate={self.rate:g} mix={'+'.join(self.mix)} seed={self.seed}{fail} [synthetic]"
+
+
+class ProbeBackend:
+    """A synthetic LVLM that answers from the scene graph and hallucinates at a known rate."""
+
+    kind = "probe"
+    synthetic = True
+
+    def __init__(self, options: ProbeOptions) -> None:
+        self.options = options
+        self.model = options.label()
+
+    def checkpoint(self) -> str:
+        return "probe-v1"
+
+    def close(self) -> None:
+        pass
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        return [self._one(r) for r in requests]
+
+    def _one(self, request: GenerationRequest) -> GenerationResult:
+        if self.options.delay_ms:
+            time.sleep(self.options.delay_ms / 1000.0)
+        sample = request.sample
+        if sample is None:
+            return GenerationResult(request.sample_id, error="probe model needs the sample (scene graph, answer)")
+        rng = random.Random(content_key("probe", self.options.seed, sample.id, self.options.rate,
+                                        list(self.options.mix), request.prompt))
+        if self.options.fail and rng.random() < self.options.fail:
+            return GenerationResult(request.sample_id, error=f"probe: simulated failure (fail={self.options.fail:g})")
+        try:
+            text, signals = describe(sample, self.options, rng)
+        except ValueError as exc:
+            return GenerationResult(request.sample_id, error=str(exc))
+        return GenerationResult(request.sample_id, text=text, signals=signals)
+
+
+def describe(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """The probe's response to one sample and its ``injected`` / ``stated`` signals."""
+    if sample.task == "yes_no":
+        return _answer_yes_no(sample, options, rng)
+    if sample.task == "mcq":
+        return _answer_mcq(sample, options, rng)
+    if sample.task == "vqa" and (sample.gold_triplets or sample.answer):
+        return _answer_vqa(sample, options, rng)
+    return _caption(sample, options, rng)
+
+
+def _inject(options: ProbeOptions, rng: random.Random, kind: str) -> bool:
+    # Draw even when the type is off, so turning one type on does not reshuffle the others.
+    draw = rng.random()
+    return kind in options.mix and draw < options.rate
+
+
+def _absent_object(present: set[str], near: str, rng: random.Random) -> str | None:
+    pool = [o for o in CO_OCCURRENCE.get(near, ()) if o not in present]
+    if not pool:
+        pool = [o for o in COMMON_OBJECTS if o not in present]
+    return rng.choice(pool) if pool else None
+
+
+def _wrong_attribute(attr: str, own: set[str], rng: random.Random) -> str:
+    for group in ATTRIBUTE_GROUPS:
+        if attr in group:
+            pool = [a for a in group if a not in own]
+            if pool:
+                return rng.choice(pool)
+    return rng.choice([a for a in FALLBACK_ATTRIBUTES if a not in own] or ["striped"])
+
+
+def _wrong_predicate(pred: str, rng: random.Random) -> str:
+    swap = RELATION_SWAPS.get(pred)
+    if swap:
+        return swap
+    return rng.choice([p for p in FALLBACK_RELATIONS if p != pred])
+
+
+def _wrong_count(n: int, rng: random.Random) -> int:
+    return 2 if n <= 1 else rng.choice([n - 1, n + 1])
+
+
+def _relation_sentence(t: SpanText, subj: str, pred: str, obj: str) -> tuple[int, int]:
+    t.add("The ")
+    start = t.length
+    verb_led = pred.split()[0] in {"has", "have", "is", "are", "wears", "holds"}
+    t.add(f"{subj} {pred if verb_led else 'is ' + pred} the {obj}")
+    end = t.length
+    t.add(". ")
+    return start, end
+
+
+def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    graph = sample.scene_graph
+    if graph.is_empty():
+        raise ValueError(f"sample {sample.id}: the probe model needs a scene graph to describe, and it is empty")
+    injected: list[dict[str, Any]] = []
+    stated: list[dict[str, Any]] = []
+    groups: "OrderedDict[str, int]" = OrderedDict()
+    for o in graph.objects:
+        groups[o.name] = groups.get(o.name, 0) + 1
+    present = set(groups)
+    names = list(groups)[:MAX_OBJECT_GROUPS]
+    t = SpanText()
+
+    t.add("The image shows ")
+    for i, name in enumerate(names):
+        if i:
+            t.add(" and " if i == len(names) - 1 else ", ")
+        n = groups[name]
+        said = _wrong_count(n, rng) if _inject(options, rng, "count") else n
+        start = t.length
+        if said == 1:
+            t.add(f"{article(name)} ")
+            noun = t.mark(name)
+        else:
+            t.add(f"{count_phrase(said)} ")
+            noun = t.mark(plural(name))
+        phrase = (start, t.length)
+        stated.append(concept_record("object", [name], noun))
+        if said != n:
+            injected.append(concept_record("count", [name, said], phrase, truth=[name, n]))
+        else:
+            stated.append(concept_record("count", [name, n], phrase))
+    t.add(". ")
+
+    added: set[str] = set()
+    for name in names:
+        if not _inject(options, rng, "object"):
+            continue
+        fake = _absent_object(present | added, name, rng)
+        if fake is None:
+            continue
+        added.add(fake)
+        t.add(f"There is also {article(fake)} ")
+        span = t.mark(fake)
+        t.add(f" near the {name}. ")
+        injected.append(concept_record("object", [fake], span))
+
+    for obj in graph.objects:
+        if obj.name not in names or not obj.attributes:
+            continue
+        own = set(obj.attributes)
+        t.add(f"The {obj.name} is ")
+        for j, attr in enumerate(obj.attributes):
+            if j:
+                t.add(" and " if j == len(obj.attributes) - 1 else ", ")
+            if _inject(options, rng, "attribute"):
+                wrong = _wrong_attribute(attr, own, rng)
+                injected.append(concept_record("attribute", [obj.name, wrong], t.mark(wrong), truth=[obj.name, attr]))
+            else:
+                stated.append(concept_record("attribute", [obj.name, attr], t.mark(attr)))
+        t.add(". ")
+
+    for subj, pred, obj in graph.triplets()[:MAX_RELATIONS]:
+        if _inject(options, rng, "relation"):
+            wrong = _wrong_predicate(pred, rng)
+            span = _relation_sentence(t, subj, wrong, obj)
+            injected.append(concept_record("relation", [subj, wrong, obj], span, truth=[subj, pred, obj]))
+        else:
+            stated.append(concept_record("relation", [subj, pred, obj], _relation_sentence(t, subj, pred, obj)))
+    return t.text.strip(), {"injected": injected, "stated": stated, "probe": options.label()}
+
+
+def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    injected: list[dict[str, Any]] = []
+    stated: list[dict[str, Any]] = []
+    present = set(sample.scene_graph.object_names()) | {x for t in sample.gold_triplets for x in (t[0], t[2])}
+    t = SpanText()
+    if not sample.gold_triplets:
+        answer = str(sample.answer).strip()
+        if _inject(options, rng, "object"):
+            fake = _absent_object(present | {answer}, answer, rng) or answer
+            span = t.mark(fake.capitalize())
+            injected.append(concept_record("object", [fake], span, truth=[answer]))
+        else:
+            t.mark(answer)
+        t.add(".")
+        return t.text, {"injected": injected, "stated": stated, "probe": options.label()}
+    answer = str(sample.answer or "").strip().rstrip(".")
+    in_answer = False  # the first triplet the answer spells out is corrupted inside the answer itself
+    for subj, pred, obj in sample.gold_triplets[:MAX_RELATIONS]:
+        wrong_relation = _inject(options, rng, "relation")
+        wrong_object = not wrong_relation and _inject(options, rng, "object")
+        said_pred = _wrong_predicate(pred, rng) if wrong_relation else pred
+        said_obj = (_absent_object(present, obj, rng) or obj) if wrong_object else obj
+        where = None if in_answer else _locate_triplet(answer, subj, pred, obj)
+        if where is not None:
+            in_answer = True
+            s0, p0, p1, o0, o1 = where
+            t.add(answer[:p0])
+            t.add(said_pred)
+            t.add(answer[p1:o0])
+            obj_span = t.mark(said_obj)
+            t.add(answer[o1:] + ". ")
+            span = (s0, obj_span[1])
+        else:
+            if answer and t.length == 0:
+                t.add(answer + ". ")
+            span = _relation_sentence(t, subj, said_pred, said_obj)
+            obj_span = (span[1] - len(said_obj), span[1])
+        if wrong_relation:
+            injected.append(concept_record("relation", [subj, said_pred, obj], span, truth=[subj, pred, obj]))
+        elif wrong_object:
+            injected.append(concept_record("object", [said_obj], obj_span, truth=[obj]))
+        else:
+            stated.append(concept_record("relation", [subj, pred, obj], span))
+    if answer and t.length == 0:
+        t.add(answer + ".")
+    return t.text.strip(), {"injected": injected, "stated": stated, "probe": options.label()}
+
+
+def _locate_triplet(answer: str, subj: str, pred: str, obj: str) -> tuple[int, int, int, int, int] | None:
+    """Where ``answer`` says "subj ... pred ... obj": (subject start, predicate start/end, object start/end)."""
+    low = answer.lower()
+    s0 = low.find(subj.lower())
+    if s0 < 0 or not pred.strip():
+        return None
+    p0 = low.find(f" {pred.lower()} ", s0 + len(subj))
+    if p0 < 0:
+        return None
+    p0 += 1
+    p1 = p0 + len(pred)
+    o0 = low.find(obj.lower(), p1)
+    if o0 < 0:
+        return None
+    return s0, p0, p1, o0, o0 + len(obj)
+
+
+def _synthetic_answer_signal(candidates: Sequence[str], chosen: str, injected: bool,
+                             rng: random.Random) -> dict[str, Any]:
+    """Candidate probabilities for a probe answer: hallucinated answers come out less confident.
+
+    Reefknot (Table 4) reports ~70% answer probability when a model hallucinates
+    and ~95% otherwise; the probe mimics that so the entropy detector has something
+    to find. Synthetic, and marked so.
+    """
+    top = rng.uniform(0.5, 0.7) if injected else rng.uniform(0.85, 0.99)
+    rest = (1.0 - top) / (len(candidates) - 1)
+    probs = [top if c == chosen else rest for c in candidates]
+    return {"candidates": list(candidates), "logits": None, "probs": probs,
+            "entropy": -sum(p * math.log2(p) for p in probs if p > 0), "entropy_unit": "bits", "position": 0,
+            "synthetic": True}
+
+
+def _answer_yes_no(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    gold = (sample.answer or "").strip().lower()
+    if not gold.startswith(("yes", "no")):
+        raise ValueError(f"sample {sample.id}: yes/no question without a yes/no gold answer ({sample.answer!r})")
+    truth = "yes" if gold.startswith("yes") else "no"
+    flip = rng.random() < options.rate
+    said = ("no" if truth == "yes" else "yes") if flip else truth
+    text = said.capitalize()
+    signals: dict[str, Any] = {"injected": [], "stated": [], "probe": options.label(),
+                               "answer": _synthetic_answer_signal(("yes", "no"), said, flip, rng)}
+    record = concept_record("answer", [said], (0, len(text)), truth=[truth] if flip else None)
+    signals["injected" if flip else "stated"].append(record)
+    return text, signals
+
+
+def _answer_mcq(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    gold = (sample.answer or "").strip()[:1].upper()
+    n = len(sample.options) or 4
+    letters = [chr(ord("A") + i) for i in range(n)]
+    if gold not in letters:
+        raise ValueError(f"sample {sample.id}: MCQ gold answer {sample.answer!r} is not one of {letters}")
+    flip = rng.random() < options.rate
+    said = rng.choice([x for x in letters if x != gold]) if flip else gold
+    signals: dict[str, Any] = {"injected": [], "stated": [], "probe": options.label(),
+                               "answer": _synthetic_answer_signal(letters, said, flip, rng)}
+    record = concept_record("answer", [said], (0, 1), truth=[gold] if flip else None)
+    signals["injected" if flip else "stated"].append(record)
+    return said, signals

@@ -1,0 +1,25 @@
+"""``hallu-studio export``: write a store table as JSONL (re-importable), CSV or Parquet."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..pipelines.exporting import FORMATS, TABLES, export_table
+from .common import add_db_option, open_store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="export samples, responses, scores or judgments")
+    p.add_argument("--table", required=True, choices=TABLES)
+    p.add_argument("--format", default="jsonl", choices=FORMATS,
+                   help="jsonl (default; re-importable with 'import --format jsonl'), csv or parquet")
+    p.add_argument("--output", required=True, metavar="PATH")
+    add_db_option(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_store(args, read_only=True) as store:
+        report = export_table(store, args.table, args.format, args.output)
+    print(report.summary())
+    return 0

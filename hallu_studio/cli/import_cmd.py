@@ -1,0 +1,140 @@
+"""``hallu-studio import``: read a benchmark or recorded responses into the store.
+
+Exit status: 0 every record went through, 1 some records failed (listed), 2 usage or
+fatal error (the file cannot be read at all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable
+
+from ..importers.base import ImportProblem, ParsedBenchmark, ParsedResponses
+from ..pipelines.importing import ImportReport, import_benchmark, import_events, import_responses
+from ..store import Store
+from .common import add_db_option, open_store
+
+FORMATS = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "lmms-eval", "vlmevalkit", "jsonl")
+MAX_PROBLEM_LINES = 20
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="import a benchmark or recorded responses (formats: docs/formats.md)")
+    p.add_argument("--format", required=True, choices=FORMATS)
+    p.add_argument("path", metavar="PATH", nargs="?", help="file or folder to import (not needed for 'sample')")
+    p.add_argument("--images", metavar="DIR", help="folder of the images (by image id or file name)")
+    p.add_argument("--regions", metavar="FILE", help="vg: region_descriptions.json")
+    p.add_argument("--benchmark", metavar="NAME",
+                   help="benchmark files: import under this name; responses: the benchmark (or id prefix such "
+                        "as reefknot/vqa) they answer")
+    p.add_argument("--model", metavar="NAME", help="model name of recorded responses")
+    add_db_option(p)
+    p.set_defaults(func=run)
+
+
+def print_problems(problems: list[ImportProblem], limit: int = MAX_PROBLEM_LINES) -> None:
+    """One line per problem (errors first), capped at ``limit`` lines."""
+    ordered = [p for p in problems if p.fatal] + [p for p in problems if not p.fatal]
+    for p in ordered[:limit]:
+        print(f"{'error' if p.fatal else 'warning'}: {p}", file=sys.stderr)
+    if len(ordered) > limit:
+        print(f"… {len(ordered) - limit} more", file=sys.stderr)
+
+
+def _benchmarks(args: argparse.Namespace) -> list[ParsedBenchmark]:
+    fmt, path = args.format, args.path
+    if fmt == "sample":
+        try:
+            from ..sample import build_sample_benchmark
+        except ImportError as exc:
+            raise ValueError(f"the embedded sample benchmark is not available ({exc})") from exc
+        return [build_sample_benchmark()]
+    if fmt == "tri-he":
+        from ..importers.tri_he import read_tri_he
+        return [read_tri_he(path, args.images, **_name(args, "tri-he"))]
+    if fmt == "vg":
+        from ..importers.scene_graphs import read_visual_genome
+        return [read_visual_genome(path, args.regions, args.images, **_name(args, "vg"))]
+    if fmt == "gqa":
+        from ..importers.scene_graphs import read_gqa
+        return [read_gqa(path, args.images, **_name(args, "gqa"))]
+    raise AssertionError(fmt)
+
+
+def _name(args: argparse.Namespace, default: str) -> dict[str, str]:
+    return {"benchmark": args.benchmark or default}
+
+
+def _responses(args: argparse.Namespace, store: Store, reader: Callable[..., ParsedResponses],
+               path: str | Path, benchmark: str | None) -> ParsedResponses:
+    """Run a recorded-responses reader against the stored samples of ``benchmark`` (a name or id prefix)."""
+    if not benchmark:
+        raise ValueError(f"--format {args.format} needs --benchmark NAME (the benchmark the responses answer)")
+    known = store.sample_ids(benchmark.split("/")[0])
+    if not known:
+        raise ValueError(f"the store holds no samples of benchmark {benchmark.split('/')[0]!r}; import it first")
+    return reader(path, known, benchmark=benchmark, model=args.model)
+
+
+def _run_format(args: argparse.Namespace, store: Store) -> list[ImportReport]:
+    fmt, path = args.format, args.path
+    if fmt != "sample" and not path:
+        raise ValueError(f"--format {fmt} needs a PATH")
+    if fmt in ("sample", "tri-he", "vg", "gqa"):
+        return [import_benchmark(store, b) for b in _benchmarks(args)]
+    if fmt == "reefknot":
+        from ..importers.reefknot import read_reefknot
+        bench, recorded = read_reefknot(path, args.images, **_name(args, "reefknot"))
+        reports = [import_benchmark(store, bench)]
+        if recorded.responses:
+            reports.append(import_responses(store, recorded, f"{bench.benchmark.name} recorded responses"))
+        return reports
+    if fmt == "halfscore":
+        from ..importers import halfscore
+        p = Path(path)
+        reports = []
+        if p.is_dir() or p.suffix == ".json":
+            reports.append(import_benchmark(store, halfscore.read_halfscore_annotations(
+                p, args.images, **_name(args, "halfscore"))))
+        caption_files = sorted(p.glob(f"*{halfscore.CAPTIONS_SUFFIX}")) if p.is_dir() else (
+            [p] if p.suffix == ".jsonl" else [])
+        for f in caption_files:
+            parsed = _responses(args, store, halfscore.read_halfscore_captions, f, args.benchmark or "halfscore")
+            reports.append(import_responses(store, parsed, f.name))
+        if not reports:
+            raise ValueError(f"{p}: expected annotation.json, a *{halfscore.CAPTIONS_SUFFIX} file or a folder of them")
+        return reports
+    if fmt == "lmms-eval":
+        from ..importers.toolkits import read_lmms_eval
+        parsed = _responses(args, store, read_lmms_eval, path, args.benchmark)
+        return [import_responses(store, parsed, Path(path).name)]
+    if fmt == "vlmevalkit":
+        from ..importers.toolkits import read_vlmevalkit
+        parsed = _responses(args, store, read_vlmevalkit, path, args.benchmark)
+        return [import_responses(store, parsed, Path(path).name)]
+    if fmt == "jsonl":
+        from ..importers import jsonl
+        kind = jsonl.detect_kind(path)
+        if kind == "samples":
+            return [import_benchmark(store, b) for b in jsonl.read_jsonl_samples(path, args.images)]
+        if kind == "judgments":
+            events, problems = jsonl.read_jsonl_judgments(path)
+            return [import_events(store, events, problems, Path(path).name)]
+        known = store.sample_ids(args.benchmark.split("/")[0] if args.benchmark else None)
+        return [import_responses(store, jsonl.read_jsonl_responses(path, known, benchmark=args.benchmark,
+                                                                   model=args.model), Path(path).name)]
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        reports = _run_format(args, store)
+    status = 0
+    for report in reports:
+        print_problems(report.problems)
+        print(report.summary())
+        if not report.ok:
+            status = 1
+    return status

@@ -1,0 +1,52 @@
+"""``hallu-studio score``: score what is missing in the store, or a JSONL file statelessly."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import add_db_option, open_store, settings_from
+
+DEFAULT_METRICS = "emd,edit,trihe,halfscore,reefknot,chair"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="score responses with metrics (resumable), or a JSONL file",
+                       description="Score every stored response a metric has not scored under the current "
+                                   "settings; or, with --input/--output, score a JSONL file without a store.")
+    add_db_option(p)
+    p.add_argument("--metrics", default=DEFAULT_METRICS, help=f"comma-separated (default: {DEFAULT_METRICS})")
+    p.add_argument("--run", metavar="RUN", default=None, help="only this run's responses")
+    p.add_argument("--input", metavar="IN.jsonl", default=None, help="stateless mode: lines to score")
+    p.add_argument("--output", metavar="OUT.jsonl", default=None, help="stateless mode: where to write")
+    p.add_argument("--batch-size", type=int, default=None, help="responses per transaction")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..metrics.registry import parse_metric_names
+    from ..pipelines.scoring import score_jsonl, score_store
+
+    names = parse_metric_names(args.metrics)
+    settings = settings_from(args)
+    if args.batch_size is not None:
+        if args.batch_size < 1:
+            raise ValueError("--batch-size must be at least 1")
+        settings.scoring.batch_size = args.batch_size
+    if (args.input is None) != (args.output is None):
+        raise ValueError("stateless scoring needs both --input and --output")
+    if args.input is not None:
+        report = score_jsonl(args.input, args.output, settings, names)
+        for error in report.errors[:20]:
+            print(f"bad input: {error}", file=sys.stderr)
+        print(f"{report.summary()} -> {args.output}")
+        return 1 if report.errors and not report.scored else 0
+    with open_store(args) as store:
+        if args.run is not None and store.get_run(args.run) is None:
+            raise ValueError(f"no run {args.run!r} in the store; see `hallu-studio info`")
+        report = score_store(store, settings, names, run_id=args.run, progress=not args.no_progress)
+    for failure in report.failures:
+        print(f"failed: {failure}", file=sys.stderr)
+    print(report.summary())
+    return 0

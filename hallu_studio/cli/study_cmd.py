@@ -1,0 +1,116 @@
+"""``hallu-studio study``: metrics against people, agreement between people, and probe detection."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from .common import add_db_option, open_store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("study", help="correlation of metrics with human ratings, agreement, probe detection")
+    add_db_option(p)
+    p.add_argument("--metrics", default=None, help="comma-separated metrics to include (default: all scored)")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--value", action="append", default=[], metavar="METRIC=KEY",
+                   help="correlate this per-response value of a metric (e.g. emd=object); repeatable")
+    # The papers' analyses (hallu_studio.studies.analyses): one table and one plot each.
+    p.add_argument("--analysis", default=None, metavar="NAME",
+                   help="run one of the papers' analyses instead: frequent-pairs, length, domain-shift, "
+                        "vocabulary-shift, extractor-robustness, judge-agreement, confidence-layers, "
+                        "run-comparison, probe-validity")
+    p.add_argument("--output-dir", default=".", metavar="DIR", help="where --analysis writes its plot (PNG)")
+    p.add_argument("--benchmark", default=None, help="with --analysis: only this benchmark's runs")
+    p.add_argument("--runs", default=None, help="with --analysis: comma-separated run ids (run-comparison: "
+                                                "the first is the baseline)")
+    p.add_argument("--limit", type=int, default=None, help="with --analysis: responses per run re-scored in memory")
+    p.set_defaults(func=run)
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _ci(value: float, low: float, high: float) -> str:
+    return f"{_f(value)} [{_f(low)}, {_f(high)}]"
+
+
+def run_one_analysis(args: argparse.Namespace) -> int:
+    """``--analysis NAME``: print the analysis's table and notes, write its plot to ``--output-dir``."""
+    from pathlib import Path
+
+    from ..studies.analyses import run_analysis
+    from .common import settings_from
+
+    options: dict[str, Any] = {"n_boot": args.n_boot, "seed": args.seed}
+    if args.benchmark:
+        options["benchmark"] = args.benchmark
+    if args.runs:
+        options["runs"] = [r.strip() for r in args.runs.split(",") if r.strip()]
+    if args.metrics:
+        options["metrics"] = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    if args.limit is not None:
+        options["limit"] = args.limit
+    # Only the length analysis writes (it derives and scores truncated runs).
+    with open_store(args, read_only=args.analysis != "length") as store:
+        result = run_analysis(store, args.analysis, settings_from(args), **options)
+    print(result.title)
+    print(result.table_text() if result.rows else "  (no rows)")
+    for note in result.notes:
+        print(f"note: {note}")
+    out_dir = Path(args.output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plot = out_dir / f"{result.name}.png"
+    result.figure.savefig(plot, dpi=120)
+    print(f"plot: {plot}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if getattr(args, "analysis", None):
+        return run_one_analysis(args)
+    from ..metrics.registry import parse_metric_names
+    from ..studies.collect import annotator_agreement, correlation_table, judge_accuracy_table, probe_detection_table
+
+    metrics = parse_metric_names(args.metrics) if args.metrics else None
+    value_keys = {}
+    for spec in args.value:
+        metric, sep, key = spec.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--value must look like METRIC=KEY, got {spec!r}")
+        value_keys[parse_metric_names(metric)[0]] = key.strip()
+    with open_store(args) as store:  # not read-only: an older store is migrated (score_stats) first
+        table = correlation_table(store, metrics, n_boot=args.n_boot, seed=args.seed, value_keys=value_keys)
+        agreement = annotator_agreement(store)
+        judges = judge_accuracy_table(store)
+        probes = probe_detection_table(store, metrics)
+    print("Correlation with human 1-5 ratings (5 = no hallucination; 95% CI, resampled by image)")
+    if not table:
+        print("  no response has both a human rating and a metric score yet")
+    else:
+        print(f"  {'metric':<12} {'value':<10} {'config':<17} {'n':>5}  {'pearson':<24} {'spearman':<24} "
+              f"{'kendall':<24}")
+        for r in table:
+            cells = [_ci(r[m], r[f"{m}_low"], r[f"{m}_high"]) for m in ("pearson", "spearman", "kendall")]
+            print(f"  {r['metric']:<12} {r['value']:<10} {r['config_key']:<17} {int(r['n']):>5}  "
+                  + " ".join(f"{c:<24}" for c in cells))
+    print(f"Krippendorff's alpha ({agreement['level']}): {_f(agreement['alpha'])} "
+          f"({agreement['annotators']} annotators, {agreement['items_rated_twice']} of {agreement['items']} "
+          "items rated by two or more)")
+    if judges:
+        print("Tri-HE judges against human triplet corrections")
+        for name, acc in sorted(judges.items()):
+            print(f"  {name:<40} n={acc.n:<5} accuracy {_f(acc.accuracy)}  hallucinated-or-not "
+                  f"{_f(acc.binary_accuracy)}  kappa {_f(acc.kappa)}")
+    if probes:
+        print("Probe detection (synthetic runs: injected hallucinations with known spans)")
+        print(f"  {'metric':<12} {'config':<17} {'responses':>9} {'detected':>14} {'false alarms':>16} "
+              f"{'spearman vs rate':>17}")
+        for row in probes:
+            print(f"  {row.metric:<12} {row.config_key:<17} {row.responses:>9} "
+                  f"{_f(row.detection_rate):>6} of {row.injected:<5} "
+                  f"{_f(row.false_alarm_rate):>6} of {row.stated:<7} {_f(row.spearman_with_injected_share):>17}")
+    return 0

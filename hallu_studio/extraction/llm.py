@@ -1,0 +1,249 @@
+"""Concept extraction with an LLM: VISCON's three-step prompts (Figure 11) or Tri-HE-style triplets.
+
+VISCON asks for objects first, then the attributes of those objects, then the relations
+between them, each in a plain-text format ("apple, desk"; "clock:antique, gold; wall:stone";
+"cat, on, rug;cat, in front of, fireplace" or NONE). Answers are parsed tolerantly: code fences,
+a leading "Objects:" label, JSON arrays and "none" are all accepted. Tri-HE prints its
+extraction prompt only as an image (Figure 5); the wording here paraphrases its description
+(extract (object, relation, object) triplets from the answer) and asks for JSON via a schema
+where the server supports structured output.
+
+Spans are found by locating the concept words in the response (``spans.find_span``).
+
+>>> parse_list("```\\napple, desk\\n```"), parse_list("NONE"), parse_list('["apple", "desk"]')
+(['apple', 'desk'], [], ['apple', 'desk'])
+>>> parse_attributes("clock:antique, gold; wall:stone; floor:")
+[('clock', 'antique'), ('clock', 'gold'), ('wall', 'stone')]
+>>> parse_relations("cat, on, rug;cat, in front of, fireplace")
+[('cat', 'on', 'rug'), ('cat', 'in front of', 'fireplace')]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
+from .spans import find_span
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..store import Store
+
+VISCON_PROMPT_VERSION = "viscon-fig11-v1"
+TRIHE_PROMPT_VERSION = "trihe-triplets-paraphrase-v1"
+STYLES: tuple[str, ...] = ("viscon", "trihe")
+
+SYSTEM = "You are a helpful assistant with advanced visual and linguistic context analysis function."
+
+OBJECT_INSTRUCTION = ("Extract the object entity words in appearance order in following sentence, ONLY output the "
+                      "entity words, ignore attributes or relations: {sentence}")
+ATTRIBUTE_INSTRUCTION = (
+    "Identify the attributes of mentioned objects in the following sentence. If an object has multiple attributes, "
+    "separate them with commas. If an object has no attributes, leave it blank after the colon. Ignore positional "
+    "attributes relative to image such as 'at the center of image'. IGNORE contents of paintings or pictures, "
+    "IGNORE the sentence incompleteness and errors. If there are repetitions in sentence, ignore repeated sentence "
+    "part. Follow the above output format.; Sentence: {sentence}; Objects: {objects}; Attributes:")
+RELATION_INSTRUCTION = (
+    "List the object relations in following sentence. Output each relation in 'object 1,predicate,object 2' format. "
+    "Ignore positional relations about the image such as 'object, at the center, image'. IGNORE contents of "
+    "paintings or pictures, IGNORE the sentence incompleteness or errors. If there are repetitions in sentence, "
+    "ignore repeated sentence part. If no relation is found, output NONE. Follow the above output format.; "
+    "Sentence: {sentence}; Objects: {objects}; Relations:")
+
+# Figure 11's first few-shot example of each step (the paper elides the others).
+OBJECT_SHOTS = [("an red apple under the blue desk", "apple, desk")]
+ATTRIBUTE_SHOTS = [('"an antique clock with gold trimmings hanging on a stone wall"', "clock,wall",
+                    "clock:antique, gold; wall:stone")]
+RELATION_SHOTS = [('"A cat is sleeping on the rug in front of the fireplace"', "cat, rag, fireplace",
+                   "cat, on, rug;cat, in front of, fireplace")]
+
+TRIHE_INSTRUCTION = (
+    "Extract the knowledge graph of the following answer as (object 1, relation, object 2) triplets. Objects and "
+    "relations may be a word or a short phrase with attributes; write an attribute as (object, is, attribute). "
+    "Only include what the answer states. Answer with JSON: {{\"triplets\": [[object 1, relation, object 2], ...]}}."
+    "\n\nAnswer: {sentence}")
+TRIHE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"triplets": {"type": "array", "items": {"type": "array", "items": {"type": "string"},
+                                                          "minItems": 3, "maxItems": 3}}},
+    "required": ["triplets"],
+    "additionalProperties": False,
+}
+
+
+class ChatCompleter(Protocol):
+    """The part of ``hallu_studio.llm.LLMClient`` this module uses (cached chat completions)."""
+
+    def complete(self, messages: list[dict[str, Any]], *, namespace: str, prompt_version: str,
+                 json_schema: dict[str, Any] | None = None) -> str: ...
+
+
+_FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
+_NONE = re.compile(r"^\s*(?:none|n/a|no (?:objects|relations|attributes)(?: found)?)\.?\s*$", re.IGNORECASE)
+
+
+def _clean(answer: str) -> str:
+    fenced = _FENCE.search(answer)
+    text = fenced.group(1) if fenced else answer
+    return re.sub(r"^\s*(?:objects|attributes|relations)\s*:\s*", "", text.strip(), flags=re.IGNORECASE)
+
+
+def _json_list(text: str) -> list[Any] | None:
+    start, end = text.find("["), text.rfind("]")
+    if 0 <= start < end:
+        try:
+            value = json.loads(text[start:end + 1])
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, list) else None
+    return None
+
+
+def _word(s: Any) -> str:
+    return " ".join(str(s).strip().strip("\"'.").split()).lower()
+
+
+def parse_list(answer: str) -> list[str]:
+    """``"apple, desk"`` -> ``["apple", "desk"]``; NONE -> ``[]``."""
+    text = _clean(answer)
+    if _NONE.match(text) or not text:
+        return []
+    as_json = _json_list(text)
+    items = as_json if as_json is not None else re.split(r"[,;\n]", text)
+    return [w for w in (_word(i) for i in items) if w and not _NONE.match(w)]
+
+
+def parse_attributes(answer: str) -> list[tuple[str, str]]:
+    """``"clock:antique, gold; wall:stone"`` -> ``[(clock, antique), (clock, gold), (wall, stone)]``."""
+    text = _clean(answer)
+    if _NONE.match(text):
+        return []
+    out: list[tuple[str, str]] = []
+    for part in re.split(r"[;\n]", text):
+        if ":" not in part:
+            continue
+        obj, attrs = part.split(":", 1)
+        for attr in attrs.split(","):
+            a = _word(attr)
+            if a and _word(obj) and not _NONE.match(a):
+                out.append((_word(obj), a))
+    return out
+
+
+def parse_relations(answer: str) -> list[tuple[str, str, str]]:
+    """``"cat, on, rug;cat, in front of, fireplace"`` -> two triplets; NONE -> ``[]``.
+
+    Parts that do not have exactly three fields are skipped (the model wrote prose)."""
+    text = _clean(answer)
+    if _NONE.match(text):
+        return []
+    as_json = _json_list(text)
+    if as_json is not None and all(isinstance(t, list) for t in as_json):
+        rows = [[_word(x) for x in t] for t in as_json]
+    else:
+        rows = [[_word(x) for x in part.strip().strip("()").split(",")] for part in re.split(r"[;\n]", text)]
+    return [(r[0], r[1], r[2]) for r in rows if len(r) == 3 and all(r)]
+
+
+def parse_triplets(answer: str) -> list[tuple[str, str, str]]:
+    """Tri-HE style: ``{"triplets": [[s, p, o], ...]}`` or any list of 3-item lists / "(s, p, o)" lines."""
+    from ..llm.parsing import parse_json_tolerant
+
+    try:
+        value = parse_json_tolerant(answer)
+    except ValueError:
+        return parse_relations(answer)
+    rows = value.get("triplets", []) if isinstance(value, dict) else value
+    if not isinstance(rows, list):
+        return []
+    return [(_word(r[0]), _word(r[1]), _word(r[2])) for r in rows
+            if isinstance(r, (list, tuple)) and len(r) == 3 and all(_word(x) for x in r)]
+
+
+class LLMExtractor:
+    """Extract concepts with an LLM through ``llm.complete`` (one cached call per step and text)."""
+
+    name = "llm"
+
+    def __init__(self, llm: ChatCompleter, *, style: str = "viscon", model_name: str | None = None) -> None:
+        if style not in STYLES:
+            raise ValueError(f"style must be one of {STYLES}, got {style!r}")
+        self.llm = llm
+        self.style = style
+        self.model_name = model_name or getattr(llm, "name", type(llm).__name__)
+
+    @classmethod
+    def from_settings(cls, settings: "Settings", store: "Store | None" = None) -> "LLMExtractor":
+        from ..llm.client import LLMClient
+
+        return cls(LLMClient(settings.llm, store), model_name=settings.llm.model)
+
+    def config(self) -> dict[str, Any]:
+        version = VISCON_PROMPT_VERSION if self.style == "viscon" else TRIHE_PROMPT_VERSION
+        return {"extractor": self.name, "style": self.style, "model": self.model_name, "prompt_version": version}
+
+    def extract(self, texts: Sequence[str]) -> list[ConceptSet]:
+        return [self.extract_one(t) for t in texts]
+
+    def extract_one(self, text: str) -> ConceptSet:
+        if not text.strip():
+            return ConceptSet()
+        if self.style == "trihe":
+            return self._trihe(text)
+        return self._viscon(text)
+
+    # ------------------------------------------------------------------ VISCON Figure 11
+
+    def _ask(self, instruction: str, shots: list[tuple[str, str]], step: str, version: str) -> str:
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+        for user, assistant in shots:
+            messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+        messages.append({"role": "user", "content": instruction})
+        return self.llm.complete(messages, namespace=f"extract-{step}", prompt_version=version)
+
+    def _viscon(self, text: str) -> ConceptSet:
+        v = VISCON_PROMPT_VERSION
+        objects = list(dict.fromkeys(parse_list(self._ask(
+            OBJECT_INSTRUCTION.format(sentence=text),
+            [(OBJECT_INSTRUCTION.format(sentence=s), a) for s, a in OBJECT_SHOTS], "objects", v))))
+        if not objects:
+            return ConceptSet()
+        names = ", ".join(objects)
+        attributes = parse_attributes(self._ask(
+            ATTRIBUTE_INSTRUCTION.format(sentence=text, objects=names),
+            [(ATTRIBUTE_INSTRUCTION.format(sentence=s, objects=o), a) for s, o, a in ATTRIBUTE_SHOTS],
+            "attributes", v))
+        relations = parse_relations(self._ask(
+            RELATION_INSTRUCTION.format(sentence=text, objects=names),
+            [(RELATION_INSTRUCTION.format(sentence=s, objects=o), a) for s, o, a in RELATION_SHOTS],
+            "relations", v))
+        return _with_spans(text, objects, attributes, relations)
+
+    # ------------------------------------------------------------------ Tri-HE triplets
+
+    def _trihe(self, text: str) -> ConceptSet:
+        answer = self.llm.complete([{"role": "user", "content": TRIHE_INSTRUCTION.format(sentence=text)}],
+                                   namespace="extract-triplets", prompt_version=TRIHE_PROMPT_VERSION,
+                                   json_schema=TRIHE_SCHEMA)
+        objects: list[str] = []
+        attributes: list[tuple[str, str]] = []
+        relations: list[tuple[str, str, str]] = []
+        for s, p, o in parse_triplets(answer):
+            objects.append(s)
+            if p in ("is", "are"):
+                attributes.append((s, o))
+            else:
+                objects.append(o)
+                relations.append((s, p, o))
+        return _with_spans(text, list(dict.fromkeys(objects)), attributes, relations)
+
+
+def _with_spans(text: str, objects: list[str], attributes: list[tuple[str, str]],
+                relations: list[tuple[str, str, str]]) -> ConceptSet:
+    return ConceptSet(
+        objects=[ObjectConcept(o, find_span(text, [o])) for o in objects],
+        attributes=[AttributeConcept(o, a, find_span(text, [a, o])) for o, a in dict.fromkeys(attributes)],
+        relations=[RelationConcept(s, p, o, find_span(text, [s, p, o])) for s, p, o in dict.fromkeys(relations)],
+    )

@@ -1,0 +1,346 @@
+"""Offline concept extraction: SceneGraphParser on spaCy, plus repairs for dense captions.
+
+SceneGraphParser (``sng_parser``) finds entities (noun chunks) and the relations between them
+from spaCy's dependency parse. On real LVLM dense captions it has known failure modes, each
+repaired here on the same parse:
+
+* framing words ("image", "scene", "background" ...) and pronouns ("it", "which") are not objects
+  (spaCy 3 no longer lemmatises pronouns to ``-PRON-``, so the parser's own filter is inert);
+* collective nouns ("a group of people") give way to the noun after "of";
+* predicative adjectives become attributes ("the column is intricately carved" -> (column, carved));
+* participle and passive relations keep their verb ("topped with", "surrounded by");
+* copular prepositions become relations ("the cat is on the table" -> (cat, on, table));
+* hyphenated words stay whole ("multi-tiered" is one attribute; see ``spacy_pipeline``);
+* hedged appositives ("people in water, likely a river or a stream") give alternative objects
+  (river, stream) but no relations, and "a remote or a phone" gives both objects.
+
+Number is not an attribute: "two dogs" gives one object ``dog`` (as an LLM lists entity words),
+and counting words ("several", "two") are dropped. Each concept is reported once per response.
+
+>>> ex = ParserExtractor()                                               # doctest: +SKIP
+>>> ex.extract(["A fountain topped with a statue."])[0].to_dict()      # doctest: +SKIP
+{'objects': ['fountain', 'statue'], 'attributes': [], 'relations': [['fountain', 'topped with', 'statue']]}
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
+from .spacy_pipeline import load_english, loaded_model_name
+from .vocabulary import (COLORS, FRAMING_NOUNS, MATERIALS, HEDGE_WORDS, NON_ATTRIBUTES, NON_PREDICATES, PLURAL_ONLY_NOUNS, PRONOUNS,
+                         QUANTIFIER_NOUNS, RELATIVE_PRONOUNS)
+
+# Bump when the rules below change: extracted concepts (and the scores built on them) change too.
+RULES_VERSION = "6"
+COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
+DESCRIPTIVE_NOUNS = COLORS | MATERIALS
+NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})
+
+
+class _PreParsed:
+    """Stands in for ``spacy.Language`` inside sng_parser, so a batch parsed with ``nlp.pipe``
+    is not parsed a second time."""
+
+    def __init__(self, doc: Any) -> None:
+        self.doc = doc
+
+    def __call__(self, text: str) -> Any:
+        return self.doc
+
+
+def _sng_parse(doc: Any) -> dict[str, Any]:
+    import sng_parser.backends  # noqa: F401 - registers the spaCy backend
+    from sng_parser.parser import Parser
+
+    # The registering decorator returns None, so the class is only reachable through the registry.
+    backend = Parser._backend_registry["spacy"]
+    parser = backend.__new__(backend)  # skip __init__: it would load a second spaCy model
+    parser.nlp = _PreParsed(doc)
+    return parser.parse(doc.text)
+
+
+@dataclass
+class _Mention:
+    root: int  # token index of the head noun
+    name: str
+    span: tuple[int, int]
+    hedged: bool = False
+
+
+def _char_span(tokens: Iterable[Any]) -> tuple[int, int]:
+    toks = list(tokens)
+    return (min(t.idx for t in toks), max(t.idx + len(t.text) for t in toks))
+
+
+def _compound_tokens(root: Any) -> list[Any]:
+    """The compound modifiers left of a head noun, outermost first ("living room table")."""
+    out: list[Any] = []
+    for child in root.lefts:
+        if child.dep_ == "compound" and child.is_alpha and child.lower_ not in DESCRIPTIVE_NOUNS:
+            out.extend(_compound_tokens(child))
+            out.append(child)
+    return out
+
+
+def object_name(root: Any) -> str:
+    """The object's name: compound modifiers and the lemmatised head ("tennis rackets" -> "tennis racket")."""
+    head = root.lower_ if root.lower_ in PLURAL_ONLY_NOUNS or not root.lemma_ else root.lemma_.lower()
+    parts = [t.lower_ for t in _compound_tokens(root)] + [head]
+    return " ".join(p for p in parts if p)
+
+
+def _conjuncts(token: Any) -> list[Any]:
+    """The token and the words joined to it by "and" / "or" (recursively)."""
+    out = [token]
+    for child in token.children:
+        if child.dep_ == "conj":
+            out.extend(_conjuncts(child))
+    return out
+
+
+def _is_hedged(token: Any) -> bool:
+    """An appositive marked as a guess, or an alternative joined to one."""
+    node = token
+    while node.dep_ == "conj" and node.head is not node:
+        node = node.head
+    if node.dep_ != "appos":
+        return False
+    window = [t.lower_ for t in node.doc[max(node.left_edge.i - 1, 0):node.i]]
+    return any(c.dep_ == "advmod" and c.lower_ in HEDGE_WORDS for c in node.children) or \
+        any(w in HEDGE_WORDS for w in window)
+
+
+class ParserExtractor:
+    """The offline default extractor: SceneGraphParser on spaCy's small English pipeline.
+
+    Parses are batched with ``nlp.pipe`` and each text's concepts cached in-process.
+    """
+
+    name = "parser"
+
+    def __init__(self, model: str | None = None, *, batch_size: int = 64, cache_size: int = 200_000) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, ConceptSet] = OrderedDict()
+        self._lock = threading.Lock()
+        self._nlp: Any = None
+
+    @property
+    def nlp(self) -> Any:
+        if self._nlp is None:
+            self._nlp = load_english(self.model)
+        return self._nlp
+
+    def config(self) -> dict[str, Any]:
+        return {"extractor": self.name, "spacy_model": loaded_model_name(self.nlp), "rules": RULES_VERSION}
+
+    def extract(self, texts: Sequence[str]) -> list[ConceptSet]:
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"text {i} is {type(text).__name__}, not str")
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            parsed = {text: self._concepts(doc) for text, doc in
+                      zip(missing, self.nlp.pipe(missing, batch_size=self.batch_size))}
+            with self._lock:
+                self._cache.update(parsed)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            return [self._cache[t] if t in self._cache else self._concepts(self.nlp(t)) for t in texts]
+
+    def extract_one(self, text: str) -> ConceptSet:
+        return self.extract([text])[0]
+
+    def cache_size_now(self) -> int:
+        return len(self._cache)
+
+    # ------------------------------------------------------------------ rules
+
+    def _concepts(self, doc: Any) -> ConceptSet:
+        if not doc.text.strip():
+            return ConceptSet()
+        graph = _sng_parse(doc)
+        mentions = self._mentions(doc, graph)
+        by_root = {m.root: m for m in mentions}
+        attributes = self._attributes(doc, by_root)
+        relations = self._relations(doc, graph, by_root)
+        return _dedupe(
+            [ObjectConcept(m.name, m.span) for m in mentions],
+            attributes,
+            relations,
+        )
+
+    def _mentions(self, doc: Any, graph: dict[str, Any]) -> list[_Mention]:
+        roots: list[Any] = []
+        for ent in graph["entities"]:
+            start, end = ent["span_bounds"]
+            roots.append(doc[start:end].root)
+        # spaCy's small model tags some nouns after "or" as conjuncts without a chunk: add them.
+        seen = {r.i for r in roots}
+        for r in list(roots):
+            for c in _conjuncts(r)[1:]:
+                if c.i not in seen and c.pos_ in ("NOUN", "PROPN"):
+                    roots.append(c)
+                    seen.add(c.i)
+        # ... and tags some nouns as adjectives ("there is a remote"): a determiner gives them away.
+        for token in doc:
+            if token.i not in seen and token.pos_ == "ADJ" and token.dep_ in NOUN_SLOTS and \
+                    any(c.dep_ == "det" for c in token.children):
+                roots.append(token)
+                seen.add(token.i)
+                for c in _conjuncts(token)[1:]:
+                    if c.i not in seen and c.pos_ in ("NOUN", "PROPN"):
+                        roots.append(c)
+                        seen.add(c.i)
+        out: list[_Mention] = []
+        for root in sorted(roots, key=lambda t: t.i):
+            if not self._is_thing(root):
+                continue
+            compounds = _compound_tokens(root)
+            out.append(_Mention(root=root.i, name=object_name(root), span=_char_span(compounds + [root]),
+                                hedged=_is_hedged(root)))
+        return out
+
+    @staticmethod
+    def _is_thing(root: Any) -> bool:
+        return is_thing(root)
+
+    def _subject_mention(self, token: Any, by_root: dict[int, _Mention]) -> list[_Mention]:
+        """Mentions that are the subject of a verb / copula / participle ``token``."""
+        subjects: list[Any] = []
+        if token.dep_ == "acl" or (token.dep_ == "relcl" and token.tag_ == "VBN" and
+                                   not any(c.dep_ in ("nsubj", "nsubjpass") for c in token.children)):
+            subjects = [token.head]
+        else:
+            for child in token.children:
+                if child.dep_ in ("nsubj", "nsubjpass"):
+                    subjects = [child]
+            if not subjects and token.dep_ == "conj" and token.head.pos_ in ("VERB", "AUX"):
+                return self._subject_mention(token.head, by_root)
+        out: list[_Mention] = []
+        for subj in subjects:
+            # "the table, which is wooden": the relative pronoun stands for the noun it follows.
+            if subj.lower_ in RELATIVE_PRONOUNS and token.dep_ == "relcl":
+                subj = token.head
+            for s in _conjuncts(subj):
+                if s.i in by_root:
+                    out.append(by_root[s.i])
+        return out
+
+    def _attributes(self, doc: Any, by_root: dict[int, _Mention]) -> list[AttributeConcept]:
+        out: list[AttributeConcept] = []
+
+        def add(mention: _Mention, word: Any) -> None:
+            text = word.lower_.strip()
+            if not text or text in NON_ATTRIBUTES or word.like_num or not any(ch.isalpha() for ch in text):
+                return
+            if word.pos_ in ("DET", "PRON", "ADP", "NUM"):
+                return
+            out.append(AttributeConcept(mention.name, text, _char_span([word, doc[mention.root]])))
+
+        for root_i, mention in by_root.items():
+            root = doc[root_i]
+            for child in root.children:
+                if child.dep_ == "amod" or (child.dep_ == "compound" and child.lower_ in DESCRIPTIVE_NOUNS):
+                    for adj in _conjuncts(child):
+                        add(mention, adj)
+            # "a car parked" (participle with nothing after it) describes the car.
+            for child in root.children:
+                if child.dep_ == "acl" and child.tag_ == "VBN" and not _has_prep_object(child):
+                    add(mention, child)
+        for token in doc:
+            # Predicative adjective: "the column is tall", "the table, which is wooden".
+            if token.dep_ == "acomp" and token.pos_ in ("ADJ", "VERB"):
+                for mention in self._subject_mention(token.head, by_root):
+                    for adj in _conjuncts(token):
+                        add(mention, adj)
+            # Passive participle with no object: "the column is intricately carved".
+            elif token.tag_ == "VBN" and token.dep_ in ("ROOT", "conj", "ccomp", "relcl") and \
+                    any(c.dep_ == "auxpass" for c in token.children) and not _has_prep_object(token):
+                for mention in self._subject_mention(token, by_root):
+                    add(mention, token)
+        return out
+
+    def _relations(self, doc: Any, graph: dict[str, Any], by_root: dict[int, _Mention]) -> list[RelationConcept]:
+        entity_roots = []
+        for ent in graph["entities"]:
+            start, end = ent["span_bounds"]
+            entity_roots.append(doc[start:end].root.i)
+        found: dict[tuple[int, int], tuple[str, list[Any]]] = {}
+        for rel in graph["relations"]:
+            s, o = entity_roots[rel["subject"]], entity_roots[rel["object"]]
+            found.setdefault((s, o), (str(rel["relation"]).lower(), []))
+        # Repairs: participle / passive / copular prepositional relations, on the same parse.
+        for token in doc:
+            if token.dep_ != "pobj" or token.i not in by_root:
+                continue
+            prep = token.head
+            verb = prep.head
+            if prep.dep_ == "prep" and verb.i in by_root:
+                # "a remote or a phone on the table": a noun the parser did not chunk.
+                for subject in _conjuncts(verb):
+                    for obj in _conjuncts(token):
+                        if subject.i in by_root and obj.i in by_root and (subject.i, obj.i) not in found:
+                            found[(subject.i, obj.i)] = (prep.lower_, [prep])
+                continue
+            if prep.dep_ not in ("prep", "agent") or verb.pos_ not in ("VERB", "AUX"):
+                continue
+            lemma = verb.lemma_.lower()
+            if verb.tag_ == "VBN" or prep.dep_ == "agent":
+                predicate = f"{verb.lower_} {prep.lower_}"
+            elif lemma in COPULAS:
+                predicate = prep.lower_
+            else:
+                continue  # sng_parser already handles active verbs
+            for subject in self._subject_mention(verb, by_root):
+                for obj in _conjuncts(token):
+                    if obj.i in by_root and subject.root != obj.i:
+                        found[(subject.root, obj.i)] = (predicate, [verb, prep])
+        out: list[RelationConcept] = []
+        for (s, o), (predicate, extra) in found.items():
+            sm, om = by_root.get(s), by_root.get(o)
+            if sm is None or om is None or sm.hedged or om.hedged or s == o:
+                continue
+            predicate = " ".join(predicate.split())
+            if not predicate or predicate in NON_PREDICATES:
+                continue
+            tokens = [doc[s], doc[o]] + extra
+            out.append(RelationConcept(sm.name, predicate, om.name, _char_span(tokens)))
+        out.sort(key=lambda r: r.span or (0, 0))
+        return out
+
+
+def is_thing(root: Any) -> bool:
+    """Whether a head noun names something visible: not a pronoun, number, framing or collective word."""
+    lemma = (root.lemma_ or root.text).lower()
+    if root.pos_ in ("PRON", "NUM", "DET") or lemma in PRONOUNS or root.lower_ in PRONOUNS:
+        return False
+    if not any(ch.isalpha() for ch in root.text):
+        return False
+    return lemma not in FRAMING_NOUNS and lemma not in QUANTIFIER_NOUNS
+
+
+def _has_prep_object(verb: Any) -> bool:
+    return any(c.dep_ in ("prep", "agent") and any(g.dep_ == "pobj" for g in c.children) for c in verb.children) \
+        or any(c.dep_ == "dobj" for c in verb.children)
+
+
+def _dedupe(objects: list[ObjectConcept], attributes: list[AttributeConcept],
+            relations: list[RelationConcept]) -> ConceptSet:
+    """Each concept once per response, at its first mention."""
+    seen_o: set[str] = set()
+    seen_a: set[tuple[str, str]] = set()
+    seen_r: set[tuple[str, str, str]] = set()
+    objs = [o for o in objects if not (o.name in seen_o or seen_o.add(o.name))]  # type: ignore[func-returns-value]
+    attrs = [a for a in attributes if a.attribute != a.object and
+             not ((a.object, a.attribute) in seen_a or seen_a.add((a.object, a.attribute)))]  # type: ignore[func-returns-value]
+    rels = [r for r in relations if not ((r.subject, r.predicate, r.object) in seen_r or
+                                         seen_r.add((r.subject, r.predicate, r.object)))]  # type: ignore[func-returns-value]
+    return ConceptSet(objects=objs, attributes=attrs, relations=rels)

@@ -1,0 +1,58 @@
+"""Finding where a response mentions a concept an LLM named (LLMs return words, not offsets).
+
+>>> text = "A red apple lies under the blue desk."
+>>> find_span(text, ["apple"]), find_span(text, ["desk", "blue"]), find_span(text, ["apples"])
+((6, 11), (27, 36), (6, 11))
+>>> find_span(text, ["banana"]) is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _variants(word: str) -> list[str]:
+    """The word and its simple plural / singular forms, so "apples" finds "apple" and back."""
+    w = word.strip().lower()
+    out = [w]
+    if w.endswith("ies"):
+        out.append(w[:-3] + "y")
+    elif w.endswith("es"):
+        out += [w[:-2], w[:-1]]
+    elif w.endswith("s"):
+        out.append(w[:-1])
+    else:
+        out += [w + "s", w + "es"]
+    return [v for v in out if v]
+
+
+def _occurrences(text: str, phrase: str) -> list[tuple[int, int]]:
+    lower = text.lower()
+    for variant in _variants(phrase):
+        found = [(m.start(), m.end()) for m in re.finditer(rf"(?<![^\W_]){re.escape(variant)}(?![^\W_])", lower)]
+        if found:
+            return found
+    head = phrase.strip().split()[-1] if phrase.strip() else ""
+    if head and head.lower() != phrase.strip().lower():
+        return _occurrences(text, head)
+    return []
+
+
+def find_span(text: str, words: list[str]) -> tuple[int, int] | None:
+    """The character span covering the first mention of ``words[0]`` and the nearest mentions of
+    the others; None when the first word is not in the text (a concept the LLM inferred)."""
+    words = [w for w in words if w and w.strip()]
+    if not words:
+        return None
+    anchors = _occurrences(text, words[0])
+    if not anchors:
+        return None
+    start, end = anchors[0]
+    for word in words[1:]:
+        occ = _occurrences(text, word)
+        if not occ:
+            continue
+        nearest = min(occ, key=lambda se: abs(se[0] - anchors[0][0]))
+        start, end = min(start, nearest[0]), max(end, nearest[1])
+    return (start, end)

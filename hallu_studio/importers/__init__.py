@@ -1,0 +1,7 @@
+"""Importers: pure readers, files in, ``ParsedBenchmark`` / ``ParsedResponses`` out.
+
+One module per source format (``tri_he``, ``reefknot``, ``scene_graphs`` for VG / GQA,
+``halfscore``, ``toolkits`` for lmms-eval / VLMEvalKit, ``jsonl`` for HalluStudio's own
+format); ``pipelines.importing`` writes their results to the store. Formats are
+described in ``docs/formats.md``.
+"""

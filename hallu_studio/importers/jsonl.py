@@ -1,0 +1,172 @@
+"""HalluStudio's own JSONL formats (what ``export --format jsonl`` writes), see ``docs/formats.md``.
+
+* **samples**: one ``Sample.to_dict()`` per line, plus ``image``: the image file's path
+  relative to the JSONL file (or ``image_sha256`` and an images folder holding
+  ``<sha256>.<ext>``). Optional ``{"benchmark_info": {name, description, source, meta}}`` lines
+  describe the benchmarks.
+* **responses**: ``{sample_id, model, response}`` per line; optional ``signals``, ``id``,
+  ``created_at`` and ``run`` (a full run manifest, kept as is; without it a
+  ``recorded`` run is made per benchmark and model).
+* **judgments**: the exported ``events`` rows ``{id, annotator, kind, response_id, target,
+  value, undoes, created_at}``.
+
+The kind of a file is told by its first record (:func:`detect_kind`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..images import ImageFolder, ImageRejected, read_image
+from ..model import Benchmark, HumanEvent, Response, Run, Sample, ValidationError
+from .base import ImportProblem, ParsedBenchmark, ParsedResponses, StoredImage
+from .reading import FatalImportError, iter_jsonl
+from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
+
+SAMPLE_KEYS = {"benchmark", "image_key", "task"}
+JUDGMENT_KEYS = {"annotator", "kind"}
+RESPONSE_KEYS = {"sample_id", "response"}
+
+
+def detect_kind(path: str | os.PathLike[str]) -> str:
+    """``samples``, ``responses`` or ``judgments``, from the keys of the file's first record."""
+    for _, record in iter_jsonl(path, []):
+        keys = set(record)
+        if "benchmark_info" in keys or SAMPLE_KEYS <= keys:
+            return "samples"
+        if JUDGMENT_KEYS <= keys:
+            return "judgments"
+        if RESPONSE_KEYS <= keys:
+            return "responses"
+        raise FatalImportError(f"{Path(path).name}: the first record has neither sample fields {sorted(SAMPLE_KEYS)}, "
+                               f"response fields {sorted(RESPONSE_KEYS)} nor judgment fields {sorted(JUDGMENT_KEYS)}")
+    raise FatalImportError(f"{Path(path).name}: no records")
+
+
+def _image(record: dict[str, Any], sid: str, base: Path, folder: ImageFolder | None,
+           parsed: ParsedBenchmark, where: str, cache: dict[str, StoredImage | ImageRejected]) -> str | None:
+    """The sha256 of the sample's image once read and validated, else None (with a problem)."""
+    rel, claimed = record.pop("image", None), record.get("image_sha256")
+    if not rel and not claimed:
+        return None
+    try:
+        if rel:
+            # Many questions share one image: read and validate each file once.
+            if str(rel) not in cache:
+                try:
+                    cache[str(rel)] = read_image(str(rel), base)
+                except ImageRejected as exc:
+                    cache[str(rel)] = exc
+            found = cache[str(rel)]
+            if isinstance(found, ImageRejected):
+                raise found
+            img = found
+        elif folder is not None:
+            img = folder.load(str(claimed))
+        else:
+            raise ImageRejected(f"image {claimed} named by sha256 but no image folder given")
+    except ImageRejected as exc:
+        parsed.problems.append(ImportProblem(where, f"sample {sid}: {exc}", fatal=False))
+        return None
+    if claimed and claimed != img.sha256:
+        raise ValueError(f"the image file's sha256 {img.sha256[:12]}… differs from "
+                         f"image_sha256 {str(claimed)[:12]}…")
+    parsed.images.setdefault(img.sha256, img)
+    return img.sha256
+
+
+def read_jsonl_samples(path: str | os.PathLike[str],
+                       images_dir: str | os.PathLike[str] | None = None) -> list[ParsedBenchmark]:
+    """One ParsedBenchmark per benchmark named in the file, in order of appearance."""
+    p = Path(path)
+    folder = ImageFolder(images_dir, depth=0) if images_dir is not None else None
+    problems: list[ImportProblem] = []
+    by_name: dict[str, ParsedBenchmark] = {}
+    cache: dict[str, StoredImage | ImageRejected] = {}
+
+    def bench(name: str) -> ParsedBenchmark:
+        if name not in by_name:
+            by_name[name] = ParsedBenchmark(Benchmark(name, source=str(p)))
+        return by_name[name]
+
+    for lineno, record in iter_jsonl(p, problems):
+        where = f"{p.name} line {lineno}"
+        try:
+            if "benchmark_info" in record:
+                info = record["benchmark_info"]
+                if not isinstance(info, dict) or not str(info.get("name") or "").strip():
+                    raise ValueError("benchmark_info needs a name")
+                b = bench(str(info["name"])).benchmark
+                b.description, b.source = str(info.get("description") or ""), str(info.get("source") or b.source)
+                b.meta = dict(info.get("meta") or {})
+                continue
+            record = dict(record)
+            for key in ("id", "benchmark", "image_key"):
+                if not str(record.get(key) or "").strip():
+                    raise ValueError(f"missing field {key!r}")
+            parsed = bench(str(record["benchmark"]))
+            record["image_sha256"] = _image(record, str(record["id"]), p.parent, folder, parsed, where, cache)
+            parsed.samples.append(Sample.from_dict(record))
+        except (ValueError, ValidationError, TypeError, KeyError, AttributeError) as exc:
+            # A malformed nested field (a scene graph that is not an object, say) fails this line only.
+            problems.append(ImportProblem(where, str(exc)))
+    if not by_name:
+        if problems:
+            # Nothing parsed: keep the problems visible under the file's name.
+            return [ParsedBenchmark(Benchmark(p.stem, source=str(p)), problems=problems)]
+        raise FatalImportError(f"{p.name}: no samples")
+    first = next(iter(by_name.values()))
+    first.problems[:0] = problems
+    return list(by_name.values())
+
+
+def read_jsonl_responses(path: str | os.PathLike[str], known_ids: set[str], *, benchmark: str | None = None,
+                         model: str | None = None) -> ParsedResponses:
+    """Responses matched to stored samples (see ``recorded.SampleIdResolver``)."""
+    p = Path(path)
+    out = ParsedResponses()
+    resolver = SampleIdResolver(benchmark, known_ids)
+    recorded = RecordedRuns(f"jsonl:{p.name}")
+    runs: dict[str, Run] = {}
+    for lineno, record in iter_jsonl(p, out.problems):
+        where = f"{p.name} line {lineno}"
+        try:
+            text = record.get("response")
+            if not isinstance(text, str):
+                raise ValueError("missing field 'response' (a string)")
+            sid = resolver.resolve([record.get("sample_id")])
+            if isinstance(record.get("run"), dict):
+                run = Run.from_dict(record["run"])
+            else:
+                name = str(record.get("model") or model or "").strip()
+                if not name:
+                    raise ValueError("no model: give a 'model' field or --model")
+                run = recorded.run_for(benchmark_of(sid), name)
+            runs.setdefault(run.id, run)
+            resp = Response(run.id, sid, text, signals=dict(record.get("signals") or {}))
+            if record.get("id") and record["id"] != resp.id:
+                raise ValueError(f"response id {record['id']!r} does not match its run and sample")
+            if record.get("created_at"):
+                out.created_at[resp.id] = str(record["created_at"])
+            out.responses.append(resp)
+        except (ValueError, TypeError) as exc:
+            out.problems.append(ImportProblem(where, str(exc)))
+    out.runs = list(runs.values())
+    return out
+
+
+def read_jsonl_judgments(path: str | os.PathLike[str]) -> tuple[list[HumanEvent], list[ImportProblem]]:
+    p = Path(path)
+    problems: list[ImportProblem] = []
+    events: list[HumanEvent] = []
+    for lineno, r in iter_jsonl(p, problems):
+        try:
+            events.append(HumanEvent(annotator=str(r.get("annotator") or ""), kind=str(r.get("kind")),
+                                     response_id=r.get("response_id"), value=r.get("value"),
+                                     target=str(r.get("target") or ""), undoes=r.get("undoes"), id=r.get("id"),
+                                     created_at=r.get("created_at")))
+        except (ValueError, ValidationError, TypeError) as exc:
+            problems.append(ImportProblem(f"{p.name} line {lineno}", str(exc)))
+    return events, problems

@@ -1,0 +1,134 @@
+"""Tri-HE (``tri-he.json`` + an image folder, by default ``<dir>/usage_figures``).
+
+The file is a dict keyed by image id::
+
+    {"2374892": {"instance": [{"question", "answer", "triplet": ["(s, p, o)", ...]}, ...],
+                 "triplets": [...every reference triplet of the image...],
+                 "all_object": [...every object, duplicates included...],
+                 "object": [...a subset that also holds non-objects...]}}
+
+Scene graph of an image (one per image, shared by its questions):
+
+* objects: ``all_object`` in order, ids ``o0, o1, ...``; duplicates stay separate objects;
+* each reference triplet ``(s, p, o)`` becomes
+
+  - an **attribute** ``o`` of ``s`` when ``p`` is "is"/"are", ``o`` has at most two words and
+    ``o`` is not the name of a listed object ("(laptop, is, black)" -> laptop: black);
+  - otherwise a **relation** ``s -p-> o``;
+
+  ends are matched to listed objects by name, case-insensitively (the first listed one);
+  an end not in the list is added as object ``t0, t1, ...`` and named in the
+  sample's ``meta["added_objects"]``.
+
+One ``vqa`` sample per question, id ``tri-he/<image_id>/q<k>`` (``k`` from 0), with that
+question's triplets as ``gold_triplets``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..images import ImageFolder
+from ..model import Benchmark, Sample, SceneGraph, SceneObject, SceneRelation, ValidationError
+from .base import ImportProblem, ParsedBenchmark
+from .reading import FatalImportError, attach_images, read_json
+from .triplets import Triplet, parse_triplets
+
+BENCHMARK = "tri-he"
+ATTRIBUTE_PREDICATES = {"is", "are"}
+
+
+def _triplets(raw: Any, where: str, problems: list[ImportProblem]) -> list[Triplet]:
+    out: list[Triplet] = []
+    for i, text in enumerate(raw or []):
+        try:
+            found, notes = parse_triplets(text)
+        except ValueError as exc:
+            problems.append(ImportProblem(f"{where} triplet {i}", f"{exc}; triplet left out", fatal=False))
+            continue
+        for note in notes:
+            problems.append(ImportProblem(f"{where} triplet {i}", note, fatal=False))
+        out.extend(found)
+    return out
+
+
+def build_scene_graph(all_objects: list[str], triplets: list[Triplet]) -> tuple[SceneGraph, list[str]]:
+    """The image's scene graph and the names of objects added for triplet ends not in the list.
+
+    >>> g, added = build_scene_graph(["laptop", "man"], [("laptop", "is", "black"), ("man", "using", "laptop"),
+    ...                                                   ("man", "near", "window")])
+    >>> g.attribute_pairs(), g.triplets(), added
+    ([('laptop', 'black')], [('man', 'using', 'laptop'), ('man', 'near', 'window')], ['window'])
+    """
+    objects = [SceneObject(id=f"o{i}", name=str(n).strip()) for i, n in enumerate(all_objects) if str(n).strip()]
+    by_name: dict[str, SceneObject] = {}
+    for o in objects:
+        by_name.setdefault(o.name.lower(), o)
+    added: list[str] = []
+
+    def node(name: str) -> SceneObject:
+        key = name.lower()
+        if key not in by_name:
+            obj = SceneObject(id=f"t{len(added)}", name=name)
+            objects.append(obj)
+            by_name[key] = obj
+            added.append(name)
+        return by_name[key]
+
+    listed = {o.name.lower() for o in objects}
+    relations: list[SceneRelation] = []
+    for s, p, o in triplets:
+        if p.lower() in ATTRIBUTE_PREDICATES and len(o.split()) <= 2 and o.lower() not in listed:
+            subject = node(s)
+            if o not in subject.attributes:
+                subject.attributes.append(o)
+            continue
+        relations.append(SceneRelation(node(s).id, p, node(o).id))
+    return SceneGraph(objects=objects, relations=relations), added
+
+
+def read_tri_he(path: str | os.PathLike[str], images_dir: str | os.PathLike[str] | None = None,
+                benchmark: str = BENCHMARK) -> ParsedBenchmark:
+    """Parse ``tri-he.json`` (or a folder holding it); images from ``images_dir`` or ``usage_figures``."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "tri-he.json"
+    data = read_json(p)
+    if not isinstance(data, dict):
+        raise FatalImportError(f"{p.name}: expected a JSON object keyed by image id, got {type(data).__name__}")
+    parsed = ParsedBenchmark(Benchmark(benchmark, "Tri-HE: triplet-level hallucination evaluation", str(p)))
+    for image_id, entry in data.items():
+        where = f"{p.name} image {image_id}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("instance"), list):
+            parsed.problems.append(ImportProblem(where, "expected an object with an 'instance' list"))
+            continue
+        all_objects = entry.get("all_object") or []
+        if not isinstance(all_objects, list):
+            parsed.problems.append(ImportProblem(where, "'all_object' must be a list"))
+            continue
+        try:
+            graph, added = build_scene_graph(all_objects, _triplets(entry.get("triplets"), where, parsed.problems))
+        except ValidationError as exc:
+            parsed.problems.append(ImportProblem(where, f"scene graph: {exc}"))
+            continue
+        for k, inst in enumerate(entry["instance"]):
+            qwhere = f"{where} question {k}"
+            if not isinstance(inst, dict) or not str(inst.get("question") or "").strip():
+                parsed.problems.append(ImportProblem(qwhere, "missing field 'question'"))
+                continue
+            meta: dict[str, Any] = {"listed_objects": [str(x) for x in entry.get("object") or []]}
+            if added:
+                meta["added_objects"] = added
+            parsed.samples.append(Sample(
+                id=f"{benchmark}/{image_id}/q{k}", benchmark=benchmark, image_key=str(image_id), task="vqa",
+                scene_graph=graph, question=str(inst["question"]).strip(),
+                answer=str(inst.get("answer") or "").strip() or None,
+                gold_triplets=_triplets(inst.get("triplet"), qwhere, parsed.problems), meta=meta))
+    folder_path = Path(images_dir) if images_dir is not None else p.parent / "usage_figures"
+    folder = ImageFolder(folder_path, depth=0) if folder_path.is_dir() else None
+    if images_dir is not None and folder is None:
+        raise FileNotFoundError(f"image folder {images_dir} does not exist")
+    attach_images(parsed, folder, p.name)
+    return parsed

@@ -1,0 +1,15 @@
+"""Judges of response triplets against a reference (scene graph + gold triplets), for Tri-HE.
+
+- ``EmbeddingSimilarityJudge``: Tri-HE's released check (cosine similarity, no NLI model).
+- ``NLIJudge``: a real NLI cross-encoder's entailment probability.
+- ``LLMJudge``: the paper's two questions to an LLM.
+"""
+
+from .base import HALLUCINATION_VERDICTS, VERDICTS, JudgeReference, TripletJudge, TripletJudgement
+from .embedding_judge import EmbeddingSimilarityJudge
+from .factory import build_triplet_judge
+from .llm_judge import LLMJudge
+from .nli import NLIJudge, NLIModel
+
+__all__ = ["HALLUCINATION_VERDICTS", "VERDICTS", "JudgeReference", "TripletJudge", "TripletJudgement",
+           "EmbeddingSimilarityJudge", "LLMJudge", "build_triplet_judge", "NLIJudge", "NLIModel"]

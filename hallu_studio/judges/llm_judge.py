@@ -1,0 +1,139 @@
+"""Tri-HE's LLM judge: two questions per claim to an LLM (§3.3, Appendix A.2).
+
+1. Can the triplet be directly obtained or inferred from the image's scene graph
+   (and the question's reference answer)? yes / no.
+2. Only for "no": which part is wrong, object1, object2 or relation? (object1 or
+   object2 → object hallucination; relation → relation hallucination.)
+
+The paper's prompt is a figure not reproduced in its text; the prompts below follow
+its description (``PROMPT_VERSION`` changes whenever they do, so cached answers of
+older prompts are never reused). An answer that names no choice is ``unparseable`` (and
+is not cached, so a re-run asks again).
+An LLM that cannot be reached raises ``LLMError`` (after the client's retries): the
+scoring pipeline records that item as a failure instead of scoring it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from ..llm import LLMAnswerError, LLMClient, LLMError, LLMRequest
+from .base import JudgeReference, Triplet, TripletJudgement
+
+PROMPT_VERSION = "trihe-judge-1"
+
+_SYSTEM = ("You judge whether statements about an image are supported by its scene graph. "
+           "The scene graph lists every object and relation that exists in the image as triplets "
+           "(object1, relation, object2).")
+
+_Q1 = """Scene graph triplets:
+{graph}
+{qa}
+Statement triplet: ({s}, {p}, {o})
+
+Can this triplet be directly obtained or reasonably inferred from the scene graph above?
+Answer with one word: yes or no."""
+
+_Q2 = """Scene graph triplets:
+{graph}
+{qa}
+Statement triplet: ({s}, {p}, {o})
+
+This triplet is NOT supported by the scene graph. Which part of it is wrong?
+Answer with exactly one of: object1, object2, relation."""
+
+_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+_PART = re.compile(r"\b(object\s*1|object\s*2|relation)\b", re.IGNORECASE)
+
+
+def _graph_text(reference: JudgeReference) -> str:
+    lines = [f"({s}, {p}, {o})" for s, p, o in reference.triplets]
+    listed = {n for s, _, o in reference.triplets for n in (s, o)}
+    extra = [n for n in reference.objects if n not in listed]
+    if extra:
+        lines.append("Other objects in the image: " + ", ".join(dict.fromkeys(extra)))
+    return "\n".join(lines) or "(empty)"
+
+
+def _qa_text(reference: JudgeReference) -> str:
+    parts = []
+    if reference.question:
+        parts.append(f"Question about the image: {reference.question}")
+    if reference.answer:
+        parts.append(f"Reference answer: {reference.answer}")
+    return "\n".join(parts)
+
+
+def parse_supported(answer: str) -> bool | None:
+    m = _YES_NO.search(answer)
+    return None if m is None else m.group(1).lower() == "yes"
+
+
+def parse_wrong_part(answer: str) -> str | None:
+    m = _PART.search(answer)
+    if m is None:
+        return None
+    return "relation" if m.group(1).lower() == "relation" else "object"
+
+
+def _required(parse: Any, what: str) -> Any:
+    """``parse`` turned into a client check: an answer it cannot read is a ``ValueError`` (and not cached)."""
+    def check(answer: str) -> Any:
+        value = parse(answer)
+        if value is None:
+            raise ValueError(f"no {what} in the answer")
+        return value
+    return check
+
+
+class LLMJudge:
+    name = "llm"
+
+    def __init__(self, client: LLMClient, *, prompt_version: str = PROMPT_VERSION) -> None:
+        self.client = client
+        self.prompt_version = prompt_version
+
+    def config(self) -> dict[str, Any]:
+        return {"judge": self.name, "llm": self.client.name, "prompt_version": self.prompt_version}
+
+    def _messages(self, template: str, claim: Triplet, graph: str, qa: str) -> list[dict[str, str]]:
+        s, p, o = claim
+        return [{"role": "system", "content": _SYSTEM},
+                {"role": "user", "content": template.format(graph=graph, qa=qa, s=s, p=p, o=o)}]
+
+    def _ask(self, template: str, namespace: str, check: Any, claims: Sequence[Triplet], graph: str,
+             qa: str) -> list[Any]:
+        """Parsed answers in claim order; an unreadable answer comes back as its ``LLMAnswerError``."""
+        answers = self.client.complete_many(
+            [LLMRequest(self._messages(template, c, graph, qa), namespace, self.prompt_version, check=check)
+             for c in claims])
+        for a in answers:
+            if isinstance(a, LLMError) and not isinstance(a, LLMAnswerError):
+                raise a  # an unreachable LLM: the pipeline records the item as failed
+        return answers
+
+    def judge(self, claims: Sequence[Triplet], reference: JudgeReference) -> list[TripletJudgement]:
+        if not claims:
+            return []
+        graph, qa = _graph_text(reference), _qa_text(reference)
+        first = self._ask(_Q1, "trihe.supported", _required(parse_supported, "yes/no"), claims, graph, qa)
+        out: list[TripletJudgement | None] = [None] * len(claims)
+        rejected = []
+        for i, (claim, supported) in enumerate(zip(claims, first)):
+            if isinstance(supported, LLMAnswerError):
+                out[i] = TripletJudgement(tuple(claim), "unparseable", None,
+                                          f"no yes/no in: {supported.answer[:200]!r}")
+            elif supported:
+                out[i] = TripletJudgement(tuple(claim), "supported", None, "LLM: supported by the scene graph")
+            else:
+                rejected.append(i)
+        second = self._ask(_Q2, "trihe.wrong_part", _required(parse_wrong_part, "object1/object2/relation"),
+                           [claims[i] for i in rejected], graph, qa) if rejected else []
+        for i, part in zip(rejected, second):
+            if isinstance(part, LLMAnswerError):
+                out[i] = TripletJudgement(tuple(claims[i]), "unparseable", None,
+                                          f"not supported, but no object1/object2/relation in: {part.answer[:200]!r}")
+            else:
+                out[i] = TripletJudgement(tuple(claims[i]), part, None, f"LLM: not supported; the {part} is wrong")
+        return [j for j in out if j is not None]

@@ -1,0 +1,262 @@
+"""VISCON Evaluate-by-EMD (§3.2.1): Earth Mover's Distance between reference and mentioned concepts.
+
+Each concept is written with VISCON's templates (Table 11) and embedded with a sentence encoder:
+
+* object    ``Object: {o}``
+* attribute ``Attribute of {o}: {a}``
+* relation  ``Relation: {s} - {p} - {o}``
+
+Per concept type t, with N reference and M mentioned concepts, uniform weights (1/N, 1/M) and the
+cost C[i, j] = 1 - cos(v_i, w_j), ``d_t = min_U <U, C>`` over transport plans U (exact, POT
+``ot.emd``). VISCON's hallucination score is the **sum** over the three types (eq. 1; Table 4's
+"all" column is the sum of the other three), and every number is reported ×100.
+
+Each set is deduplicated first (a concept set: "the man ... the man" is one object).
+
+Empty sides (the paper does not say; our choice, stated in ``undefined_reason``):
+
+* both sides empty: 0 (nothing to transport, nothing hallucinated);
+* one side empty: undefined by default (no transport plan exists between mass and nothing);
+  with ``empty_side="unit_cost"`` it is 100, the cost of moving all mass to an orthogonal concept.
+
+The total is defined only when all three types are.
+
+Worked example (unit vectors chosen by hand; costs on the ×100 scale):
+
+    reference objects: cat = (1, 0), sofa = (0, 1); mentioned: kitten = (0.8, 0.6), sofa = (0, 1)
+    C = [[1 - 0.8, 1 - 0], [1 - 0.6, 1 - 1]] = [[0.2, 1.0], [0.4, 0.0]]
+    uniform mass 1/2 each: the optimal plan moves cat->kitten and sofa->sofa,
+    d_object = 0.5 * 0.2 + 0.5 * 0.0 = 0.1  ->  10.0 on the ×100 scale
+
+>>> import numpy as np
+>>> r = emd_between(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.8, 0.6], [0.0, 1.0]]))
+>>> round(r.distance * 100, 6), [round(c * 100, 6) for c in r.per_concept_cost]
+(10.0, [20.0, 0.0])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from ..extraction.base import ConceptExtractor
+from ..model import ConceptSet
+from .base import ItemResult, ScoringItem
+from .reference_concepts import reference_concepts_many
+
+CONCEPT_TYPES: tuple[str, ...] = ("object", "attribute", "relation")
+TEMPLATES: dict[str, str] = {
+    "object": "Object: {o}",
+    "attribute": "Attribute of {o}: {a}",
+    "relation": "Relation: {s} - {p} - {o}",
+}
+SCALE = 100.0
+EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
+
+
+class PhraseEncoder(Protocol):
+    """What EMD needs of an embedder (``hallu_studio.embedding.Embedder`` fits)."""
+
+    model_name: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class TypedPhrases:
+    """One concept type of one concept set: template phrases, display labels, spans (deduplicated)."""
+
+    phrases: list[str]
+    labels: list[str]
+    spans: list[list[int] | None]
+
+
+def concept_phrases(concepts: ConceptSet) -> dict[str, TypedPhrases]:
+    """The templated phrase of each distinct concept, per type, in order of first mention.
+
+    >>> from hallu_studio.model import ConceptSet
+    >>> p = concept_phrases(ConceptSet.from_dict({"objects": ["wall", "wall"], "attributes": [["wall", "beige"]],
+    ...     "relations": [["framed picture", "hangs on", "wall"]]}))
+    >>> p["object"].phrases, p["attribute"].phrases, p["relation"].phrases
+    (['Object: wall'], ['Attribute of wall: beige'], ['Relation: framed picture - hangs on - wall'])
+    """
+    out: dict[str, TypedPhrases] = {}
+    items: dict[str, list[tuple[str, str, Any]]] = {
+        "object": [(TEMPLATES["object"].format(o=c.name), c.name, c.span) for c in concepts.objects],
+        "attribute": [(TEMPLATES["attribute"].format(o=c.object, a=c.attribute), f"{c.object}: {c.attribute}", c.span)
+                      for c in concepts.attributes],
+        "relation": [(TEMPLATES["relation"].format(s=c.subject, p=c.predicate, o=c.object),
+                      f"{c.subject} - {c.predicate} - {c.object}", c.span) for c in concepts.relations],
+    }
+    for kind, rows in items.items():
+        seen: dict[str, int] = {}
+        phrases: list[str] = []
+        labels: list[str] = []
+        spans: list[list[int] | None] = []
+        for phrase, label, span in rows:
+            if phrase in seen:
+                continue
+            seen[phrase] = len(phrases)
+            phrases.append(phrase)
+            labels.append(label)
+            spans.append(list(span) if span else None)
+        out[kind] = TypedPhrases(phrases, labels, spans)
+    return out
+
+
+@dataclass
+class EMDResult:
+    """One type's EMD: the distance (0-2 scale), the cost matrix and the optimal plan (reference rows,
+    response columns), and each response concept's transported cost per unit of its mass, whose mean is
+    the distance (VISCON Figure 8's concept-wise EMD)."""
+
+    distance: float
+    cost: np.ndarray
+    plan: np.ndarray
+    per_concept_cost: list[float]
+
+
+def emd_between(reference: np.ndarray, response: np.ndarray) -> EMDResult:
+    """Exact EMD with uniform weights and cost 1 - cosine between rows of two non-empty matrices."""
+    import ot
+
+    if reference.ndim != 2 or response.ndim != 2 or not len(reference) or not len(response):
+        raise ValueError(f"emd_between needs two non-empty matrices, got shapes {reference.shape} and {response.shape}")
+    ref = _unit_rows(np.asarray(reference, dtype=np.float64))
+    resp = _unit_rows(np.asarray(response, dtype=np.float64))
+    # 1 - cos lies in [0, 2]; clip the float noise of identical phrases (cos 1.0000001).
+    cost = np.clip(1.0 - ref @ resp.T, 0.0, 2.0)
+    n, m = cost.shape
+    a = np.full(n, 1.0 / n)
+    b = np.full(m, 1.0 / m)
+    plan = ot.emd(a, b, cost)
+    distance = float(np.sum(plan * cost))
+    per_concept = (np.sum(plan * cost, axis=0) * m).tolist()
+    return EMDResult(distance=distance, cost=cost, plan=plan, per_concept_cost=[float(x) for x in per_concept])
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("a concept embedding is the zero vector; cosine is undefined")
+    return x / norms
+
+
+def _round_matrix(m: np.ndarray, digits: int = 5) -> list[list[float]]:
+    return [[round(float(v), digits) for v in row] for row in m]
+
+
+class EMDMetric:
+    """VISCON's EMD between a sample's reference concepts and the concepts its response mentions.
+
+    ``extractor`` extracts concepts from responses whose ``ScoringItem.mentioned`` is None and from
+    dense reference captions; ``embedder`` encodes the templated phrases (cached across responses).
+    """
+
+    name = "emd"
+
+    def __init__(self, embedder: PhraseEncoder, extractor: ConceptExtractor | None = None, *,
+                 empty_side: str = "undefined") -> None:
+        if empty_side not in EMPTY_SIDE_POLICIES:
+            raise ValueError(f"empty_side must be one of {EMPTY_SIDE_POLICIES}, got {empty_side!r}")
+        self.embedder = embedder
+        self.extractor = extractor
+        self.empty_side = empty_side
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "metric": self.name,
+            "embedding_model": getattr(self.embedder, "model_name", type(self.embedder).__name__),
+            "templates": TEMPLATES,
+            "scale": SCALE,
+            "total": "sum",
+            "empty_side": self.empty_side,
+            "extractor": self.extractor.config() if self.extractor is not None else None,
+        }
+
+    # ------------------------------------------------------------------ scoring
+
+    def update(self, item: ScoringItem) -> ItemResult:
+        return self.update_many([item])[0]
+
+    def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
+        """Score a batch: one extraction call for unextracted responses and dense references, and
+        one encoder call for every distinct phrase of the batch."""
+        mentioned = self._mentioned(items)
+        references = reference_concepts_many([it.sample for it in items], self.extractor)
+        ref_phrases = [concept_phrases(c) for c in references]
+        resp_phrases = [concept_phrases(c) for c in mentioned]
+        distinct = list(dict.fromkeys(
+            p for group in (ref_phrases, resp_phrases) for by_type in group
+            for typed in by_type.values() for p in typed.phrases))
+        vectors = self.embedder.encode(distinct) if distinct else np.zeros((0, 1), dtype=np.float32)
+        index = {p: i for i, p in enumerate(distinct)}
+        return [self._score(r, m, vectors, index) for r, m in zip(ref_phrases, resp_phrases)]
+
+    def _mentioned(self, items: Sequence[ScoringItem]) -> list[ConceptSet]:
+        todo = [i for i, it in enumerate(items) if it.mentioned is None]
+        out: list[ConceptSet | None] = [it.mentioned for it in items]
+        if todo:
+            if self.extractor is None:
+                raise ValueError(f"response {items[todo[0]].response_id} has no extracted concepts and "
+                                 "the EMD metric was given no extractor")
+            for i, concepts in zip(todo, self.extractor.extract([items[i].response for i in todo])):
+                out[i] = concepts
+        return [c if c is not None else ConceptSet() for c in out]
+
+    def _score(self, ref: dict[str, TypedPhrases], resp: dict[str, TypedPhrases], vectors: np.ndarray,
+               index: dict[str, int]) -> ItemResult:
+        values: dict[str, Any] = {}
+        stats: dict[str, float] = {}
+        types_evidence: dict[str, Any] = {}
+        reasons: list[str] = []
+        for kind in CONCEPT_TYPES:
+            r, m = ref[kind], resp[kind]
+            evidence: dict[str, Any] = {"reference": r.labels, "response": m.labels, "response_spans": m.spans,
+                                        "cost": [], "plan": [], "per_concept_cost": []}
+            value: float | None
+            if r.phrases and m.phrases:
+                result = emd_between(vectors[[index[p] for p in r.phrases]], vectors[[index[p] for p in m.phrases]])
+                value = result.distance * SCALE
+                evidence.update(cost=_round_matrix(result.cost), plan=_round_matrix(result.plan),
+                                per_concept_cost=[round(c * SCALE, 4) for c in result.per_concept_cost])
+            elif not r.phrases and not m.phrases:
+                value = 0.0
+            else:
+                side = "the response mentions" if not m.phrases else "the reference has"
+                reason = f"{kind}: {side} no {kind}s"
+                if self.empty_side == "unit_cost":
+                    value = SCALE
+                    evidence["note"] = reason + "; scored as unit cost (100)"
+                else:
+                    value = None
+                    reasons.append(reason)
+                    evidence["undefined_reason"] = reason
+            values[kind] = value
+            stats[f"{kind}_defined"] = 0.0 if value is None else 1.0
+            if value is not None:
+                stats[kind] = value
+            types_evidence[kind] = evidence
+        if reasons:
+            values["total"] = None
+            stats["total_defined"] = 0.0
+        else:
+            values["total"] = sum(values[k] for k in CONCEPT_TYPES)
+            stats["total"] = values["total"]
+            stats["total_defined"] = 1.0
+        evidence_all = {"model": getattr(self.embedder, "model_name", type(self.embedder).__name__),
+                        "types": types_evidence}
+        return ItemResult(stats=stats, values=values, evidence=evidence_all,
+                          undefined_reason="; ".join(reasons) if reasons else None)
+
+    def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
+        """Mean of each type (and of the total) over the items where it is defined, with the counts."""
+        out: dict[str, float] = {}
+        for kind in (*CONCEPT_TYPES, "total"):
+            vals = [s[kind] for s in stats if s.get(f"{kind}_defined") and kind in s]
+            out[kind] = float(np.mean(vals)) if vals else float("nan")
+            out[f"n_{kind}"] = float(len(vals))
+        out["n_items"] = float(len(stats))
+        return out

@@ -1,0 +1,145 @@
+"""VISCON Evaluate-by-Edit (§3.2.2): revise a response against the image's concepts, count word edits.
+
+Per item: the word-level edit distance between the response and its revision, the distance per
+word of the response, and the word count; corpus level: the means and the slope α of total
+distance against length (Table 3). The revision comes from a reviser (``SceneGraphRuleReviser``
+offline, ``LLMReviser`` with an LLM) over the sample's scene graph; a sample with only reference
+triplets or a dense caption gets a graph built from those reference concepts.
+
+Worked example (hand-counted): a graph with a blue car on a street and the response
+"A red car is parked on the street next to a dog." (12 words). The rule reviser answers
+GetDescription(dog) NONE and finds red/blue in conflict, giving "A blue car is parked on the
+street." (8 words): one substitution (red -> blue) and four deletions (next to a dog), so the
+distance is 5 and the distance per word 5 / 12.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+import numpy as np
+
+from ..model import ConceptSet, SceneGraph
+from .base import ItemResult, ScoringItem
+from .edit_distance import edit_slope_alpha, word_edit_distance
+from .reference_concepts import reference_concepts_many, reference_source
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..revision.rule_reviser import Revision
+    from ..store import Store
+
+
+class Reviser(Protocol):
+    name: str
+
+    def config(self) -> dict[str, Any]: ...
+
+    def revise_many(self, texts: list[str], graphs: list[SceneGraph]) -> list["Revision"]: ...
+
+
+def graph_from_concepts(concepts: ConceptSet) -> SceneGraph:
+    """A scene graph with one object per distinct name, holding its attributes and relations."""
+    names = list(dict.fromkeys([o.name for o in concepts.objects] + [a.object for a in concepts.attributes]
+                               + [n for r in concepts.relations for n in (r.subject, r.object)]))
+    ids = {n: f"o{i}" for i, n in enumerate(names)}
+    attrs: dict[str, list[str]] = {n: [] for n in names}
+    for a in concepts.attributes:
+        if a.attribute not in attrs[a.object]:
+            attrs[a.object].append(a.attribute)
+    return SceneGraph.from_dict({
+        "objects": [{"id": ids[n], "name": n, "attributes": attrs[n]} for n in names],
+        "relations": [{"subject": ids[r.subject], "predicate": r.predicate, "object": ids[r.object]}
+                      for r in concepts.relations],
+    })
+
+
+class EvaluateByEditMetric:
+    """Word edit distance between a response and its scene-graph-driven revision."""
+
+    name = "edit"
+
+    def __init__(self, reviser: Reviser, reference_extractor: Any | None = None) -> None:
+        self.reviser = reviser
+        self.reference_extractor = reference_extractor
+
+    @classmethod
+    def from_settings(cls, settings: "Settings", store: "Store | None" = None) -> "EvaluateByEditMetric":
+        """``scoring.reviser``: ``rule`` (offline default) or ``llm`` (needs ``llm.base_url`` and ``llm.model``)."""
+        from ..extraction.parser import ParserExtractor
+        from ..revision.matching import ObjectMatcher
+
+        from ..embedding import Embedder
+
+        extractor = ParserExtractor(batch_size=settings.scoring.batch_size)
+        # Synonyms ("puppy" ~ "dog", "couch" ~ "sofa") match by embedding; see ObjectMatcher.
+        matcher = ObjectMatcher(Embedder(settings.scoring.embedding_model, store=store,
+                                         batch_size=settings.scoring.batch_size))
+        kind = settings.scoring.reviser
+        if kind == "rule":
+            from ..revision.rule_reviser import SceneGraphRuleReviser
+
+            return cls(SceneGraphRuleReviser(extractor, matcher), extractor)
+        if kind == "llm":
+            from ..llm.client import LLMClient
+            from ..revision.llm_reviser import LLMReviser
+
+            return cls(LLMReviser(LLMClient(settings.llm, store), matcher, model_name=settings.llm.model), extractor)
+        raise ValueError(f"unknown reviser {kind!r}; choose 'rule' or 'llm'")
+
+    def config(self) -> dict[str, Any]:
+        return {"metric": self.name, "reviser": self.reviser.config(), "words": "letters/digits/apostrophes, casefold"}
+
+    def update(self, item: ScoringItem) -> ItemResult:
+        return self.update_many([item])[0]
+
+    def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
+        graphs: list[SceneGraph | None] = [None] * len(items)
+        need_reference = [i for i, it in enumerate(items) if it.sample.scene_graph.is_empty()
+                          and reference_source(it.sample) is not None]
+        for i, it in enumerate(items):
+            if not it.sample.scene_graph.is_empty():
+                graphs[i] = it.sample.scene_graph
+        if need_reference:
+            refs = reference_concepts_many([items[i].sample for i in need_reference], self.reference_extractor)
+            for i, concepts in zip(need_reference, refs):
+                graphs[i] = graph_from_concepts(concepts) if len(concepts) else None
+        todo = [i for i, g in enumerate(graphs) if g is not None]
+        revisions = self.reviser.revise_many([items[i].response for i in todo], [graphs[i] for i in todo])  # type: ignore[misc]
+        by_item = dict(zip(todo, revisions))
+        out: list[ItemResult] = []
+        for i, item in enumerate(items):
+            if i not in by_item:
+                out.append(ItemResult(stats={}, values={"distance": None, "per_word": None, "words": None},
+                                      undefined_reason=f"sample {item.sample.id} has no scene graph, reference "
+                                                       "triplets or dense caption to revise against"))
+                continue
+            out.append(self._result(by_item[i]))
+        return out
+
+    def _result(self, revision: "Revision") -> ItemResult:
+        edit = word_edit_distance(revision.original, revision.revised)
+        values = {"distance": edit.distance, "per_word": edit.per_word, "words": edit.words}
+        stats: dict[str, float] = {"distance": float(edit.distance), "words": float(edit.words)}
+        if edit.per_word is not None:
+            stats["per_word"] = edit.per_word
+        evidence = {"reviser": revision.reviser, "original": revision.original, "revised": revision.revised,
+                    "alignment": edit.alignment, "queries": revision.queries}
+        reason = None if edit.words else "the response has no words"
+        return ItemResult(stats=stats, values=values, evidence=evidence, undefined_reason=reason)
+
+    def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
+        """Mean total and per-word distance (Table 3), and α when lengths vary."""
+        scored = [s for s in stats if "distance" in s]
+        per_word = [s["per_word"] for s in scored if "per_word" in s]
+        out: dict[str, float] = {
+            "distance": float(np.mean([s["distance"] for s in scored])) if scored else float("nan"),
+            "per_word": float(np.mean(per_word)) if per_word else float("nan"),
+            "n": float(len(scored)),
+        }
+        lengths = [s["words"] for s in scored]
+        if len(set(lengths)) >= 2:
+            out["alpha"] = edit_slope_alpha(lengths, [s["distance"] for s in scored])
+        else:
+            out["alpha"] = float("nan")
+        return out

@@ -1,0 +1,394 @@
+"""HalFscore (PerturboLLaVA §3, eq. 1–3): concept-level precision, recall and F of a dense caption.
+
+The response's and the reference's concepts form two concept graphs (nodes:
+objects, with their attributes; edges: relations). A response concept that matches
+no reference concept of its kind is *hallucinated*; a reference concept no response
+concept matches is *omitted*. As the paper's matching prompt (A.8) asks, an
+attribute or relation that involves a hallucinated object is not counted again
+(it stays in the denominator). Then
+
+    precision = 1 − |hallucinated| / |generated|      (eq. 1; the released code calls it
+    recall    = 1 − |omitted| / |reference|            "hallucination_score")
+    F         = 2 P R / (P + R)                        (eq. 3)
+
+per response, and over a corpus micro-averaged over summed counts as the released
+code does (``precision``, ``recall``, ``f``), with the per-response means beside
+(``*_macro``), and per-type hallucination ratios (object / attribute / relation).
+
+Worked example. Response A: 4 concepts, 1 hallucinated; reference 5 concepts, 2
+omitted → P = 0.75, R = 0.6, F = 0.667. Response B: 1 concept, 1 hallucinated;
+reference 5, 5 omitted → P = 0, R = 0, F = 0. Micro: P = 1 − 2/5 = 0.6,
+R = 1 − 7/10 = 0.3, F = 0.4. Macro: P = 0.375, R = 0.3, F = 0.333.
+
+Matchers: ``EmbeddingConceptMatcher`` (offline; cosine ≥ ``halfscore_match_threshold``
+between same-kind concept phrases) and ``LLMConceptMatcher`` (the A.8 prompt).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+import networkx as nx
+import numpy as np
+
+from ..judges.base import PhraseEncoder, unit_rows
+from ..model import ConceptSet, Sample
+from .base import ItemResult, ScoringItem
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..llm import LLMClient
+    from ..store import Store
+
+KINDS: tuple[str, ...] = ("object", "attribute", "relation")
+
+
+@dataclass(frozen=True)
+class Concept:
+    kind: str  # object | attribute | relation
+    parts: tuple[str, ...]  # (name,) | (object, attribute) | (subject, predicate, object)
+
+    def text(self) -> str:
+        """The phrase matched: "cat", "grey cat", "cat on sofa"."""
+        if self.kind == "attribute":
+            return f"{self.parts[1]} {self.parts[0]}"
+        return " ".join(self.parts)
+
+    def objects(self) -> tuple[str, ...]:
+        if self.kind == "relation":
+            return (self.parts[0], self.parts[2])
+        return self.parts[:1]
+
+    def to_list(self) -> list[str]:
+        return [self.kind, *self.parts]
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().lower())
+
+
+def concept_graph(concepts: ConceptSet) -> nx.MultiDiGraph:
+    """Nodes: every entity (objects, relation ends, attribute owners) with its attributes; edges: relations."""
+    g = nx.MultiDiGraph()
+
+    def node(name: str) -> str:
+        key = _norm(name)
+        if key and key not in g:
+            g.add_node(key, attributes=[])
+        return key
+
+    for o in concepts.objects:
+        node(o.name)
+    for a in concepts.attributes:
+        key, attr = node(a.object), _norm(a.attribute)
+        if key and attr and attr not in g.nodes[key]["attributes"]:
+            g.nodes[key]["attributes"].append(attr)
+    for r in concepts.relations:
+        s, o, p = node(r.subject), node(r.object), _norm(r.predicate)
+        if s and o and p and not any(d["predicate"] == p for d in (g.get_edge_data(s, o) or {}).values()):
+            g.add_edge(s, o, predicate=p)
+    return g
+
+
+def graph_concepts(g: nx.MultiDiGraph) -> list[Concept]:
+    """The distinct concepts of a concept graph: objects, then attributes, then relations."""
+    out = [Concept("object", (n,)) for n in g.nodes]
+    out += [Concept("attribute", (n, a)) for n, data in g.nodes(data=True) for a in data["attributes"]]
+    out += [Concept("relation", (s, d["predicate"], o)) for s, o, d in g.edges(data=True)]
+    return out
+
+
+@dataclass
+class MatchOutcome:
+    hallucinated: list[Concept] = field(default_factory=list)
+    omitted: list[Concept] = field(default_factory=list)
+    matched: list[tuple[Concept, Concept | None, float | None]] = field(default_factory=list)
+
+
+class ConceptMatcher(Protocol):
+    name: str
+
+    def config(self) -> dict[str, Any]: ...
+
+    def match(self, response: list[Concept], reference: list[Concept]) -> MatchOutcome: ...
+
+
+def _absorb(unmatched: list[Concept]) -> list[Concept]:
+    """Drop attributes / relations that involve an unmatched object: that object already counts (A.8)."""
+    missing = {c.parts[0] for c in unmatched if c.kind == "object"}
+    return [c for c in unmatched if c.kind == "object" or not any(o in missing for o in c.objects())]
+
+
+class EmbeddingConceptMatcher:
+    """Offline matching: a concept matches when its phrase has cosine ≥ ``threshold`` to a same-kind phrase."""
+
+    name = "embedding"
+
+    def __init__(self, encoder: PhraseEncoder, *, threshold: float = 0.7, model_name: str = "") -> None:
+        self.encoder = encoder
+        self.threshold = threshold
+        self.model_name = model_name or getattr(encoder, "model_name", type(encoder).__name__)
+
+    def config(self) -> dict[str, Any]:
+        return {"matcher": self.name, "model": self.model_name, "threshold": self.threshold}
+
+    def warm(self, concepts: Sequence[Concept]) -> None:
+        """Encode many items' concept phrases in one call (a caching encoder then answers from memory)."""
+        texts = list(dict.fromkeys(c.text() for c in concepts))
+        if texts:
+            self.encoder.encode(texts)
+
+    def _best(self, a: list[Concept], b: list[Concept]) -> list[tuple[Concept | None, float]]:
+        if not a:
+            return []
+        if not b:
+            return [(None, 0.0)] * len(a)
+        sims = unit_rows(self.encoder.encode([c.text() for c in a])) @ unit_rows(
+            self.encoder.encode([c.text() for c in b])).T
+        return [(b[int(np.argmax(r))], float(np.max(r))) for r in sims]
+
+    def match(self, response: list[Concept], reference: list[Concept]) -> MatchOutcome:
+        out = MatchOutcome()
+        hallucinated: list[Concept] = []
+        omitted: list[Concept] = []
+        for kind in KINDS:
+            resp = [c for c in response if c.kind == kind]
+            ref = [c for c in reference if c.kind == kind]
+            for c, (partner, sim) in zip(resp, self._best(resp, ref)):
+                if partner is not None and sim >= self.threshold:
+                    out.matched.append((c, partner, sim))
+                else:
+                    hallucinated.append(c)
+            omitted += [c for c, (p, sim) in zip(ref, self._best(ref, resp)) if p is None or sim < self.threshold]
+        out.hallucinated, out.omitted = _absorb(hallucinated), _absorb(omitted)
+        return out
+
+
+PROMPT_VERSION = "halfscore-a8-1"
+
+_ANALYZE = """-Goal-
+Given two lists of objects, attributes, and relationships extracted from a ground truth (GT) caption and a \
+Vision-Language Model (VLM) caption - both numbered - compare the VLM list to the GT list to identify any \
+incorrect objects, attributes, or relationships in the VLM caption. An incorrect object, attribute, or \
+relationship (hallucination) is one that does not correspond to any in the GT list. Use your language \
+understanding to assess whether objects, attributes, and relationships convey the same meaning, even if \
+expressed differently.
+
+For objects: an object in the VLM list that does not exist in the GT list (considering synonyms) is incorrect; \
+it counts once however often it appears.
+For attributes: each attribute of a matching object that is not present in the GT list is incorrect.
+For relationships: a relationship between correct objects that is new or significantly different is \
+incorrect; a relationship involving an incorrect object does not count separately.
+
+Answer with one line: "Incorrect Serial Numbers: " followed by the serial numbers from the VLM list, in \
+numerical order, separated by commas (or "none").
+
+GT List:
+{gt}
+
+VLM List:
+{vlm}"""
+
+_SERIALS = re.compile(r"incorrect serial numbers\s*:?\s*([0-9,\s]*|none)", re.IGNORECASE)
+
+
+def a8_entry(c: Concept) -> str:
+    """A concept in the A.8 list format."""
+    if c.kind == "object":
+        return f'("NODE":{c.parts[0].upper()})'
+    if c.kind == "attribute":
+        return f'("NODE":{c.parts[0].upper()}||"EDGE":is||"NODE":{c.parts[1]})'
+    return f'("NODE":{c.parts[0].upper()}||"NODE":{c.parts[2].upper()}||"EDGE":{c.parts[1]})'
+
+
+def parse_serials(answer: str, n: int) -> list[int]:
+    """The 1-based serial numbers of "Incorrect Serial Numbers: 2, 5"; ``ValueError`` if absent or out of range."""
+    m = _SERIALS.search(answer)
+    if m is None:
+        raise ValueError(f"no 'Incorrect Serial Numbers' line in: {answer[:200]!r}")
+    if m.group(1).strip().lower() in ("", "none"):
+        return []
+    nums = sorted({int(x) for x in re.findall(r"\d+", m.group(1))})
+    if any(not 1 <= k <= n for k in nums):
+        raise ValueError(f"serial numbers {nums} outside 1..{n}")
+    return nums
+
+
+class LLMConceptMatcher:
+    """The A.8 hallucination-analysis prompt; omissions by the same prompt with the lists swapped."""
+
+    name = "llm"
+
+    def __init__(self, client: "LLMClient", *, prompt_version: str = PROMPT_VERSION) -> None:
+        self.client = client
+        self.prompt_version = prompt_version
+
+    def config(self) -> dict[str, Any]:
+        return {"matcher": self.name, "llm": self.client.name, "prompt_version": self.prompt_version}
+
+    def _incorrect(self, candidate: list[Concept], truth: list[Concept], namespace: str) -> list[Concept]:
+        if not candidate:
+            return []
+        listing = lambda cs: "\n".join(f"{i}. {a8_entry(c)}" for i, c in enumerate(cs, 1))  # noqa: E731
+        prompt = _ANALYZE.format(gt=listing(truth) or "(empty)", vlm=listing(candidate))
+        # An answer without readable serial numbers raises LLMAnswerError and is not cached.
+        serials = self.client.complete_checked([{"role": "user", "content": prompt}], namespace=namespace,
+                                               prompt_version=self.prompt_version,
+                                               check=lambda answer: parse_serials(answer, len(candidate)))
+        return [candidate[k - 1] for k in serials]
+
+    def match(self, response: list[Concept], reference: list[Concept]) -> MatchOutcome:
+        hallucinated = self._incorrect(response, reference, "halfscore.hallucinated")
+        omitted = self._incorrect(reference, response, "halfscore.omitted")
+        wrong = set(hallucinated)
+        return MatchOutcome(hallucinated, omitted, [(c, None, None) for c in response if c not in wrong])
+
+
+# --------------------------------------------------------------------------- reference concepts
+
+def reference_concepts(sample: Sample, extract: Callable[[str], ConceptSet] | None = None) -> ConceptSet | None:
+    """The reference side: the dense caption's concepts when ``extract`` is given, else the scene graph's.
+
+    Returns None when the sample has neither (the metric then says why it is undefined).
+    """
+    if sample.reference_text and sample.reference_text.strip() and extract is not None:
+        return extract(sample.reference_text)
+    if not sample.scene_graph.is_empty():
+        return ConceptSet.from_scene_graph(sample.scene_graph)
+    if sample.reference_text and sample.reference_text.strip():
+        raise ValueError(f"sample {sample.id} has only a reference caption: HalFscore needs an extractor "
+                         "to turn it into concepts (reference_concepts(sample, extractor.extract))")
+    return None
+
+
+def _prf(hallucinated: float, generated: float, omitted: float, reference: float
+         ) -> tuple[float | None, float | None, float | None]:
+    p = 1.0 - hallucinated / generated if generated else None
+    r = 1.0 - omitted / reference if reference else None
+    if p is None or r is None:
+        return p, r, None
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+class HalFscoreMetric:
+    name = "halfscore"
+
+    def __init__(self, matcher: ConceptMatcher,
+                 reference: Callable[[Sample], ConceptSet | None] = reference_concepts) -> None:
+        self.matcher = matcher
+        self.reference = reference
+        self._reference_cache: dict[str, list[Concept]] = {}
+
+    @classmethod
+    def from_settings(cls, settings: "Settings", *, matcher: str = "embedding", store: "Store | None" = None,
+                      encoder: PhraseEncoder | None = None, llm_client: "LLMClient | None" = None,
+                      extract: Callable[[str], ConceptSet] | None = None) -> "HalFscoreMetric":
+        """``matcher``: embedding (offline, ``halfscore_match_threshold``) or llm (the A.8 prompt).
+
+        ``extract`` turns a sample's dense reference caption into concepts (the pipeline's extractor).
+        """
+        sc = settings.scoring
+        built: ConceptMatcher
+        if matcher == "embedding":
+            if encoder is None:
+                from ..embedding import Embedder
+
+                encoder = Embedder(sc.embedding_model, store=store, batch_size=sc.batch_size)
+            built = EmbeddingConceptMatcher(encoder, threshold=sc.halfscore_match_threshold,
+                                            model_name=sc.embedding_model)
+        elif matcher == "llm":
+            from ..llm import LLMClient
+
+            built = LLMConceptMatcher(llm_client or LLMClient(settings.llm, store))
+        else:
+            raise ValueError(f"unknown HalFscore matcher {matcher!r}; choose embedding or llm")
+        return cls(built, lambda sample: reference_concepts(sample, extract))
+
+    def config(self) -> dict[str, Any]:
+        return {"metric": self.name, **self.matcher.config()}
+
+    def _reference(self, sample: Sample) -> list[Concept]:
+        if sample.id not in self._reference_cache:
+            cs = self.reference(sample)
+            self._reference_cache[sample.id] = graph_concepts(concept_graph(cs)) if cs is not None else []
+        return self._reference_cache[sample.id]
+
+    def update(self, item: ScoringItem) -> ItemResult:
+        reference = self._reference(item.sample)
+        response = graph_concepts(concept_graph(item.mentioned)) if item.mentioned is not None else []
+        stats: dict[str, float] = {}
+        for kind in KINDS:
+            stats[f"generated_{kind}"] = float(sum(c.kind == kind for c in response))
+            stats[f"reference_{kind}"] = float(sum(c.kind == kind for c in reference))
+            stats[f"hallucinated_{kind}"] = stats[f"omitted_{kind}"] = 0.0
+        evidence: dict[str, Any] = {"matcher": self.matcher.name, "hallucinated": [], "omitted": [], "matched": []}
+        empty_values = {"precision": None, "recall": None, "f": None, "matched": 0, "hallucinated": 0, "omitted": 0}
+        if not reference:
+            zero = {k: 0.0 for k in stats}
+            return ItemResult(zero, empty_values, evidence,
+                              f"sample {item.sample.id} has no reference concepts (no scene graph, no caption)")
+        if item.mentioned is None:
+            zero = {k: 0.0 for k in stats}
+            return ItemResult(zero, empty_values, evidence,
+                              "no concepts were extracted for this response; run concept extraction first")
+        outcome = self.matcher.match(response, reference) if response else MatchOutcome(omitted=list(reference))
+        for c, n in Counter(c.kind for c in outcome.hallucinated).items():
+            stats[f"hallucinated_{c}"] = float(n)
+        for c, n in Counter(c.kind for c in outcome.omitted).items():
+            stats[f"omitted_{c}"] = float(n)
+        stats["matched"] = float(len(outcome.matched))
+        total = {k: sum(stats[f"{k}_{kind}"] for kind in KINDS)
+                 for k in ("generated", "reference", "hallucinated", "omitted")}
+        p, r, f = _prf(total["hallucinated"], total["generated"], total["omitted"], total["reference"])
+        values = {"precision": p, "recall": r, "f": f, "matched": len(outcome.matched),
+                  "hallucinated": int(total["hallucinated"]), "omitted": int(total["omitted"])}
+        evidence.update(
+            hallucinated=[c.to_list() for c in outcome.hallucinated],
+            omitted=[c.to_list() for c in outcome.omitted],
+            matched=[[c.to_list(), ref.to_list() if ref else None, sim] for c, ref, sim in outcome.matched])
+        reason = None if response else "the response has no concepts: precision is undefined, recall counts all as omitted"
+        return ItemResult(stats, values, evidence, reason)
+
+    def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
+        """``update`` for each item, after the matcher pre-encodes all their concepts at once."""
+        warm = getattr(self.matcher, "warm", None)
+        if warm is not None:
+            concepts: list[Concept] = []
+            for item in items:
+                try:
+                    concepts += self._reference(item.sample)
+                except ValueError:
+                    continue  # update() reports it for that item
+                if item.mentioned is not None:
+                    concepts += graph_concepts(concept_graph(item.mentioned))
+            warm(concepts)
+        return [self.update(item) for item in items]
+
+    def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
+        def total(prefix: str, kinds: Sequence[str] = KINDS) -> float:
+            return sum(s.get(f"{prefix}_{k}", 0.0) for s in stats for k in kinds)
+
+        out: dict[str, float] = {}
+        p, r, f = _prf(total("hallucinated"), total("generated"), total("omitted"), total("reference"))
+        for key, value in (("precision", p), ("recall", r), ("f", f)):
+            if value is not None:
+                out[key] = value
+        per_item = []
+        for s in stats:
+            g = {k: sum(s.get(f"{k}_{kind}", 0.0) for kind in KINDS)
+                 for k in ("generated", "reference", "hallucinated", "omitted")}
+            if g["reference"]:
+                per_item.append(_prf(g["hallucinated"], g["generated"], g["omitted"], g["reference"]))
+        for i, key in enumerate(("precision_macro", "recall_macro", "f_macro")):
+            defined = [t[i] for t in per_item if t[i] is not None]
+            if defined:
+                out[key] = sum(defined) / len(defined)
+        for kind in KINDS:
+            generated = total("generated", [kind])
+            if generated:
+                out[f"hallucination_ratio_{kind}"] = total("hallucinated", [kind]) / generated
+        out["responses"] = float(len(stats))
+        return out

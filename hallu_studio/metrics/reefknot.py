@@ -1,0 +1,293 @@
+"""Reefknot (§2–3): relation hallucination on Y/N, multiple-choice and VQA questions.
+
+Answer reading follows the released code:
+
+- **Y/N**: the answer is "yes" when the word *yes* appears in it, else "no";
+- **MCQ**: the first letter of the answer is compared with the gold letter;
+- **VQA**: with an NLI model, the label and the answer must entail each other
+  (``BidirectionalEntailment``, argmax = entailment both ways, the paper's Figure 15);
+  without one, ``RelationPhraseMatch`` parses the relation out of "s is R o" and
+  compares it with the gold relation after normalising words (lower case, articles
+  and copulas dropped, crude suffix stripping), optionally by embedding cosine. The
+  latter is an offline approximation, named as such in the evidence.
+
+A wrong (or empty) answer is a hallucination. Per task, Halr = 100 × hallucinated / n,
+also per relation category (perception / cognition); R_score = mean over the three
+tasks of (100 − Halr) (eq. 1; only when all three tasks are present). Y/N also gets
+its yes-ratio and confusion counts, MCQ a gold→answer confusion.
+
+Entropy (eq. 2) over the answer candidates, in **bits** (the project's signal convention,
+``docs/running_models.md``): read from the run's ``signals["answer"]`` (``{"candidates",
+"probs" or "logits", ...}``, written by the backends) or from ``signals["answer_logprobs"] =
+{candidate: logprob}`` (recorded runs); the values are renormalised over the candidates.
+An answer with E > ``entropy_threshold`` is flagged (default 0.9 bits, Reefknot's γ in
+``DecodingSettings``; ≈ 0.62 nats, next to §3.2's 0.6), and ``compute`` reports how well the
+flag finds hallucinations.
+
+Worked example. Y/N: 4 answers, 1 wrong → Halr 25; MCQ: 2 answers, 1 wrong → Halr 50;
+VQA: 4 answers, 2 wrong → Halr 50. R_score = (75 + 50 + 50) / 3 = 58.33.
+Entropy of {yes: 0.5, no: 0.5} = 1 bit > 0.9 → flagged; of {yes: 0.9, no: 0.1} = 0.469 bits → not.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+import numpy as np
+
+from ..judges.base import PhraseEncoder, unit_rows
+from ..judges.nli import NLIModel
+from .base import ItemResult, ScoringItem
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+REEFKNOT_TASKS: tuple[str, ...] = ("yes_no", "mcq", "vqa")
+ANSWER_SIGNAL = "answer"  # {"candidates", "probs" | "logits", "entropy", "entropy_unit": "bits", ...}
+LOGPROBS_SIGNAL = "answer_logprobs"  # {candidate: logprob}
+
+_VQA_PROMPT = re.compile(r"relation with (?P<s>.+?) and (?P<o>.+?) in this photo", re.IGNORECASE)
+_FORMAT = re.compile(r"format\s*:\s*(?P<s>.+?)\s+(?:is|are)\s+<relation>\s+(?P<o>.+?)\s*\.?\s*$", re.IGNORECASE)
+_MCQ_OPTION = re.compile(r"\b([A-D])\.\s*(.+?)(?=\s+[A-D]\.\s|,\s*please|\s*$)", re.IGNORECASE)
+_DROP = {"the", "a", "an", "is", "are", "be", "being"}
+
+
+def parse_yes_no(response: str) -> str:
+    return "yes" if re.search(r"\byes\b", response.lower()) else "no"
+
+
+def parse_choice(response: str) -> str | None:
+    first = response.strip()[:1].upper()
+    return first if first.isalpha() else None
+
+
+def parse_vqa_prompt(prompt: str) -> tuple[str, str] | None:
+    """(subject, object) out of Reefknot's VQA template; the format line wins when present."""
+    m = _FORMAT.search(prompt) or _VQA_PROMPT.search(prompt)
+    return (m.group("s").strip(), m.group("o").strip()) if m else None
+
+
+def parse_mcq_options(prompt: str) -> dict[str, str]:
+    """``{"A": "behind", ...}`` out of "... A. behind B. onto C. on D. into, please choose."."""
+    return {m.group(1).upper(): m.group(2).strip() for m in _MCQ_OPTION.finditer(prompt)}
+
+
+def _stem(word: str) -> str:
+    # Crude on purpose: applied the same way to both sides, it only has to agree with itself.
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: len(word) - len(suffix)] + repl
+            break
+    if len(word) > 3 and word[-1] == word[-2]:  # sitt -> sit
+        word = word[:-1]
+    return word
+
+
+def normalise_relation(text: str) -> str:
+    """Lower-case stemmed words without articles and copulas; the bare words if nothing else is left."""
+    words = re.findall(r"[a-z]+", text.lower())
+    kept = [_stem(w) for w in words if w not in _DROP]
+    return " ".join(kept or words)
+
+
+def relation_between(text: str, subject: str, obj: str) -> str | None:
+    """The words between ``subject`` and the last ``obj`` in ``text`` ("man is on stair railing" → "is on")."""
+    low = text.lower()
+    s_at = low.find(subject.lower())
+    o_at = low.rfind(obj.lower())
+    if s_at < 0 or o_at < 0 or o_at <= s_at + len(subject):
+        return None
+    return text[s_at + len(subject):o_at].strip()
+
+
+class VQAMatcher(Protocol):
+    name: str
+
+    def config(self) -> dict[str, Any]: ...
+
+    def correct(self, label: str, response: str, prompt: str) -> tuple[bool, str]:
+        """Whether the answer matches the label, and what was compared."""
+
+
+class BidirectionalEntailment:
+    name = "bidirectional-entailment"
+
+    def __init__(self, nli: NLIModel) -> None:
+        self.nli = nli
+
+    def config(self) -> dict[str, Any]:
+        return {"vqa": self.name, "nli_model": self.nli.path}
+
+    def correct(self, label: str, response: str, prompt: str) -> tuple[bool, str]:
+        forward, backward = self.nli.entails([(label, response), (response, label)])
+        return forward and backward, f"entails label: {forward}; entailed by label: {backward}"
+
+
+class RelationPhraseMatch:
+    """Offline VQA check: the relation phrase of the answer vs the gold relation (not an NLI model)."""
+
+    name = "relation-phrase-match"
+
+    def __init__(self, encoder: PhraseEncoder | None = None, *, threshold: float = 0.8, model_name: str = "") -> None:
+        self.encoder = encoder
+        self.threshold = threshold
+        self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
+
+    def config(self) -> dict[str, Any]:
+        return {"vqa": self.name, "model": self.model_name or None,
+                "threshold": self.threshold if self.encoder else None}
+
+    def correct(self, label: str, response: str, prompt: str) -> tuple[bool, str]:
+        ends = parse_vqa_prompt(prompt)
+        gold = relation_between(label, *ends) if ends else None
+        said = relation_between(response, *ends) if ends else None
+        if gold is None or said is None:  # not in the template's shape: compare the whole sentences
+            gold, said = label, response
+        g, s = normalise_relation(gold), normalise_relation(said)
+        if g and g == s:
+            return True, f"relation {said!r} = gold {gold!r} (normalised words)"
+        if self.encoder is not None and g and s:
+            vecs = unit_rows(self.encoder.encode([g, s]))
+            sim = float(vecs[0] @ vecs[1])
+            return sim >= self.threshold, f"relation {said!r} vs gold {gold!r}: cosine {sim:.2f}"
+        return False, f"relation {said!r} != gold {gold!r}"
+
+
+def _numbers(values: Any) -> list[float]:
+    out = []
+    for v in values if isinstance(values, (list, tuple)) else []:
+        try:
+            out.append(float(v) if v is not None else -math.inf)  # a None logit: the candidate had p = 0
+        except (TypeError, ValueError):
+            return []
+    return out
+
+
+def candidate_entropy(logprobs: dict[str, Any] | Sequence[float], *, are_probs: bool = False) -> float | None:
+    """Eq. 2 in bits over the candidates, renormalised; None when fewer than two candidates are usable.
+
+    ``logprobs``: ``{candidate: logprob}`` or a list of log-probabilities / logits
+    (or of probabilities with ``are_probs``).
+    """
+    values = _numbers(list(logprobs.values()) if isinstance(logprobs, dict) else list(logprobs))
+    if are_probs:
+        values = [math.log(v) if v > 0 else -math.inf for v in values]
+    finite = [v for v in values if math.isfinite(v)]
+    if len(values) < 2 or not finite:
+        return None
+    lp = np.array([v if math.isfinite(v) else -np.inf for v in values])
+    p = np.exp(lp - max(finite))
+    p /= p.sum()
+    nz = p[p > 0]
+    return float(-(nz * np.log2(nz)).sum())
+
+
+def signal_entropy(signals: Any) -> float | None:
+    """The answer entropy (bits) from ``signals["answer"]`` or ``signals["answer_logprobs"]``."""
+    if not isinstance(signals, dict):
+        return None
+    answer = signals.get(ANSWER_SIGNAL)
+    if isinstance(answer, dict):
+        if answer.get("probs") is not None:
+            return candidate_entropy(answer["probs"], are_probs=True)
+        if answer.get("logits") is not None:
+            return candidate_entropy(answer["logits"])
+    logprobs = signals.get(LOGPROBS_SIGNAL)
+    return candidate_entropy(logprobs) if isinstance(logprobs, dict) else None
+
+
+class ReefknotMetric:
+    name = "reefknot"
+
+    def __init__(self, vqa_matcher: VQAMatcher | None = None, *, entropy_threshold: float = 0.9) -> None:
+        self.vqa_matcher = vqa_matcher or RelationPhraseMatch()
+        self.entropy_threshold = entropy_threshold
+
+    @classmethod
+    def from_settings(cls, settings: "Settings", *, encoder: PhraseEncoder | None = None) -> "ReefknotMetric":
+        """Bidirectional entailment when ``scoring.nli_model`` is set, else the offline relation-phrase match."""
+        nli = settings.scoring.nli_model
+        matcher: VQAMatcher = (BidirectionalEntailment(NLIModel(nli)) if nli
+                               else RelationPhraseMatch(encoder, model_name=settings.scoring.embedding_model
+                                                        if encoder is not None else ""))
+        return cls(matcher, entropy_threshold=settings.decoding.dtc_gamma)
+
+    def config(self) -> dict[str, Any]:
+        return {"metric": self.name, "yes_no": "word yes appears", "mcq": "first letter",
+                **self.vqa_matcher.config(), "entropy_threshold_bits": self.entropy_threshold}
+
+    def update(self, item: ScoringItem) -> ItemResult:
+        sample, task = item.sample, item.sample.task
+        values: dict[str, Any] = {"task": task, "correct": None, "hallucinated": None, "answered_yes": None,
+                                  "entropy": None}
+        if task not in REEFKNOT_TASKS:
+            return ItemResult({}, values, {}, f"task {task!r} is not a Reefknot task ({', '.join(REEFKNOT_TASKS)})")
+        label = (sample.answer or "").strip()
+        if not label:
+            return ItemResult({}, values, {}, f"sample {sample.id} has no gold label")
+        response = item.response or ""
+        if task == "yes_no":
+            parsed, method = parse_yes_no(response), "word 'yes' appears"
+            correct = parsed == label.lower()
+        elif task == "mcq":
+            parsed, method = parse_choice(response) or "", "first letter"
+            correct = parsed == label.upper()[:1]
+        else:
+            parsed = response.strip()
+            correct, method = self.vqa_matcher.correct(label, response, sample.question or "")
+            method = f"{self.vqa_matcher.name}: {method}"
+        if not response.strip():
+            correct, method = False, method + "; empty answer counts as wrong"
+        category = sample.relation_category or "unknown"
+        stats: dict[str, float] = defaultdict(float)
+        for prefix in (task, f"{task}.{category}"):
+            stats[f"{prefix}.n"] = 1.0
+            stats[f"{prefix}.hallucinated"] = float(not correct)
+        if task == "yes_no":
+            truth_yes = label.lower() == "yes"
+            said_yes = parsed == "yes"
+            stats["yes_no.answered_yes"] = float(said_yes)
+            stats[f"yes_no.{'t' if said_yes == truth_yes else 'f'}{'p' if said_yes else 'n'}"] = 1.0
+            values["answered_yes"] = said_yes
+        elif task == "mcq":
+            stats[f"mcq.confusion.{label.upper()[:1]}>{parsed or '?'}"] = 1.0
+        entropy = signal_entropy(item.signals)
+        if entropy is not None:
+            flagged = entropy > self.entropy_threshold
+            stats["entropy.n"] = 1.0
+            stats["entropy.sum"] = entropy
+            stats["entropy.flagged"] = float(flagged)
+            stats["entropy.hallucinated"] = float(not correct)
+            stats["entropy.flagged_hallucinated"] = float(flagged and not correct)
+        values.update(correct=correct, hallucinated=not correct, entropy=entropy)
+        return ItemResult(dict(stats), values, {"parsed_answer": parsed, "label": label, "method": method})
+
+    def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
+        total: dict[str, float] = defaultdict(float)
+        for s in stats:
+            for k, v in s.items():
+                total[k] += v
+        out: dict[str, float] = {}
+        for key, n in total.items():
+            if key.endswith(".n") and not key.startswith("entropy") and n:
+                prefix = key[:-2]
+                out[f"halr.{prefix}"] = 100.0 * total[f"{prefix}.hallucinated"] / n
+                out[f"n.{prefix}"] = n
+        if all(f"halr.{t}" in out for t in REEFKNOT_TASKS):
+            out["r_score"] = sum(100.0 - out[f"halr.{t}"] for t in REEFKNOT_TASKS) / len(REEFKNOT_TASKS)
+        if total.get("yes_no.n"):
+            out["yes_ratio"] = total["yes_no.answered_yes"] / total["yes_no.n"]
+            for cell in ("tp", "fp", "tn", "fn"):
+                out[f"yes_no.{cell}"] = total.get(f"yes_no.{cell}", 0.0)
+        out.update({k: v for k, v in total.items() if k.startswith("mcq.confusion.")})
+        if total.get("entropy.n"):
+            out["entropy.mean"] = total["entropy.sum"] / total["entropy.n"]
+            out["entropy.flagged_share"] = total["entropy.flagged"] / total["entropy.n"]
+            if total["entropy.flagged"]:
+                out["entropy.detection_precision"] = total["entropy.flagged_hallucinated"] / total["entropy.flagged"]
+            if total["entropy.hallucinated"]:
+                out["entropy.detection_recall"] = total["entropy.flagged_hallucinated"] / total["entropy.hallucinated"]
+        return out

@@ -1,0 +1,123 @@
+"""Reference concepts of a sample, and VISCON Table 1 annotation-density statistics.
+
+A sample's reference concepts come from its scene graph (VISCON, Tri-HE) when it has one,
+else from its dense human caption (DCI / HalFscore) run through the same extractor as the
+responses, so both sides share a vocabulary.
+
+Worked example (VISCON Table 1 is the mean per image; totals are sums over images):
+
+>>> from hallu_studio.model import Sample, SceneGraph
+>>> g = SceneGraph.from_dict({"objects": [{"id": "a", "name": "dog", "attributes": ["brown", "small"]},
+...                                       {"id": "b", "name": "ball"}],
+...                           "relations": [{"subject": "a", "predicate": "chasing", "object": "b"}]})
+>>> s1 = Sample(id="x/1", benchmark="x", image_key="1", scene_graph=g)
+>>> s2 = Sample(id="x/2", benchmark="x", image_key="2")
+>>> stats = concept_density([s1, s2])
+>>> stats["objects"], stats["attributes"], stats["relations"], stats["images"]
+({'mean': 1.0, 'total': 2}, {'mean': 1.0, 'total': 2}, {'mean': 0.5, 'total': 1}, 2)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from ..model import ConceptSet, Sample
+
+if TYPE_CHECKING:
+    from ..extraction.base import ConceptExtractor
+
+
+def reference_source(sample: Sample) -> str | None:
+    """Where a sample's reference concepts come from: ``scene_graph``, ``reference_text`` or None."""
+    if not sample.scene_graph.is_empty():
+        return "scene_graph"
+    if sample.reference_text and sample.reference_text.strip():
+        return "reference_text"
+    if sample.gold_triplets:
+        return "gold_triplets"
+    return None
+
+
+def reference_concepts(sample: Sample, extractor: "ConceptExtractor | None" = None) -> ConceptSet:
+    """The concepts a response is compared with. See ``reference_concepts_many`` for batches."""
+    return reference_concepts_many([sample], extractor)[0]
+
+
+def reference_concepts_many(samples: Sequence[Sample], extractor: "ConceptExtractor | None" = None) -> list[ConceptSet]:
+    """Reference concepts of many samples, extracting all dense captions in one batch.
+
+    Raises ``ValueError`` naming the sample when it only has a caption and no extractor is given.
+    """
+    out: list[ConceptSet | None] = [None] * len(samples)
+    to_extract: list[int] = []
+    for i, sample in enumerate(samples):
+        source = reference_source(sample)
+        if source == "scene_graph":
+            out[i] = ConceptSet.from_scene_graph(sample.scene_graph)
+        elif source == "reference_text":
+            if extractor is None:
+                raise ValueError(f"sample {sample.id}: its reference is a caption, which needs a concept extractor")
+            to_extract.append(i)
+        elif source == "gold_triplets":
+            out[i] = _from_triplets(sample.gold_triplets)
+        else:
+            out[i] = ConceptSet()
+    if to_extract and extractor is not None:
+        extracted = extractor.extract([samples[i].reference_text or "" for i in to_extract])
+        for i, concepts in zip(to_extract, extracted):
+            out[i] = concepts
+    return [c if c is not None else ConceptSet() for c in out]
+
+
+def _from_triplets(triplets: Iterable[tuple[str, str, str]]) -> ConceptSet:
+    """Objects and relations named by reference triplets (Tri-HE); "(x, is, red)" is an attribute."""
+    from ..model import AttributeConcept, ObjectConcept, RelationConcept
+
+    objects: dict[str, None] = {}
+    attributes: list[AttributeConcept] = []
+    relations: list[RelationConcept] = []
+    for s, p, o in triplets:
+        s, p, o = s.strip(), p.strip(), o.strip()
+        objects.setdefault(s)
+        if p.lower() in ("is", "are"):
+            attributes.append(AttributeConcept(s, o))
+        else:
+            objects.setdefault(o)
+            relations.append(RelationConcept(s, p, o))
+    return ConceptSet(objects=[ObjectConcept(n) for n in objects], attributes=attributes, relations=relations)
+
+
+def concept_density(samples: Iterable[Sample], concepts: Sequence[ConceptSet] | None = None) -> dict[str, Any]:
+    """VISCON Table 1: objects / attributes / relations per image (mean) and in total.
+
+    Counts scene-graph entries as annotated (duplicates included, as VG lists each instance),
+    each image once.
+    ``concepts`` may be given instead (e.g. extracted from dense captions), one per sample.
+    """
+    samples = list(samples)
+    if concepts is None:
+        # Several questions may share an image (Tri-HE, Reefknot): count each image once.
+        first: dict[str, Sample] = {}
+        for s in samples:
+            first.setdefault(f"{s.benchmark}\x00{s.image_key}", s)
+        samples = list(first.values())
+        concepts = [ConceptSet.from_scene_graph(s.scene_graph) for s in samples]
+    if len(concepts) != len(samples):
+        raise ValueError(f"got {len(concepts)} concept sets for {len(samples)} samples")
+    n = len(samples)
+    totals = {
+        "objects": sum(len(c.objects) for c in concepts),
+        "attributes": sum(len(c.attributes) for c in concepts),
+        "relations": sum(len(c.relations) for c in concepts),
+    }
+    out: dict[str, Any] = {k: {"mean": (v / n if n else 0.0), "total": v} for k, v in totals.items()}
+    out["images"] = n
+    return out
+
+
+def concept_density_by_benchmark(samples: Iterable[Sample]) -> dict[str, dict[str, Any]]:
+    """``concept_density`` per benchmark name, over the samples' scene graphs."""
+    groups: dict[str, list[Sample]] = {}
+    for s in samples:
+        groups.setdefault(s.benchmark, []).append(s)
+    return {name: concept_density(group) for name, group in sorted(groups.items())}

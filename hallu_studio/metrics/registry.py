@@ -1,0 +1,202 @@
+"""Metric names -> metric objects, and which samples each metric applies to.
+
+Metric modules are imported only when asked for (some load models or spaCy), so
+listing names or checking applicability costs nothing.
+
+>>> parse_metric_names("emd, chair")
+['emd', 'chair']
+>>> parse_metric_names("emd,bleu")
+Traceback (most recent call last):
+...
+ValueError: unknown metric 'bleu'; known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..config import Settings
+from ..model import Sample
+from .base import Metric
+
+if TYPE_CHECKING:
+    from ..extraction.base import ConceptExtractor
+    from ..store import Store
+
+METRIC_NAMES: tuple[str, ...] = ("emd", "edit", "trihe", "halfscore", "reefknot", "chair", "pope")
+
+# Tasks each metric reads; free-text metrics need a reference (scene graph or dense caption).
+METRIC_TASKS: dict[str, tuple[str, ...]] = {
+    "emd": ("caption", "vqa"),
+    "edit": ("caption", "vqa"),
+    "halfscore": ("caption", "vqa"),
+    "chair": ("caption", "vqa"),
+    "trihe": ("caption", "vqa"),
+    "reefknot": ("yes_no", "mcq", "vqa"),
+    "pope": ("yes_no",),
+}
+
+# name -> (module under hallu_studio.metrics, class name)
+_METRIC_CLASSES: dict[str, tuple[str, str]] = {
+    "emd": ("emd", "EMDMetric"),
+    "edit": ("evaluate_by_edit", "EvaluateByEditMetric"),
+    "trihe": ("trihe", "TriHEMetric"),
+    "halfscore": ("halfscore", "HalFscoreMetric"),
+    "reefknot": ("reefknot", "ReefknotMetric"),
+    "chair": ("chair", "ChairMetric"),
+    "pope": ("pope", "PopeMetric"),
+}
+
+
+def parse_metric_names(text: str | list[str]) -> list[str]:
+    """``"emd,edit"`` -> ``["emd", "edit"]``, refusing unknown names with the list of known ones."""
+    names = [n.strip().lower() for n in (text.split(",") if isinstance(text, str) else text) if n.strip()]
+    if not names:
+        raise ValueError(f"no metric named; choose from {', '.join(METRIC_NAMES)}")
+    for name in names:
+        if name not in METRIC_NAMES:
+            raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRIC_NAMES)}")
+    return list(dict.fromkeys(names))
+
+
+def not_applicable_reason(name: str, sample: Sample) -> str | None:
+    """Why metric ``name`` does not apply to ``sample``, or None when it does."""
+    if name not in METRIC_TASKS:
+        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRIC_NAMES)}")
+    if sample.task not in METRIC_TASKS[name]:
+        return f"{name} does not score {sample.task} samples"
+    if name == "trihe" and sample.scene_graph.is_empty() and not sample.gold_triplets:
+        return "trihe needs a scene graph or reference triplets"
+    if name == "reefknot" and sample.relation_category is None:
+        return "reefknot needs a relation question (a sample with a relation category)"
+    return None
+
+
+def _metric_class(name: str) -> type:
+    module_name, class_name = _METRIC_CLASSES[name]
+    try:
+        module = importlib.import_module(f"{__package__}.{module_name}")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.endswith(f".{module_name}"):
+            raise NotImplementedError(f"metric {name!r} is not supported yet: no module "
+                                      f"hallu_studio.metrics.{module_name}") from exc
+        raise
+    try:
+        return getattr(module, class_name)
+    except AttributeError as exc:
+        raise NotImplementedError(f"metric {name!r} is not supported yet: hallu_studio.metrics.{module_name} "
+                                  f"has no {class_name}") from exc
+
+
+class _Parts:
+    """Heavy parts shared by the metrics built together (one embedder, one extractor)."""
+
+    def __init__(self, settings: Settings, store: "Store | None", extractor: Any = None) -> None:
+        self.settings, self.store = settings, store
+        self._embedder: Any = None
+        self._extractor: Any = extractor
+
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from ..embedding import Embedder
+
+            self._embedder = Embedder(self.settings.scoring.embedding_model, store=self.store,
+                                      batch_size=self.settings.scoring.batch_size)
+        return self._embedder
+
+    def extractor(self) -> Any:
+        if self._extractor is None:
+            self._extractor = make_extractor(self.settings, self.store)
+        return self._extractor
+
+
+def _build_emd(cls: type, parts: _Parts) -> Any:
+    return cls(parts.embedder(), parts.extractor())
+
+
+def _build_trihe(cls: type, parts: _Parts) -> Any:
+    from ..judges.factory import build_triplet_judge
+
+    encoder = parts.embedder() if parts.settings.scoring.trihe_judge in ("embedding", "nli") else None
+    return cls(build_triplet_judge(parts.settings, store=parts.store, encoder=encoder))
+
+
+def _build_halfscore(cls: type, parts: _Parts) -> Any:
+    from .halfscore import EmbeddingConceptMatcher
+
+    sc = parts.settings.scoring
+    return cls(EmbeddingConceptMatcher(parts.embedder(), threshold=sc.halfscore_match_threshold,
+                                       model_name=sc.embedding_model))
+
+
+def _build_reefknot(cls: type, parts: _Parts) -> Any:
+    # The paper judges VQA answers by bidirectional entailment; without an NLI model
+    # configured, the offline relation-phrase match stands in (and its config says so).
+    nli_model = parts.settings.scoring.nli_model
+    if nli_model:
+        from ..judges.nli import NLIModel
+        from .reefknot import BidirectionalEntailment
+
+        return cls(BidirectionalEntailment(NLIModel(nli_model)))
+    return cls()
+
+
+# Builders for metrics whose class takes parts rather than settings; any other class
+# is built with ``from_settings(settings, store=...)`` if it has one, else with no arguments.
+_BUILDERS: dict[str, Callable[[type, _Parts], Any]] = {
+    "emd": _build_emd, "trihe": _build_trihe, "halfscore": _build_halfscore, "reefknot": _build_reefknot}
+
+
+def _shared_parts(factory: Callable[..., Any], parts: _Parts) -> dict[str, Any]:
+    """The keyword arguments among store / encoder / extract that ``factory`` accepts."""
+    params = inspect.signature(factory).parameters
+    offered: dict[str, Callable[[], Any]] = {
+        "store": lambda: parts.store,
+        "encoder": parts.embedder,
+        "extract": lambda: (lambda text: parts.extractor().extract([text])[0]),
+    }
+    return {name: make() for name, make in offered.items() if name in params}
+
+
+def _build(name: str, parts: _Parts) -> Metric:
+    if name not in METRIC_NAMES:
+        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRIC_NAMES)}")
+    cls = _metric_class(name)
+    factory: Callable[..., Any] | None = getattr(cls, "from_settings", None)
+    if factory is not None:
+        return factory(parts.settings, **_shared_parts(factory, parts))
+    if name in _BUILDERS:
+        return _BUILDERS[name](cls, parts)
+    return cls()
+
+
+def make_metric(name: str, settings: Settings, store: "Store | None" = None) -> Metric:
+    """Build metric ``name`` under ``settings``; ``store`` (optional) backs embedding and LLM caches."""
+    return _build(name, _Parts(settings, store))
+
+
+def make_metrics(names: str | list[str], settings: Settings, store: "Store | None" = None,
+                 extractor: "ConceptExtractor | None" = None) -> list[Metric]:
+    """Build several metrics sharing one embedder and one extractor (``extractor``, if given)."""
+    parts = _Parts(settings, store, extractor)
+    return [_build(n, parts) for n in parse_metric_names(names)]
+
+
+def make_extractor(settings: Settings, store: "Store | None" = None) -> "ConceptExtractor":
+    """The concept extractor the settings name (``scoring.extractor``)."""
+    kind = settings.scoring.extractor
+    if kind == "parser":
+        from ..extraction import ParserExtractor
+
+        return ParserExtractor(batch_size=settings.scoring.batch_size)
+    if kind == "llm":
+        from .. import extraction
+
+        cls = getattr(extraction, "LLMExtractor", None)
+        if cls is None:
+            raise NotImplementedError("the LLM extractor is not supported yet")
+        factory = getattr(cls, "from_settings", None)
+        return factory(settings, store=store) if factory is not None else cls(settings)
+    raise ValueError(f"unknown extractor {kind!r}; choose 'parser' or 'llm'")

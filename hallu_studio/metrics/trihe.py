@@ -1,0 +1,157 @@
+"""Tri-HE: triplet-level object and relation hallucination (Tri-HE §3, eq. 1–2).
+
+A response's claims are its extracted relations ``(s, p, o)`` plus its attribute
+pairs written as ``(o, "is", a)`` (the benchmark's own graphs store attributes that
+way, e.g. ``(laptop, is, black)``). The reference is the image's scene-graph
+triplets, its attribute triplets and the question's gold triplets. A judge
+(``hallu_studio.judges``) gives each claim a verdict.
+
+Per question, HT = object + relation hallucinations and TT = all claims, unparseable
+ones included (they count in the denominator, never as hallucinations).
+
+- Hallu_Q = mean over questions with TT > 0 of HT / TT, × 100 (questions without
+  triplets are skipped);
+- Hallu_I = mean over images of the Hallu_Q of that image's questions, × 100.
+
+Both are also split into their object and relation parts. Prediction errors
+(§3.1) are not hallucinations; their rate is reported beside.
+
+Worked example. Image A, question 1: 4 claims, verdicts object, relation,
+supported, unparseable → 2/4. Question 2: no claims → skipped. Image B, question 3:
+2 claims, both supported → 0/2. Hallu_Q = (0.5 + 0) / 2 × 100 = 25;
+Hallu_I = mean(image A: 0.5, image B: 0) × 100 = 25; Hallu_Q object = (0.25 + 0)/2
+× 100 = 12.5, relation 12.5.
+
+Compute needs each question's image: ``stats["image"]`` holds a 48-bit number
+derived from the sample's benchmark and image key (``image_group``), since stats
+are numbers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ..judges.base import HALLUCINATION_VERDICTS, JudgeReference, Triplet, TripletJudge
+from ..model import ConceptSet, Sample, Span, content_key
+from .base import ItemResult, ScoringItem
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..store import Store
+
+ATTRIBUTE_PREDICATE = "is"
+
+
+def image_group(sample: Sample) -> float:
+    """A number naming the sample's image, exact in a float (48 bits of a content hash)."""
+    return float(int(content_key(sample.benchmark, sample.image_key)[:12], 16))
+
+
+def response_claims(concepts: ConceptSet) -> list[tuple[Triplet, Span | None]]:
+    """Relations, then attributes as ``(object, "is", attribute)``, with their spans; duplicates once."""
+    seen: dict[Triplet, Span | None] = {}
+    for r in concepts.relations:
+        seen.setdefault((r.subject, r.predicate, r.object), r.span)
+    for a in concepts.attributes:
+        seen.setdefault((a.object, ATTRIBUTE_PREDICATE, a.attribute), a.span)
+    return [(t, span) for t, span in seen.items() if all(part.strip() for part in t)]
+
+
+def reference_for(sample: Sample) -> JudgeReference:
+    graph = sample.scene_graph
+    triplets = list(graph.triplets())
+    triplets += [(o, ATTRIBUTE_PREDICATE, a) for o, a in graph.attribute_pairs()]
+    triplets += [tuple(t) for t in sample.gold_triplets]  # type: ignore[misc]
+    return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=graph.object_names(),
+                          question=sample.question, answer=sample.answer)
+
+
+def _rates(per_question: Sequence[dict[str, float]], key: str) -> float | None:
+    """Mean of ``key / n_triplets`` over questions with triplets, × 100."""
+    rows = [s for s in per_question if s.get("n_triplets", 0) > 0]
+    if not rows:
+        return None
+    return 100.0 * sum(s[key] / s["n_triplets"] for s in rows) / len(rows)
+
+
+class TriHEMetric:
+    name = "trihe"
+
+    def __init__(self, judge: TripletJudge) -> None:
+        self.judge = judge
+
+    @classmethod
+    def from_settings(cls, settings: "Settings", *, store: "Store | None" = None, encoder: Any = None,
+                      llm_client: Any = None) -> "TriHEMetric":
+        """The judge named by ``settings.scoring.trihe_judge`` (embedding | nli | llm)."""
+        from ..judges.factory import build_triplet_judge
+
+        return cls(build_triplet_judge(settings, store=store, encoder=encoder, llm_client=llm_client))
+
+    def config(self) -> dict[str, Any]:
+        return {"metric": self.name, "claims": "relations + attributes as (o, is, a)", **self.judge.config()}
+
+    def update(self, item: ScoringItem) -> ItemResult:
+        image = image_group(item.sample)
+        empty = {"n_triplets": 0.0, "hallucinated": 0.0, "object": 0.0, "relation": 0.0,
+                 "prediction_error": 0.0, "unparseable": 0.0, "image": image}
+        values = {k: v for k, v in empty.items() if k != "image"}
+        evidence: dict[str, Any] = {"judge": self.judge.name, "triplets": []}
+        if item.mentioned is None:
+            return ItemResult(empty, values, evidence,
+                              "no concepts were extracted for this response; run concept extraction first")
+        reference = reference_for(item.sample)
+        if not reference.triplets and not reference.objects:
+            return ItemResult(empty, values, evidence,
+                              f"sample {item.sample.id} has no scene graph and no gold triplets to judge against")
+        claims = response_claims(item.mentioned)
+        if not claims:
+            return ItemResult(empty, values, evidence,
+                              "no triplets in the response (empty, or nothing the extractor could parse); "
+                              "Hallu_Q skips this question")
+        judgements = self.judge.judge([t for t, _ in claims], reference)
+        if len(judgements) != len(claims):
+            raise RuntimeError(f"judge {self.judge.name} returned {len(judgements)} verdicts for "
+                               f"{len(claims)} triplets of {item.response_id}")
+        counts: dict[str, float] = defaultdict(float)
+        for j in judgements:
+            counts[j.verdict] += 1
+        stats = {"n_triplets": float(len(claims)),
+                 "hallucinated": sum(counts[v] for v in HALLUCINATION_VERDICTS),
+                 "object": counts["object"], "relation": counts["relation"],
+                 "prediction_error": counts["prediction_error"], "unparseable": counts["unparseable"],
+                 "image": image}
+        evidence["triplets"] = [{"triplet": list(j.triplet), "span": list(span) if span else None,
+                                 "verdict": j.verdict, "score": j.score, "reason": j.reason}
+                                for j, (_, span) in zip(judgements, claims)]
+        return ItemResult(stats, {k: v for k, v in stats.items() if k != "image"}, evidence)
+
+    def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
+        """``update`` for each item, after letting the judge pre-encode all their phrases in one go."""
+        warm = getattr(self.judge, "warm", None)
+        if warm is not None:
+            batches = [([t for t, _ in response_claims(i.mentioned)], reference_for(i.sample))
+                       for i in items if i.mentioned is not None]
+            warm(batches)
+        return [self.update(i) for i in items]
+
+    def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
+        questions = [s for s in stats if s.get("n_triplets", 0) > 0]
+        out: dict[str, float] = {"questions": float(len(questions)),
+                                 "questions_skipped": float(len(stats) - len(questions))}
+        if not questions:
+            return out
+        for suffix, key in (("", "hallucinated"), ("_object", "object"), ("_relation", "relation")):
+            out[f"hallu_q{suffix}"] = _rates(questions, key)  # type: ignore[assignment]
+        out["prediction_error_q"] = _rates(questions, "prediction_error")  # type: ignore[assignment]
+        out["unparseable_share"] = 100.0 * sum(s["unparseable"] for s in questions) / sum(
+            s["n_triplets"] for s in questions)
+        by_image: dict[float, list[dict[str, float]]] = defaultdict(list)
+        for s in questions:
+            by_image[s.get("image", 0.0)].append(s)
+        out["images"] = float(len(by_image))
+        for suffix, key in (("", "hallucinated"), ("_object", "object"), ("_relation", "relation")):
+            per_image = [_rates(rows, key) for rows in by_image.values()]
+            out[f"hallu_i{suffix}"] = sum(per_image) / len(per_image)  # type: ignore[arg-type]
+        return out

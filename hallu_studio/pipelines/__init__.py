@@ -1,0 +1,1 @@
+"""Pipelines: connect the library layers to the store (import, run, score)."""

@@ -1,0 +1,374 @@
+"""Score responses with metrics: what is missing in the store, or a JSONL file statelessly.
+
+In the store, scoring is resumable: a response is scored by a metric only when no
+score exists for that metric under the current ``config_key``. Work goes in batches;
+each batch's concept sets, scores, statistics and failures are written in ONE
+transaction, so an interrupted run keeps every finished batch and nothing half-written.
+Concepts are extracted once per response and stored as ``concepts`` scores (with
+spans); every metric receives them as ``ScoringItem.mentioned``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from tqdm import tqdm
+
+from ..config import Settings
+from ..metrics.base import ItemResult, Metric, ScoringItem
+from ..metrics.registry import METRIC_TASKS, make_extractor, make_metrics, not_applicable_reason
+from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, iter_chunks
+
+if TYPE_CHECKING:
+    from ..extraction.base import ConceptExtractor
+    from ..store import Store
+
+CONCEPTS = "concepts"
+_MAX_REPORTED_FAILURES = 20
+
+
+@dataclass
+class ScoreReport:
+    """What one scoring pass did, per metric."""
+
+    scored: Counter[str] = field(default_factory=Counter)
+    undefined: Counter[str] = field(default_factory=Counter)  # scored, but the value is undefined
+    not_applicable: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)  # the first few, "response: stage: error"
+    concepts_extracted: int = 0
+    responses_seen: int = 0
+
+    def note_failure(self, stage: str, where: str, error: str) -> None:
+        self.failed[stage] += 1
+        if len(self.failures) < _MAX_REPORTED_FAILURES:
+            self.failures.append(f"{where}: {stage}: {error}")
+
+    def summary(self) -> str:
+        parts = [f"{m} {n}" for m, n in sorted(self.scored.items())]
+        text = f"scored {sum(self.scored.values())} ({', '.join(parts) or 'nothing missing'})"
+        if self.concepts_extracted:
+            text += f"; concepts extracted for {self.concepts_extracted}"
+        if self.undefined:
+            text += f"; undefined {sum(self.undefined.values())}"
+        if self.not_applicable:
+            text += f"; not applicable {sum(self.not_applicable.values())}"
+        if self.failed:
+            stages = ", ".join(f"{k} {v}" for k, v in sorted(self.failed.items()))
+            text += f"; FAILED {sum(self.failed.values())} ({stages})"
+        return text
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _reason(metric: Metric, sample: Sample) -> str | None:
+    own = getattr(metric, "not_applicable_reason", None)
+    if callable(own):
+        return own(sample)
+    return not_applicable_reason(metric.name, sample) if metric.name in METRIC_TASKS else None
+
+
+def _resolve(metrics: Sequence[str | Metric], settings: Settings, store: "Store | None",
+             extractor: "ConceptExtractor | None") -> list[Metric]:
+    names = [m for m in metrics if isinstance(m, str)]
+    built = iter(make_metrics(names, settings, store, extractor) if names else [])
+    resolved = [next(built) if isinstance(m, str) else m for m in metrics]
+    names = [m.name for m in resolved]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a metric is named twice: {names}")
+    if CONCEPTS in names:
+        raise ValueError(f"{CONCEPTS!r} is the extractor's score, not a metric")
+    return resolved
+
+
+def metric_config_key(settings: Settings, metric: Metric, extractor: "ConceptExtractor") -> str:
+    """The config key of a metric's scores: settings, the metric's own config, and the extractor's."""
+    return settings.scoring_key(metric.name, metric.config(), extractor.name, extractor.config())
+
+
+def concepts_config_key(settings: Settings, extractor: "ConceptExtractor") -> str:
+    return settings.scoring_key(CONCEPTS, extractor.name, extractor.config())
+
+
+def concept_score(response_id: str, key: str, extractor_name: str, concepts: ConceptSet) -> Score:
+    values = {"objects": len(concepts.objects), "attributes": len(concepts.attributes),
+              "relations": len(concepts.relations)}
+    return Score(response_id, CONCEPTS, key, values,
+                 {"extractor": extractor_name, "concepts": concepts.to_dict(with_spans=True)})
+
+
+def _extract(extractor: "ConceptExtractor", texts: list[str]) -> list[ConceptSet | BaseException]:
+    """Extract a batch at once; if the batch fails, item by item so one bad text fails alone."""
+    try:
+        got = extractor.extract(texts)
+        if len(got) != len(texts):
+            raise RuntimeError(f"extractor {extractor.name} returned {len(got)} concept sets for {len(texts)} texts")
+        return list(got)
+    except Exception:  # noqa: BLE001 - retried one by one below to find the culprit
+        out: list[ConceptSet | BaseException] = []
+        for text in texts:
+            try:
+                out.append(extractor.extract([text])[0])
+            except Exception as exc:  # noqa: BLE001 - recorded as this item's failure
+                out.append(exc)
+        return out
+
+
+def _checked(metric: Metric, result: Any) -> ItemResult:
+    if not isinstance(result, ItemResult):
+        raise TypeError(f"metric {metric.name} returned {type(result).__name__}, not an ItemResult")
+    return result
+
+
+def _score_many(metric: Metric, items: list[ScoringItem]) -> list[ItemResult | BaseException]:
+    """Each item's result or exception; through ``update_many`` (batched) when the metric has one.
+
+    If the batched call fails, the items are scored one by one so that only the bad
+    ones fail.
+    """
+    if not items:
+        return []
+    many = getattr(metric, "update_many", None)
+    if many is not None and len(items) > 1:
+        try:
+            results = list(many(items))
+            if len(results) != len(items):
+                raise RuntimeError(f"{metric.name}.update_many returned {len(results)} results for {len(items)}")
+            return [_checked(metric, r) for r in results]
+        except Exception:  # noqa: BLE001 - fall back to one by one to isolate the failing items
+            pass
+    out: list[ItemResult | BaseException] = []
+    for item in items:
+        try:
+            out.append(_checked(metric, metric.update(item)))
+        except Exception as exc:  # noqa: BLE001 - one item's failure is data, not the end of the run
+            out.append(exc)
+    return out
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metric], run_id: str | None = None,
+                progress: bool = True, *, extractor: "ConceptExtractor | None" = None,
+                batch_size: int | None = None) -> ScoreReport:
+    """Score every response (of ``run_id``, or all) that some metric has not scored yet.
+
+    ``metrics`` are names from ``metrics.registry`` or metric objects. Per-item
+    failures are recorded in the store (stage ``score:<metric>``) and reported; they
+    never stop the run.
+    """
+    extractor = extractor if extractor is not None else make_extractor(settings, store)
+    resolved = _resolve(metrics, settings, store, extractor)
+    keys = {m.name: metric_config_key(settings, m, extractor) for m in resolved}
+    concepts_key = concepts_config_key(settings, extractor)
+    done = {m.name: store.scored_response_ids(m.name, keys[m.name]) for m in resolved}
+    todo = [rid for rid in store.response_ids(run_id=run_id)
+            if any(rid not in done[m.name] for m in resolved)]
+    report = ScoreReport()
+    size = batch_size or settings.scoring.batch_size
+    with tqdm(total=len(todo), desc="scoring", unit="response", disable=not progress) as bar:
+        for batch in iter_chunks(todo, size):
+            _score_batch(store, batch, resolved, keys, done, extractor, concepts_key, report)
+            bar.update(len(batch))
+    return report
+
+
+def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: dict[str, str],
+                 done: dict[str, set[str]], extractor: "ConceptExtractor", concepts_key: str,
+                 report: ScoreReport) -> None:
+    responses = store.get_responses(batch)
+    samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
+    scores: list[Score] = []
+    stats: list[dict[str, float] | None] = []
+    failures: list[tuple[str | None, str | None, str, str]] = []
+
+    def fail(response: Response, stage: str, error: str) -> None:
+        failures.append((response.run_id, response.sample_id, stage, error))
+        report.note_failure(stage, response.id, error)
+
+    # Which metric still has to score which response, and whether it applies.
+    work: dict[str, list[Metric]] = {}
+    for rid in batch:
+        response = responses[rid]
+        report.responses_seen += 1
+        sample = samples.get(response.sample_id)
+        if sample is None:
+            fail(response, "score", f"sample {response.sample_id!r} is not in the store")
+            continue
+        for metric in metrics:
+            if rid in done[metric.name]:
+                continue
+            reason = _reason(metric, sample)
+            if reason is not None:
+                report.not_applicable[metric.name] += 1
+            else:
+                work.setdefault(rid, []).append(metric)
+
+    mentioned = _concepts_for(store, [responses[rid] for rid in work], extractor, concepts_key,
+                              scores, stats, fail, report)
+    items: dict[str, list[ScoringItem]] = {m.name: [] for m in metrics}
+    for rid, todo in work.items():
+        if rid not in mentioned:
+            continue  # its extraction failed (recorded); the metrics would only fail after it
+        response = responses[rid]
+        item = ScoringItem(rid, response.text, samples[response.sample_id], mentioned[rid], dict(response.signals))
+        for metric in todo:
+            items[metric.name].append(item)
+    for metric in metrics:
+        for item, outcome in zip(items[metric.name], _score_many(metric, items[metric.name])):
+            response = responses[item.response_id]
+            if isinstance(outcome, BaseException):
+                fail(response, f"score:{metric.name}", _error_text(outcome))
+                continue
+            result = outcome
+            scores.append(Score(item.response_id, metric.name, keys[metric.name], dict(result.values),
+                                dict(result.evidence), result.undefined_reason))
+            stats.append(dict(result.stats))
+            report.scored[metric.name] += 1
+            if result.undefined_reason is not None:
+                report.undefined[metric.name] += 1
+    store.put_score_batch(scores, stats, failures)
+
+
+def _concepts_for(store: "Store", responses: list[Response], extractor: "ConceptExtractor", key: str,
+                  scores: list[Score], stats: list[dict[str, float] | None], fail: Any,
+                  report: ScoreReport) -> dict[str, ConceptSet]:
+    """Stored concept sets of these responses; the missing ones extracted and queued for writing."""
+    stored = store.get_scores_for([r.id for r in responses], CONCEPTS, key)
+    out = {rid: ConceptSet.from_dict(s.evidence.get("concepts")) for rid, s in stored.items()}
+    fresh = [r for r in responses if r.id not in stored]
+    if not fresh:
+        return out
+    for response, got in zip(fresh, _extract(extractor, [r.text for r in fresh])):
+        if isinstance(got, BaseException):
+            fail(response, f"score:{CONCEPTS}", _error_text(got) + " (metrics skipped for this response)")
+            continue
+        out[response.id] = got
+        scores.append(concept_score(response.id, key, extractor.name, got))
+        stats.append(None)
+        report.concepts_extracted += 1
+    return out
+
+
+# --------------------------------------------------------------------------- stateless JSONL
+
+
+@dataclass
+class JsonlReport:
+    lines: int = 0
+    scored: int = 0
+    errors: list[str] = field(default_factory=list)  # "line N (id X): reason"
+
+    def summary(self) -> str:
+        text = f"{self.scored} of {self.lines} lines scored"
+        if self.errors:
+            text += f"; {len(self.errors)} problems (see the 'error' / 'errors' fields)"
+        return text
+
+
+def _jsonl_sample(record: dict[str, Any], line_no: int) -> Sample:
+    for required in ("id", "response"):
+        if required not in record:
+            raise ValidationError(f"missing field {required!r}")
+    if not isinstance(record["response"], str):
+        raise ValidationError("'response' must be a string")
+    graph = SceneGraph.from_dict(record.get("scene_graph")) if record.get("scene_graph") is not None else SceneGraph()
+    reference = record.get("reference_text")
+    if graph.is_empty() and not reference:
+        raise ValidationError("needs a non-empty 'scene_graph' or a 'reference_text'")
+    return Sample(id=f"jsonl/{record['id']}", benchmark="jsonl", image_key=str(record.get("image", record["id"])),
+                  task=str(record.get("task", "caption")), scene_graph=graph, reference_text=reference,
+                  question=record.get("question"))
+
+
+def _jsonl_numbers(metric: Metric, score: Score) -> dict[str, Any]:
+    numbers = dict(score.values)
+    if metric.name == "edit" and "revised" not in numbers:
+        numbers["revised"] = score.evidence.get("revised")  # the revision is the edit metric's main output
+    if score.undefined_reason is not None:
+        numbers["undefined_reason"] = score.undefined_reason
+    return numbers
+
+
+def score_records(records: Iterable[tuple[int, str]], settings: Settings, metrics: Sequence[str | Metric], *,
+                  extractor: "ConceptExtractor | None" = None, batch_size: int | None = None,
+                  report: JsonlReport | None = None) -> Iterable[dict[str, Any]]:
+    """Score ``(line number, JSON text)`` records; yields one output record per input line."""
+    extractor = extractor if extractor is not None else make_extractor(settings)
+    resolved = _resolve(metrics, settings, None, extractor)
+    report = report if report is not None else JsonlReport()
+
+    for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):
+        parsed: list[tuple[int, dict[str, Any], Sample, ConceptSet | None]] = []
+        results: dict[int, dict[str, Any]] = {}
+        for line_no, text in chunk:
+            report.lines += 1
+            record_id = None
+            try:
+                record = json.loads(text)
+                if not isinstance(record, dict):
+                    raise ValidationError(f"a line must be a JSON object, got {type(record).__name__}")
+                record_id = record.get("id")
+                sample = _jsonl_sample(record, line_no)
+                given = ConceptSet.from_dict(record["mentioned"]) if record.get("mentioned") is not None else None
+            except (json.JSONDecodeError, ValidationError, TypeError, ValueError) as exc:
+                message = f"line {line_no}" + (f" (id {record_id!r})" if record_id is not None else "") + f": {exc}"
+                report.errors.append(message)
+                results[line_no] = {"line": line_no, "id": record_id, "error": str(exc)}
+                continue
+            parsed.append((line_no, record, sample, given))
+        need = [p for p in parsed if p[3] is None]
+        extracted = _extract(extractor, [p[1]["response"] for p in need]) if need else []
+        concepts = {p[0]: got for p, got in zip(need, extracted)}
+        ready: list[tuple[int, ScoringItem]] = []
+        for line_no, record, sample, given in parsed:
+            mentioned = given if given is not None else concepts[line_no]
+            if isinstance(mentioned, BaseException):
+                report.errors.append(f"line {line_no} (id {record['id']!r}): extraction failed: {mentioned}")
+                results[line_no] = {"line": line_no, "id": record["id"], "error": f"extraction failed: {mentioned}"}
+                continue
+            results[line_no] = {"id": record["id"], "mentioned": mentioned.to_dict(), "evidence": {}}
+            ready.append((line_no, ScoringItem(str(record["id"]), record["response"], sample, mentioned, {})))
+        for metric in resolved:
+            applicable = []
+            for line_no, item in ready:
+                reason = _reason(metric, item.sample)
+                if reason is None:
+                    applicable.append((line_no, item))
+                else:
+                    results[line_no][metric.name] = {"undefined_reason": reason}
+            outcomes = _score_many(metric, [item for _, item in applicable])
+            for (line_no, item), outcome in zip(applicable, outcomes):
+                out = results[line_no]
+                if isinstance(outcome, BaseException):
+                    out.setdefault("errors", {})[metric.name] = _error_text(outcome)
+                    report.errors.append(f"line {line_no} (id {out['id']!r}): {metric.name}: {_error_text(outcome)}")
+                    continue
+                score = Score(item.response_id, metric.name, "", dict(outcome.values), dict(outcome.evidence),
+                              outcome.undefined_reason)
+                out[metric.name] = _jsonl_numbers(metric, score)
+                out["evidence"][metric.name] = score.evidence
+        report.scored += sum(1 for line_no, _ in ready if "errors" not in results[line_no])
+        for line_no, _ in chunk:
+            yield results[line_no]
+
+
+def score_jsonl(in_path: str | Path, out_path: str | Path, settings: Settings, metrics: Sequence[str | Metric], *,
+                extractor: "ConceptExtractor | None" = None) -> JsonlReport:
+    """Score a JSONL file line by line into another; a bad line gets an ``error`` record naming it."""
+    in_path, out_path = Path(in_path), Path(out_path)
+    if not in_path.exists():
+        raise FileNotFoundError(f"input file {in_path} does not exist")
+    report = JsonlReport()
+    with open(in_path, encoding="utf-8") as src, open(out_path, "w", encoding="utf-8") as dst:
+        records = ((n, line) for n, line in enumerate(src, start=1) if line.strip())
+        for out in score_records(records, settings, metrics, extractor=extractor, report=report):
+            dst.write(json.dumps(out, ensure_ascii=False) + "\n")
+    return report

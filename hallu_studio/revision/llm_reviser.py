@@ -1,0 +1,109 @@
+"""VISCON's query-and-revise procedure with an LLM (Figure 12, D.3).
+
+Step 1: the LLM reads the caption and the seen objects and writes database calls between
+``[BEGIN API]`` and ``[END API]``. Step 2: the calls run against ``SceneGraphDatabase`` and the
+LLM gets their results and rewrites the caption: NONE concepts removed, KEEP kept, conflicts
+corrected. A call the database cannot read is answered ``ERROR: <reason>`` (the LLM sees it,
+and it is kept with the queries).
+
+The paper's prompt says the image "is from a view of a 3D rendered indoor room"; ``scene``
+replaces that phrase (default: a real-world photo).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..model import SceneGraph
+from .database import QueryResult, SceneGraphDatabase
+from .matching import ObjectMatcher
+from .rule_reviser import Revision
+
+if TYPE_CHECKING:
+    from ..extraction.llm import ChatCompleter
+
+PROMPT_VERSION = "viscon-fig12-v1"
+
+INTRO = ("You are an expert database assistant and programmer. Correct the following image caption labeled after "
+         "[Caption]. It is from {scene}. It may contain errors like wrong or not existing object, object relation or "
+         "object attributes. Objects after [Seen Objects] label are all objects can be seen from the view, and are "
+         "always correct.")
+QUERY_TASK = """{intro}
+---
+Generate necessary JavaScript code-like API calls to access an database constructed with the image, including the objects, object relations and object attributes. According to the response/return value, correct the caption. If some object, relation or attribute does not exist, remove in the final caption.
+---
+[AVAILABLE API DOCUMENTATION]
+<object X>: in following documentation, this annotation represents an object with name X and an ID number indicating which object among same category. E.g., plant_0, plant_1, dresser_0, etc.
+GetRelation(<object A>, <object B>): return the relation of A to B. E.g., returns "supported by" or "close to".
+GetDescription(<object A>): return the object description of one single object. E.g., return "an L-shaped blue sofa"
+GetAttributes(<object A>): return a JSON list of the attributes that an object holds. E.g., return {{"material": "plastic"}}
+---
+If any API call corresponds to object, relation or attribute that does not exist, the API returns NONE. If the object, relation or attribute is not given in the database, the API returns KEEP. Objects with same name are identified by its numeral IDs. E.g., <object apple_1> and <object apple_2> are two different apple objects.
+---
+<CASE {case_id}>
+[Caption]: {caption}
+[Seen Objects]: {objects}
+---
+First, generate the JavaScript API calls, each about single object, relation or attribute. ONLY output minimal necessary API calls, thus ignore the object, relation or attribute not involved in the caption. Begin API calls after output [BEGIN API]. Output [END API] after all calls. Responses will be given later, and stop after [END API]."""
+REVISE_TASK = """{results}
+---
+[Caption]: {caption}
+---
+Consider the API call return values of the room information. Correct the caption. REMOVE descriptions about non-existent objects, relations or attributes (those with NONE return values). KEEP the same descriptions in [Caption] about objects, relations or attributes with KEEP query result. ONLY output the caption."""
+
+_BLOCK = re.compile(r"\[BEGIN API\](.*?)(?:\[END API\]|$)", re.DOTALL)
+_CALL_LINE = re.compile(r"(GetRelation|GetDescription|GetAttributes)\s*\([^()]*\)")
+
+
+def _calls_text(answer: str) -> str:
+    block = _BLOCK.search(answer)
+    return block.group(1) if block else answer
+
+
+def _caption_text(answer: str) -> str:
+    fenced = re.search(r"```[a-zA-Z]*\s*\n?(.*?)```", answer, re.DOTALL)
+    text = fenced.group(1) if fenced else answer
+    text = re.sub(r"^\s*(?:\[Caption\]|Caption|Revised caption|Corrected caption)\s*:\s*", "", text.strip(),
+                  flags=re.IGNORECASE)
+    return text.strip().strip('"').strip()
+
+
+class LLMReviser:
+    """Evaluate-by-Edit's reviser as in the paper: an LLM writes the queries and the revision."""
+
+    name = "llm"
+
+    def __init__(self, llm: "ChatCompleter", matcher: ObjectMatcher | None = None, *,
+                 scene: str = "a real-world photo", model_name: str | None = None) -> None:
+        self.llm = llm
+        self.matcher = matcher or ObjectMatcher()
+        self.scene = scene
+        self.model_name = model_name or getattr(llm, "name", type(llm).__name__)
+
+    def config(self) -> dict[str, Any]:
+        return {"reviser": self.name, "model": self.model_name, "prompt_version": PROMPT_VERSION,
+                "scene": self.scene, "matcher": self.matcher.config()}
+
+    def revise(self, text: str, graph: SceneGraph, case_id: str = "0") -> Revision:
+        db = SceneGraphDatabase(graph, self.matcher)
+        system = INTRO.format(scene=self.scene)
+        first = QUERY_TASK.format(intro=system, case_id=case_id, caption=text, objects=", ".join(db.seen_objects()))
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": first}]
+        calls_answer = self.llm.complete(messages, namespace="edit-queries", prompt_version=PROMPT_VERSION)
+        results: list[QueryResult] = []
+        for match in _CALL_LINE.finditer(_calls_text(calls_answer)):
+            try:
+                results.append(db.execute(match.group(0)))
+            except ValueError as exc:
+                results.append(QueryResult(call=match.group(0), result=f"ERROR: {exc}"))
+        listing = "\n".join(f"{r.call} -> {r.result}" for r in results) or "(no API calls were made)"
+        messages += [{"role": "assistant", "content": calls_answer},
+                     {"role": "user", "content": REVISE_TASK.format(results=listing, caption=text)}]
+        revised = _caption_text(self.llm.complete(messages, namespace="edit-revise", prompt_version=PROMPT_VERSION))
+        return Revision(original=text, revised=revised, reviser=self.name, queries=[r.to_dict() for r in results])
+
+    def revise_many(self, texts: list[str], graphs: list[SceneGraph]) -> list[Revision]:
+        if len(texts) != len(graphs):
+            raise ValueError(f"got {len(texts)} texts and {len(graphs)} scene graphs")
+        return [self.revise(t, g, case_id=str(i)) for i, (t, g) in enumerate(zip(texts, graphs))]

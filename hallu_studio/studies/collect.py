@@ -1,0 +1,186 @@
+"""Gather the studies' plain data from a store and run them (what the CLI and the app call).
+
+Human ratings follow Tri-HE's scale (5 = no hallucination), while most metrics grow
+with hallucination, so a metric that agrees with people correlates *negatively*
+with their ratings; the tables report the raw coefficients.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from ..annotation import current_corrections, current_ratings, preferences
+from .agreement import krippendorff_alpha
+from .bradley_terry import Strength, bradley_terry
+from .correlation import correlate
+from .judges import JudgeAccuracy, judge_accuracy
+from .probe_detection import DetectionRow, ProbeItem, detection_row
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+CONCEPTS = "concepts"
+
+
+def _num(v: Any) -> float | None:
+    if v is None or isinstance(v, bool):
+        return None if v is None else float(v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def _trihe_rate(values: Mapping[str, Any]) -> float | None:
+    n, h = _num(values.get("n_triplets")), _num(values.get("hallucinated"))
+    return h / n if n and h is not None else None
+
+
+# The per-response number each metric contributes to a correlation (None: undefined).
+ITEM_VALUE: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
+    "emd": lambda v: _num(v.get("total")),
+    "edit": lambda v: _num(v.get("per_word")),
+    "trihe": _trihe_rate,
+    "halfscore": lambda v: _num(v.get("f")),
+    "chair": lambda v: _num(v.get("chair_i_item")),
+    "reefknot": lambda v: _num(v.get("hallucinated")),
+    "pope": lambda v: None if v.get("correct") is None else float(not v["correct"]),
+}
+
+
+def item_value(metric: str, values: Mapping[str, Any]) -> float | None:
+    """A response's number for ``metric`` (for unknown metrics: their single numeric value, if any)."""
+    if metric in ITEM_VALUE:
+        return ITEM_VALUE[metric](values)
+    numbers = [x for x in (_num(v) for v in values.values()) if x is not None]
+    return numbers[0] if len(numbers) == 1 else None
+
+
+def _cluster(row: Mapping[str, Any]) -> str:
+    return f"{row.get('benchmark')}/{row.get('image_key') or row.get('sample_id')}"
+
+
+def mean_human_ratings(store: "Store") -> dict[str, float]:
+    """Each rated response's mean current rating over annotators."""
+    by_response: dict[str, list[int]] = defaultdict(list)
+    for (rid, _), value in current_ratings(store.list_events_of_kinds(["rating", "undo"])).items():
+        by_response[rid].append(value)
+    return {rid: sum(v) / len(v) for rid, v in by_response.items()}
+
+
+def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: int = 1000, seed: int = 0,
+                      value_keys: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Per metric and config: Pearson, Spearman and Kendall against mean human ratings, CIs by image.
+
+    ``value_keys`` picks another per-response value of a metric (``{"emd": "object"}``)
+    than its default (``ITEM_VALUE``).
+    """
+    value_keys = dict(value_keys or {})
+    human = mean_human_ratings(store)
+    if not human:
+        return []
+    groups: dict[tuple[str, str], list[tuple[float, float, str]]] = defaultdict(list)
+    for row in store.score_stat_rows():
+        metric = row["metric"]
+        if metric == CONCEPTS or (metrics and metric not in metrics) or row["response_id"] not in human:
+            continue
+        if metric in value_keys:
+            value = _num(row["values"].get(value_keys[metric]))
+        else:
+            value = item_value(metric, row["values"])
+        if value is not None:
+            groups[(metric, row["config_key"])].append((value, human[row["response_id"]], _cluster(row)))
+    out = []
+    for (metric, key), triples in sorted(groups.items()):
+        x, y, clusters = zip(*triples)
+        result = correlate(list(x), list(y), list(clusters), n_boot=n_boot, seed=seed)
+        out.append({"metric": metric, "value": value_keys.get(metric, "default"), "config_key": key,
+                    **result.as_row()})
+    return out
+
+
+def annotator_agreement(store: "Store", level: str = "ordinal") -> dict[str, Any]:
+    """Krippendorff's alpha of the current ratings, with how much data it rests on."""
+    ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"]))
+    per_item = Counter(rid for rid, _ in ratings)
+    return {"alpha": krippendorff_alpha(ratings, level=level), "level": level,
+            "annotators": len({a for _, a in ratings}), "items": len(per_item),
+            "items_rated_twice": sum(1 for n in per_item.values() if n >= 2)}
+
+
+def human_triplet_verdicts(store: "Store") -> tuple[dict[tuple[str, int], str], int]:
+    """Majority human verdict per ``(response_id, triplet_index)``, and how many ties were left out."""
+    votes: dict[tuple[str, int], Counter[str]] = defaultdict(Counter)
+    for (rid, _, index), value in current_corrections(store.list_events_of_kinds(["correction", "undo"])).items():
+        votes[(rid, index)][value["verdict"]] += 1
+    out, ties = {}, 0
+    for key, counter in votes.items():
+        (top, n), *rest = counter.most_common()
+        if rest and rest[0][1] == n:
+            ties += 1
+            continue
+        out[key] = top
+    return out, ties
+
+
+def judge_accuracy_table(store: "Store") -> dict[str, JudgeAccuracy]:
+    """Each Tri-HE judge (judge name @ config key) against the people's majority verdicts."""
+    human, _ = human_triplet_verdicts(store)
+    if not human:
+        return {}
+    wanted = {rid for rid, _ in human}
+    judges: dict[str, dict[tuple[str, int], str]] = defaultdict(dict)
+    for response, score in store.iter_scores("trihe", with_evidence=True):
+        if response.id not in wanted:
+            continue
+        name = f"{score.evidence.get('judge', '?')}@{score.config_key}"
+        for i, t in enumerate(score.evidence.get("triplets") or []):
+            judges[name][(response.id, i)] = str(t.get("verdict"))
+    return judge_accuracy(judges, human)
+
+
+def preference_strengths(store: "Store", aspect: str = "overall") -> dict[Any, Strength]:
+    """Bradley-Terry strength of each model from people's pairwise preferences on ``aspect``."""
+    prefs = [p for p in preferences(store.list_events_of_kinds(["preference", "undo"])) if p.aspect == aspect]
+    if not prefs:
+        return {}
+    model_of = {}
+    for rid in {r for p in prefs for r in (p.a, p.b)}:
+        response = store.get_response(rid)
+        run = store.get_run(response.run_id) if response else None
+        model_of[rid] = run.model if run else rid
+    wins, ties = [], []
+    for p in prefs:
+        a, b = model_of[p.a], model_of[p.b]
+        if a == b:
+            continue  # two responses of one model say nothing about models
+        if p.winner == "tie":
+            ties.append((a, b))
+        else:
+            wins.append((model_of[p.winner], b if model_of[p.winner] == a else a))
+    if not wins and not ties:
+        return {}
+    return bradley_terry(wins, ties)
+
+
+def probe_detection_table(store: "Store", metrics: list[str] | None = None) -> list[DetectionRow]:
+    """Per metric, detection and false-alarm rates over every probe run's responses."""
+    probe_runs = [r["id"] for r in store.list_runs() if r["backend"] == "probe"]
+    items: dict[tuple[str, str], list[ProbeItem]] = defaultdict(list)
+    for run_id in probe_runs:
+        concepts = {resp.id: score.evidence.get("concepts")
+                    for resp, score in store.iter_scores(CONCEPTS, run_id=run_id, with_evidence=True)}
+        for response, score in store.iter_scores(None, run_id=run_id, with_evidence=True):
+            metric = score.metric
+            if metric == CONCEPTS or (metrics and metric not in metrics):
+                continue
+            signals = response.signals or {}
+            if "injected" not in signals:
+                continue
+            items[(metric, score.config_key)].append(ProbeItem(response.text, list(signals.get("injected") or []),
+                                           list(signals.get("stated") or []), score.values, score.evidence,
+                                           item_value(metric, score.values), concepts.get(response.id)))
+    return [detection_row(metric, rows, key) for (metric, key), rows in sorted(items.items())]

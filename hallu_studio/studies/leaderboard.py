@@ -1,0 +1,108 @@
+"""Models x metrics with bootstrap intervals: the app's Overview table.
+
+Per run (one model under one prompt and setting) and metric configuration, the
+stored per-item statistics are aggregated with the metric's own ``compute`` (so
+every number is the metric's micro-average as defined in its module) and a
+bootstrap interval resampled by image. Scores stored without statistics fall back
+to the mean of the per-response values, and the row says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from ..config import Settings
+from ..metrics.aggregate import bootstrap_intervals
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+CONCEPTS = "concepts"
+Compute = Callable[[Sequence[Mapping[str, float]]], Any]
+
+# The headline numbers of each metric's ``compute`` (others are left out of the table).
+MAIN_KEYS: dict[str, tuple[str, ...]] = {
+    "emd": ("total", "object", "attribute", "relation"),
+    "trihe": ("hallu_q", "hallu_i", "hallu_q_object", "hallu_q_relation"),
+    "halfscore": ("precision", "recall", "f"),
+    "edit": ("per_word", "distance", "alpha"),
+    "chair": ("chair_i", "chair_s"),
+    "reefknot": ("r_score", "halr.yes_no", "halr.mcq", "halr.vqa"),
+    "pope": ("accuracy", "f1", "yes_ratio"),
+}
+
+
+def _mean_of_values(stats: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Fallback aggregation: the mean of each numeric per-response value."""
+    sums: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    for s in stats:
+        for k, v in s.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(float(v)):
+                sums[k] += float(v)
+                counts[k] += 1
+    return {k: sums[k] / counts[k] for k in sums}
+
+
+# ``compute`` aggregates statistics and does not depend on the settings that shaped them,
+# so one instance per metric (built under default settings) serves every leaderboard.
+_COMPUTES: dict[str, Compute] = {}
+
+
+def metric_computes(names: Sequence[str]) -> dict[str, Compute]:
+    """Each named metric's ``compute`` (metrics that cannot be built here are left out)."""
+    from ..metrics.registry import METRIC_NAMES, make_metric
+
+    out: dict[str, Compute] = {}
+    for name in names:
+        if name not in METRIC_NAMES:
+            continue
+        if name not in _COMPUTES:
+            try:
+                _COMPUTES[name] = make_metric(name, Settings()).compute
+            except (NotImplementedError, ImportError, ValueError, RuntimeError):
+                continue  # the row falls back to the mean of values, and says so
+        out[name] = _COMPUTES[name]
+    return out
+
+
+def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = False, *,
+                metrics: Sequence[str] | None = None, n_boot: int = 200, alpha: float = 0.05, seed: int = 0,
+                computes: Mapping[str, Compute] | None = None) -> list[dict[str, Any]]:
+    """One row per run x metric config x headline number (x domain), with a bootstrap interval.
+
+    Row keys: model, run_id, synthetic, benchmark, domain (with ``by_domain``), metric,
+    config_key, key, value, low, high, n, images, aggregation ("metric" or "mean of values").
+    """
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    only = metrics[0] if metrics is not None and len(metrics) == 1 else None
+    for row in store.score_stat_rows(only, benchmark=benchmark):
+        if row["metric"] == CONCEPTS or (metrics and row["metric"] not in metrics):
+            continue
+        domain = row["domain"] if by_domain else None
+        groups[(row["run_id"], row["metric"], row["config_key"], domain)].append(row)
+    if computes is None:
+        computes = metric_computes(sorted({m for _, m, _, _ in groups}))
+    out = []
+    for (run_id, metric, config_key, domain), rows in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        with_stats = all(r["stats"] is not None for r in rows) and metric in computes
+        stats = [r["stats"] for r in rows] if with_stats else [r["values"] for r in rows]
+        compute = computes[metric] if with_stats else _mean_of_values
+        point = compute(stats)
+        point = point if isinstance(point, Mapping) else {"value": point}
+        keys = [k for k in MAIN_KEYS.get(metric, ()) if k in point] or [
+            k for k, v in point.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        clusters = [f"{r['benchmark']}/{r['image_key'] or r['sample_id']}" for r in rows]
+        intervals = bootstrap_intervals(stats, compute, clusters, n_boot=n_boot, alpha=alpha, seed=seed, keys=keys)
+        first = rows[0]
+        for key, iv in intervals.items():
+            record = {"model": first["model"], "run_id": run_id, "synthetic": bool(first["synthetic"]),
+                      "benchmark": first["benchmark"], "metric": metric, "config_key": config_key, "key": key,
+                      "value": iv.value, "low": iv.low, "high": iv.high, "n": iv.n, "images": iv.clusters,
+                      "aggregation": "metric" if with_stats else "mean of values"}
+            if by_domain:
+                record["domain"] = domain
+            out.append(record)
+    return out

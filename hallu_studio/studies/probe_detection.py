@@ -1,0 +1,219 @@
+"""How often each metric catches the hallucinations a probe model injected on purpose.
+
+A probe response records, with character spans, the concepts it injected
+(``signals["injected"]``) and the ones it stated truthfully (``signals["stated"]``);
+see ``hallu_studio/backends/probe.py``. A metric *flags* parts of the response
+through its evidence (``flagged_spans``). Then
+
+- detection rate = injected concepts whose span overlaps a flagged span / injected concepts;
+- false-alarm rate = stated (clean) concepts whose span overlaps a flagged span / stated concepts;
+
+and, across responses, the Spearman correlation of the metric's per-response value
+with the response's injected share ``injected / (injected + stated)`` (scipy).
+
+How each metric flags (what its evidence allows):
+
+- trihe: spans of triplets judged ``object`` or ``relation``;
+- chair: the response's object mentions named in ``hallucinated``;
+- halfscore: for each hallucinated concept, the mention of its distinctive word
+  (object name, attribute, or predicate);
+- emd: response concepts whose transport cost is at least ``EMD_FLAG_COST`` (our
+  choice: cosine similarity to what they were matched with at most 0.5);
+- edit: the original words the reviser deleted or substituted;
+- reefknot, pope: the whole answer when it is judged hallucinated.
+
+Worked example: injected "dog" at 10-13, stated "cat" at 2-5; a metric flagging
+10-13 detects 1 of 1 and raises 0 false alarms of 1.
+
+>>> detection_counts([{"type": "object", "span": [10, 13]}], [{"type": "object", "span": [2, 5]}], [(10, 13)])
+{'injected': 1, 'detected': 1, 'stated': 1, 'false_alarms': 0}
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from scipy import stats as st
+
+Span = tuple[int, int]
+EMD_FLAG_COST = 50.0  # on EMD's ×100 scale: 1 - cosine >= 0.5
+_WORD = re.compile(r"(?:[^\W_]|['’])*[^\W_](?:[^\W_]|['’])*")
+
+
+def overlaps(a: Sequence[int], b: Sequence[int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _find(text: str, phrase: str) -> list[Span]:
+    """Whole-word, case-insensitive occurrences of ``phrase`` in ``text``."""
+    phrase = phrase.strip()
+    if not phrase:
+        return []
+    pattern = re.compile(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", re.IGNORECASE)
+    return [(m.start(), m.end()) for m in pattern.finditer(text)]
+
+
+def _spans_of(value: Any) -> list[Span]:
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
+        return [(int(value[0]), int(value[1]))]
+    return []
+
+
+def _concept_object_spans(concepts: Mapping[str, Any] | None, name: str) -> list[Span]:
+    if not concepts:
+        return []
+    spans = concepts.get("object_spans") or []
+    return [tuple(sp) for obj, sp in zip(concepts.get("objects") or [], spans)  # type: ignore[misc]
+            if sp and str(obj).lower() == name.lower()]
+
+
+def _distinctive(parts: Sequence[str]) -> str:
+    """The word that makes a concept itself: an object's name, an attribute, a relation's predicate."""
+    if len(parts) in (2, 3):
+        return parts[1]  # (object, attribute) or (subject, predicate, object)
+    return parts[0] if parts else ""
+
+
+def _edit_spans(text: str, alignment: Sequence[Sequence[Any]]) -> list[Span]:
+    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    out: list[Span] = []
+    position = 0
+    for step in alignment:
+        op, original = step[0], list(step[1] or [])
+        here = words[position:position + len(original)]
+        if op in ("delete", "substitute"):
+            out.extend(here)
+        position += len(original)
+    return out
+
+
+def flagged_spans(metric: str, values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                  concepts: Mapping[str, Any] | None = None) -> list[Span] | None:
+    """Character spans of ``text`` that a metric's evidence marks as hallucinated.
+
+    ``concepts`` is the response's stored concept set (``ConceptSet.to_dict(with_spans=True)``).
+    Returns None when the metric cannot point at parts of a response.
+    """
+    if metric == "trihe":
+        out: list[Span] = []
+        for t in evidence.get("triplets") or []:
+            if t.get("verdict") in ("object", "relation"):
+                spans = _spans_of(t.get("span"))
+                if not spans and t.get("triplet"):
+                    s, p, o = t["triplet"]
+                    spans = _find(text, o if t["verdict"] == "object" else p)
+                out.extend(spans)
+        return out
+    if metric == "chair":
+        out = []
+        for name in evidence.get("hallucinated") or []:
+            out.extend(_concept_object_spans(concepts, str(name)) or _find(text, str(name)))
+        return out
+    if metric == "halfscore":
+        out = []
+        for concept in evidence.get("hallucinated") or []:
+            parts = [str(p) for p in (concept if isinstance(concept, (list, tuple)) else [concept])]
+            if parts and parts[0] in ("object", "attribute", "relation"):
+                parts = parts[1:]  # a kind-tagged concept list
+            out.extend(_find(text, _distinctive(parts)))
+        return out
+    if metric == "emd":
+        out = []
+        for typed in (evidence.get("types") or {}).values():
+            costs = typed.get("per_concept_cost") or []
+            spans = typed.get("response_spans") or []
+            labels = typed.get("response") or []
+            for i, cost in enumerate(costs):
+                if cost is None or cost < EMD_FLAG_COST:
+                    continue
+                located = _spans_of(spans[i]) if i < len(spans) else []
+                if not located and i < len(labels):
+                    located = _find(text, str(labels[i]).split(":")[-1].split("-")[-1])
+                out.extend(located)
+        return out
+    if metric == "edit":
+        return _edit_spans(text, evidence.get("alignment") or [])
+    if metric == "reefknot":
+        return [(0, len(text))] if values.get("hallucinated") else []
+    if metric == "pope":
+        return [(0, len(text))] if values.get("correct") is False else []
+    return None
+
+
+def detection_counts(injected: Iterable[Mapping[str, Any]], stated: Iterable[Mapping[str, Any]],
+                     flagged: Sequence[Span]) -> dict[str, int]:
+    """Injected concepts caught and clean concepts wrongly flagged in one response."""
+    inj = [c for c in injected if c.get("span")]
+    clean = [c for c in stated if c.get("span")]
+    return {"injected": len(inj), "detected": sum(any(overlaps(c["span"], f) for f in flagged) for c in inj),
+            "stated": len(clean), "false_alarms": sum(any(overlaps(c["span"], f) for f in flagged) for c in clean)}
+
+
+@dataclass(frozen=True)
+class DetectionRow:
+    metric: str
+    responses: int
+    injected: int
+    detected: int
+    stated: int
+    false_alarms: int
+    spearman_with_injected_share: float
+    by_type: dict[str, tuple[int, int]]  # injection type -> (injected, detected)
+    config_key: str = ""
+
+    @property
+    def detection_rate(self) -> float:
+        return self.detected / self.injected if self.injected else math.nan
+
+    @property
+    def false_alarm_rate(self) -> float:
+        return self.false_alarms / self.stated if self.stated else math.nan
+
+
+@dataclass(frozen=True)
+class ProbeItem:
+    """One probe response scored by one metric."""
+
+    text: str
+    injected: list[dict[str, Any]]
+    stated: list[dict[str, Any]]
+    values: dict[str, Any]
+    evidence: dict[str, Any]
+    item_value: float | None  # the metric's per-response number used for the rank correlation
+    concepts: dict[str, Any] | None = None
+
+
+def detection_row(metric: str, items: Sequence[ProbeItem], config_key: str = "") -> DetectionRow:
+    totals = {"injected": 0, "detected": 0, "stated": 0, "false_alarms": 0}
+    by_type: dict[str, list[int]] = {}
+    share, value = [], []
+    used = 0
+    for item in items:
+        flagged = flagged_spans(metric, item.values, item.evidence, item.text, item.concepts)
+        if flagged is None:
+            continue
+        used += 1
+        counts = detection_counts(item.injected, item.stated, flagged)
+        for k in totals:
+            totals[k] += counts[k]
+        for c in item.injected:
+            if c.get("span"):
+                got = by_type.setdefault(str(c.get("type")), [0, 0])
+                got[0] += 1
+                got[1] += any(overlaps(c["span"], f) for f in flagged)
+        n = len(item.injected) + len(item.stated)
+        if item.item_value is not None and n and not math.isnan(item.item_value):
+            share.append(len(item.injected) / n)
+            value.append(float(item.item_value))
+    rho = math.nan
+    if len(share) >= 3 and len(set(share)) > 1 and len(set(value)) > 1:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rho = float(st.spearmanr(value, share).statistic)
+    return DetectionRow(metric, used, totals["injected"], totals["detected"], totals["stated"],
+                        totals["false_alarms"], rho, {k: (v[0], v[1]) for k, v in sorted(by_type.items())},
+                        config_key)

@@ -1,0 +1,87 @@
+"""First start: the demo bootstrap runs its steps once, and later starts skip it."""
+
+from __future__ import annotations
+
+import pytest
+
+from hallu_studio.app.bootstrap import BootstrapSteps, bootstrap, needs_bootstrap
+from hallu_studio.app.main import parse_args
+from hallu_studio.app.synthetic_store import fill_synthetic_store
+from hallu_studio.app.users import load_users_file, parse_users_env, resolve_users
+from hallu_studio.config import Settings
+from hallu_studio.model import Benchmark, Response, Run, Sample, Score
+
+
+def test_bootstrap_runs_each_missing_step_once(store):
+    calls: list[str] = []
+
+    def import_sample(st):
+        calls.append("import")
+        st.add_samples(Benchmark("tiny"), [Sample(id="tiny/1", benchmark="tiny", image_key="1")])
+        return "tiny"
+
+    def run_probes(st, name):
+        calls.append(f"run {name}")
+        run = Run(id="run-x", benchmark=name, model="probe", backend="probe", synthetic=True)
+        st.add_run(run)
+        st.add_responses([Response("run-x", "tiny/1", "a cat")])
+
+    def score(st, settings):
+        calls.append("score")
+        rid = st.response_ids()[0]
+        st.put_scores([Score(rid, "emd", "k", {"total": 1.0})])
+
+    steps = BootstrapSteps(import_sample, run_probes, score)
+    assert needs_bootstrap(store)
+    done = bootstrap(store, Settings(), steps)
+    assert calls == ["import", "run tiny", "score"] and len(done) == 3
+    assert not needs_bootstrap(store)
+    assert bootstrap(store, Settings(), steps) == [] and calls == ["import", "run tiny", "score"]
+
+
+def _boom(*_a):
+    raise AssertionError("must not run")
+
+
+def test_bootstrap_leaves_a_store_with_runs_alone(store):
+    fill_synthetic_store(store, n_samples=2)
+    assert bootstrap(store, Settings(), BootstrapSteps(_boom, _boom, _boom)) == []
+
+
+def test_bootstrap_adds_no_synthetic_runs_to_a_users_benchmark(store):
+    store.add_samples(Benchmark("mine"), [Sample(id="mine/1", benchmark="mine", image_key="1")])
+    assert bootstrap(store, Settings(), BootstrapSteps(_boom, _boom, _boom)) == []
+    assert store.counts()["runs"] == 0
+
+
+def test_real_bootstrap_on_the_sample_benchmark(store, monkeypatch):
+    pytest.importorskip("hallu_studio.sample")
+    from hallu_studio.app import bootstrap as bs
+    from hallu_studio.pipelines.running import run_probe_suite
+
+    # Small sizes: two probe rates and the cheap metrics; the full demo runs at first start.
+    steps = BootstrapSteps(bs.import_sample_benchmark,
+                           lambda st, name: [None for _ in run_probe_suite(st, name, rates=(0.0, 0.5))],
+                           lambda st, settings: bs.score_everything(st, settings, ("chair", "reefknot")))
+    done = bootstrap(store, Settings(), steps)
+    assert len(done) == 3
+    runs = store.list_runs()
+    assert runs and all(r["synthetic"] for r in runs)
+    assert store.counts()["scores"] > 0
+
+
+def test_users_from_file_and_env(tmp_path):
+    f = tmp_path / "users.json"
+    f.write_text('{"ann": "pw1", "bob": "pw2"}')
+    assert load_users_file(f) == [("ann", "pw1"), ("bob", "pw2")]
+    f.write_text('[{"username": "ann", "password": "x"}]')
+    assert resolve_users(str(f), env={}) == [("ann", "x")]
+    assert resolve_users(None, env={"HALLU_STUDIO_USERS": "c:d"}) == [("c", "d")]
+    assert resolve_users(None, env={}) is None
+    with pytest.raises(ValueError, match="entry 2 must be name:password"):
+        parse_users_env("a:b,nopassword")
+    f.write_text("[{}]")
+    with pytest.raises(ValueError, match="entry 0 needs"):
+        load_users_file(f)
+    args = parse_args(["--db", "x.duckdb", "--host", "0.0.0.0", "--port", "9000", "--auth", "u.json"])
+    assert (args.db, args.host, args.port, args.auth) == ("x.duckdb", "0.0.0.0", 9000, "u.json")

@@ -1,0 +1,213 @@
+"""End to end in headless Chromium: every tab, the graph canvas, keyboard rating, a triplet
+correction, undo, saved views by URL, XSS, and no request leaving 127.0.0.1.
+
+Screenshots of each view go to ``test-artifacts/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+XSS = "<img src=x onerror=window.__xss=1><script>window.__xss=2</script>"
+TABS = ["Overview", "Browse", "Inspect", "Annotate", "Study", "Run", "Settings"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium is not installed")
+    pytest.importorskip("playwright.sync_api")
+    from hallu_studio.app import AppContext, build_app, launch_kwargs
+    from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
+    from hallu_studio.model import Response, Score
+    from hallu_studio.store import Store
+
+    store = Store(tmp_path_factory.mktemp("browser") / "browser.duckdb")
+    ids = fill_synthetic_store(store, n_samples=8)
+    first = store.get_response(ids[0])
+    # A hostile response on the same sample, with the payload as a concept label too (pyvis nodes).
+    evil = Response(first.run_id + "-evil", first.sample_id, f"A cat {XSS} on a mat")
+    store.add_responses([evil])
+    store.put_scores([Score(evil.id, "concepts", SYNTHETIC_CONFIG_KEY, {"objects": 2},
+                            {"extractor": "test", "concepts": {"objects": ["cat", XSS], "attributes": [],
+                                                               "relations": [["cat", XSS, "mat"]]}}),
+                      Score(evil.id, "trihe", SYNTHETIC_CONFIG_KEY, {"n_triplets": 1, "hallucinated": 1},
+                            {"judge": XSS, "triplets": [{"triplet": ["cat", "on", XSS], "span": [2, 5],
+                                                         "verdict": "object", "score": 0.1, "reason": XSS}]})])
+    store.save_view("worst-sketch", {"domains": ["sketch"], "sort": "emd.total", "descending": True}, "test")
+    demo = build_app(AppContext(store=store))
+    demo.queue()
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+                            footer_links=[], **launch_kwargs())
+    yield store, ids, evil.id, url
+    demo.close()
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def _open(browser, url: str, hosts: set[str]):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.on("request", lambda r: hosts.add(urlparse(r.url).netloc or r.url.split(":", 1)[0]))
+    page.goto(url)
+    # Gradio renders a tab's components when the tab is first shown: wait for the first tab's table.
+    page.wait_for_selector("#overview-leaderboard table", state="attached", timeout=30_000)
+    return page
+
+
+def _tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+    page.wait_for_timeout(400)
+    if name == "Inspect":
+        page.wait_for_function("document.querySelector('#inspect-position')?.innerText.includes('of')",
+                               timeout=15_000)
+
+
+def test_every_view_renders_offline_with_graphs_and_screenshots(app, browser):
+    store, ids, _, url = app
+    hosts: set[str] = set()
+    page = _open(browser, url, hosts)
+    ARTIFACTS.mkdir(exist_ok=True)
+    for name in TABS:
+        _tab(page, name)
+        if name == "Inspect":
+            for graph in ("#inspect-ref-graph", "#inspect-resp-graph"):
+                canvas = page.frame_locator(f"{graph} iframe").locator("canvas")
+                canvas.first.wait_for(timeout=15_000)
+                box = canvas.first.bounding_box()
+                assert box and box["width"] > 100 and box["height"] > 100
+            page.wait_for_timeout(800)  # let vis.js settle before the picture
+        if name == "Study":
+            page.click("#study-compute")
+            page.wait_for_selector("#study-agreement table", timeout=20_000)
+        page.screenshot(path=str(ARTIFACTS / f"view-{name.lower()}.png"), full_page=True)
+    assert page.evaluate("window.__xss") is None
+    assert hosts <= {urlparse(url).netloc, "data"}, f"requests left the machine: {hosts}"
+    page.close()
+
+
+def test_browse_row_opens_inspect_and_views_load_by_url(app, browser):
+    store, ids, _, url = app
+    hosts: set[str] = set()
+    page = _open(browser, url.rstrip("/") + "/?view=worst-sketch", hosts)
+    page.wait_for_selector("#browse-table", timeout=15_000)  # the view opens on Browse
+    page.wait_for_function("document.querySelector('#browse-status')?.innerText.includes('worst-sketch')",
+                           timeout=15_000)
+    sketch = store.browse_response_ids({"domains": ["sketch"]}, ["emd.total"], sort="emd.total")
+    first_sample = store.get_response(sketch[0]).sample_id  # the first row's (its first occurrence)
+    # Gradio 6's table is virtual: its visible cells are .body-cell divs (a hidden <table> sizes them)
+    page.locator("#browse-table .virtual-row .body-cell", has_text=first_sample).first.click()
+    page.wait_for_function(f"document.querySelector('#inspect-response-id textarea, #inspect-response-id input')"
+                           f"?.value === '{sketch[0]}'", timeout=15_000)
+    assert page.locator("#inspect-position").inner_text().endswith(f"of {len(sketch)}")
+    page.click("#inspect-next")
+    page.wait_for_function(f"document.querySelector('#inspect-response-id textarea, #inspect-response-id input')"
+                           f"?.value === '{sketch[1]}'", timeout=15_000)
+
+    # put the other model's response beside it, and prefer the left one
+    page.locator("#inspect-compare-choice input").first.click()
+    page.locator("ul[role=listbox] li").first.click()
+    page.wait_for_function("document.querySelector('#inspect-compare')?.innerText.includes('[synthetic]')",
+                           timeout=15_000)
+    page.locator("#prefer-name textarea, #prefer-name input").first.fill("lee")
+    page.click("#prefer-left")
+    page.wait_for_timeout(1000)
+    prefs = store.list_events(annotator="lee", kind="preference")
+    assert len(prefs) == 1 and prefs[0].value["winner"] == sketch[1] == prefs[0].value["a"]
+    page.close()
+
+
+def test_hostile_response_is_shown_as_text_and_runs_nothing(app, browser):
+    _, _, evil_id, url = app
+    hosts: set[str] = set()
+    page = _open(browser, url, hosts)
+    _tab(page, "Inspect")
+    box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
+    box.fill(evil_id)
+    box.press("Enter")
+    page.wait_for_function("document.querySelector('#inspect-text')?.innerText.includes('onerror')", timeout=15_000)
+    page.frame_locator("#inspect-resp-graph iframe").locator("canvas").first.wait_for(timeout=15_000)
+    page.wait_for_timeout(1500)
+    assert "<script>window.__xss=2</script>" in page.locator("#inspect-text").inner_text()
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("#inspect-text img, #inspect-triplets img, #inspect-text script").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "xss-inspect.png"), full_page=True)
+    page.close()
+
+
+def test_annotate_with_the_keyboard_correct_and_undo(app, browser):
+    store, ids, _, url = app
+    hosts: set[str] = set()
+    page = _open(browser, url, hosts)
+    _tab(page, "Annotate")
+    page.locator("#annotator-name textarea, #annotator-name input").first.fill("kim")
+    page.click("#ann-start")
+    rid_box = page.locator("#ann-response-id textarea, #ann-response-id input").first
+    page.wait_for_function("document.querySelector('#ann-response-id textarea, #ann-response-id input')"
+                           "?.value.startsWith('resp-')", timeout=15_000)
+    rid = rid_box.input_value()
+
+    page.locator("#hs-title").click()  # focus leaves the text fields
+    page.keyboard.press("4")
+    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('rated')", timeout=15_000)
+    page.wait_for_timeout(300)
+    ratings = store.list_events(annotator="kim", kind="rating")
+    assert [(e.response_id, e.value) for e in ratings] == [(rid, 4)]
+
+    # typing a digit in a text field is text, not a rating
+    page.locator("#ann-note textarea, #ann-note input").first.fill("")
+    page.locator("#ann-note textarea, #ann-note input").first.type("5 objects")
+    page.wait_for_timeout(500)
+    assert len(store.list_events(annotator="kim", kind="rating")) == 1
+
+    # correct triplet 1 of this response
+    page.locator("#ann-triplet input").first.click()
+    page.locator("ul[role=listbox] li").nth(1).click()
+    page.locator("#ann-verdict label", has_text="supported").click()
+    page.locator("#ann-reason textarea, #ann-reason input").first.fill("it is in the picture")
+    page.click("#ann-correct")
+    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('corrected')", timeout=15_000)
+    corrections = store.list_events(annotator="kim", kind="correction")
+    assert len(corrections) == 1 and corrections[0].target == "triplet:1"
+    assert corrections[0].value["verdict"] == "supported" and corrections[0].value["reason"] == "it is in the picture"
+
+    page.locator("#hs-title").click()
+    page.keyboard.press("u")
+    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('undid')", timeout=15_000)
+    undos = store.list_events(annotator="kim", kind="undo")
+    assert len(undos) == 1 and undos[0].undoes == corrections[0].id
+
+    page.keyboard.press("j")
+    page.wait_for_function(f"document.querySelector('#ann-response-id textarea, #ann-response-id input')"
+                           f"?.value !== '{rid}'", timeout=15_000)
+    page.keyboard.press("k")
+    page.wait_for_function(f"document.querySelector('#ann-response-id textarea, #ann-response-id input')"
+                           f"?.value === '{rid}'", timeout=15_000)
+    page.screenshot(path=str(ARTIFACTS / "annotate-after.png"), full_page=True)
+    assert hosts <= {urlparse(url).netloc, "data"}
+    page.close()

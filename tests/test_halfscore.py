@@ -1,0 +1,177 @@
+"""HalFscore: concept matching, absorption of dependent concepts, micro vs macro P/R/F."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hallu_studio.config import LLMSettings
+from hallu_studio.llm import LLMClient, LLMError
+from hallu_studio.metrics.base import ScoringItem
+from hallu_studio.metrics.halfscore import (
+    Concept,
+    EmbeddingConceptMatcher,
+    HalFscoreMetric,
+    LLMConceptMatcher,
+    concept_graph,
+    graph_concepts,
+    parse_serials,
+    reference_concepts,
+)
+from hallu_studio.model import ConceptSet, Sample, SceneGraph
+from test_llm_fake_server import FakeChatServer
+from test_trihe import BagOfWordsEncoder
+
+GRAPH = SceneGraph.from_dict({
+    "objects": [{"id": "1", "name": "cat", "attributes": ["grey"]}, {"id": "2", "name": "sofa"},
+                {"id": "3", "name": "lamp"}],
+    "relations": [{"subject": "1", "predicate": "on", "object": "2"}]})
+SAMPLE = Sample(id="d/1", benchmark="d", image_key="1", task="caption", scene_graph=GRAPH)
+
+
+def concepts(objects=(), attributes=(), relations=()):
+    return ConceptSet.from_dict({"objects": list(objects), "attributes": [list(a) for a in attributes],
+                                 "relations": [list(r) for r in relations]})
+
+
+def test_concept_graph_collects_relation_ends_and_deduplicates():
+    cs = concepts(objects=["Cat", "cat"], attributes=[("cat", "grey"), ("cat", "Grey")],
+                  relations=[("cat", "on", "sofa"), ("cat", "on", "sofa")])
+    assert [c.to_list() for c in graph_concepts(concept_graph(cs))] == [
+        ["object", "cat"], ["object", "sofa"], ["attribute", "cat", "grey"], ["relation", "cat", "on", "sofa"]]
+
+
+def test_embedding_matcher_counts_and_absorbs_concepts_of_hallucinated_objects():
+    metric = HalFscoreMetric(EmbeddingConceptMatcher(BagOfWordsEncoder(), threshold=0.99))
+    # Response: cat (ok), sofa (ok), dog (hallucinated), grey cat (ok), brown dog (absorbed by dog),
+    # cat on sofa (ok), dog near cat (absorbed by dog), cat under sofa (relation hallucination).
+    cs = concepts(objects=["cat", "sofa", "dog"], attributes=[("cat", "grey"), ("dog", "brown")],
+                  relations=[("cat", "on", "sofa"), ("dog", "near", "cat"), ("cat", "under", "sofa")])
+    r = metric.update(ScoringItem("r1", "text", SAMPLE, mentioned=cs))
+    assert r.undefined_reason is None
+    assert r.values["hallucinated"] == 2  # dog, (cat under sofa)
+    assert r.values["omitted"] == 1  # lamp
+    assert r.values["matched"] == 4
+    assert r.values["precision"] == pytest.approx(1 - 2 / 8)
+    assert r.values["recall"] == pytest.approx(1 - 1 / 5)
+    p, rec = 0.75, 0.8
+    assert r.values["f"] == pytest.approx(2 * p * rec / (p + rec))
+    assert ["object", "dog"] in r.evidence["hallucinated"]
+    assert r.evidence["omitted"] == [["object", "lamp"]]
+    assert r.stats["hallucinated_relation"] == 1 and r.stats["generated_relation"] == 3
+
+
+def stats_for(gen, hall, ref, omit):
+    s = {f"{k}_{kind}": 0.0 for k in ("generated", "reference", "hallucinated", "omitted")
+         for kind in ("object", "attribute", "relation")}
+    s.update(generated_object=gen, hallucinated_object=hall, reference_object=ref, omitted_object=omit)
+    return s
+
+
+def test_micro_and_macro_worked_example():
+    """The module docstring: A (4 gen, 1 hall; 5 ref, 2 omit), B (1 gen, 1 hall; 5 ref, 5 omit)."""
+    out = HalFscoreMetric(EmbeddingConceptMatcher(BagOfWordsEncoder())).compute(
+        [stats_for(4, 1, 5, 2), stats_for(1, 1, 5, 5)])
+    assert out["precision"] == pytest.approx(0.6)
+    assert out["recall"] == pytest.approx(0.3)
+    assert out["f"] == pytest.approx(0.4)
+    assert out["precision_macro"] == pytest.approx(0.375)
+    assert out["recall_macro"] == pytest.approx(0.3)
+    assert out["f_macro"] == pytest.approx((2 * 0.75 * 0.6 / 1.35 + 0.0) / 2)
+    assert out["hallucination_ratio_object"] == pytest.approx(2 / 5)
+
+
+@pytest.mark.parametrize("text", ["", "...!!!", "Ein Hund sitzt.", "a " * 30000])
+def test_empty_response_concepts_make_precision_undefined_and_recall_zero(text):
+    metric = HalFscoreMetric(EmbeddingConceptMatcher(BagOfWordsEncoder()))
+    r = metric.update(ScoringItem("r", text, SAMPLE, mentioned=ConceptSet()))
+    assert r.values["precision"] is None and r.values["recall"] == 0.0
+    assert "no concepts" in r.undefined_reason
+    out = metric.compute([r.stats])
+    assert out["recall"] == 0.0 and "precision" not in out
+
+
+def test_no_reference_is_undefined_and_caption_needs_an_extractor():
+    metric = HalFscoreMetric(EmbeddingConceptMatcher(BagOfWordsEncoder()))
+    bare = Sample(id="x/1", benchmark="x", image_key="1", task="caption")
+    r = metric.update(ScoringItem("r", "a cat", bare, mentioned=concepts(objects=["cat"])))
+    assert "no reference concepts" in r.undefined_reason
+    captioned = Sample(id="x/2", benchmark="x", image_key="2", task="caption", reference_text="A grey cat.")
+    with pytest.raises(ValueError, match="needs an extractor"):
+        reference_concepts(captioned)
+    got = reference_concepts(captioned, lambda text: concepts(objects=["cat"], attributes=[("cat", "grey")]))
+    assert got.to_dict()["attributes"] == [["cat", "grey"]]
+
+
+def test_parse_serials():
+    assert parse_serials("Analysis...\nIncorrect Serial Numbers: 5, 2, 2", 6) == [2, 5]
+    assert parse_serials("Incorrect Serial Numbers: none", 3) == []
+    with pytest.raises(ValueError):
+        parse_serials("I found two problems", 3)
+    with pytest.raises(ValueError):
+        parse_serials("Incorrect Serial Numbers: 9", 3)
+
+
+def test_llm_matcher_uses_a8_lists(store):
+    def answer(prompt: str) -> str:
+        vlm = prompt.split("VLM List:\n")[1]
+        if "DOG" in vlm:  # the response checked against the reference
+            return "Incorrect Serial Numbers: 2"
+        return "Analysis: lamp is missing.\nIncorrect Serial Numbers: 3"
+
+    with FakeChatServer([("by_content", answer)]) as server:
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        metric = HalFscoreMetric(LLMConceptMatcher(client))
+        r = metric.update(ScoringItem("r", "t", SAMPLE, mentioned=concepts(objects=["cat", "dog"])))
+        assert r.evidence["hallucinated"] == [["object", "dog"]]
+        assert r.evidence["omitted"] == [["object", "lamp"]]
+        assert r.values["precision"] == 0.5 and r.values["recall"] == pytest.approx(1 - 1 / 5)
+        assert '("NODE":DOG)' in server.requests[0]["messages"][0]["content"]
+
+
+def test_llm_matcher_unusable_answer_is_a_typed_error():
+    with FakeChatServer([("ok", "I am not sure.")]) as server:
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), None, backoff_s=0.01)
+        with pytest.raises(LLMError, match="not usable"):
+            LLMConceptMatcher(client).match([Concept("object", ("cat",))], [Concept("object", ("cat",))])
+
+
+def test_real_llava_captions_against_dci_reference_word_concepts():
+    """Real captions vs their own reference beat captions vs another image's reference (bag of words)."""
+    from conftest import shared_dataset
+
+    refs = {r["image"]: r["caption"] for r in json.loads(shared_dataset("halfscore", "annotation.json").read_text())}
+    rows = [json.loads(line) for line in shared_dataset("halfscore", "llava-1.5-7b_captions.jsonl")
+            .read_text().splitlines()[:12]]
+    rows = [r for r in rows if r["image"] in refs and isinstance(r["caption"], str)]
+
+    def words(text: str) -> ConceptSet:  # a crude stand-in extractor: content words as objects
+        import re
+        stop = {"the", "a", "an", "and", "of", "in", "on", "is", "are", "with", "to", "there", "this", "it", "its",
+                "at", "as", "by", "be", "for", "from", "that", "which", "image", "some", "has", "can", "also"}
+        return concepts(objects=[w for w in re.findall(r"[a-z]+", text.lower()) if w not in stop and len(w) > 2])
+
+    metric = HalFscoreMetric(EmbeddingConceptMatcher(BagOfWordsEncoder(), threshold=0.99),
+                             reference=lambda s: words(s.reference_text))
+    own, other = [], []
+    for i, row in enumerate(rows):
+        for tag, bucket, ref_text in (("own", own, refs[row["image"]]),
+                                      ("other", other, refs[rows[(i + 1) % len(rows)]["image"]])):
+            sample = Sample(id=f"h/{i}/{tag}", benchmark="h", image_key=row["image"], task="caption",
+                            reference_text=ref_text)
+            bucket.append(metric.update(ScoringItem("r", row["caption"], sample, words(row["caption"]))).stats)
+    assert len(own) >= 8
+    assert metric.compute(own)["f"] > metric.compute(other)["f"] + 0.05
+
+
+def test_update_many_matches_update():
+    metric = HalFscoreMetric(EmbeddingConceptMatcher(BagOfWordsEncoder(), threshold=0.99))
+    items = [ScoringItem("r1", "t", SAMPLE, mentioned=concepts(objects=["cat", "dog"])),
+             ScoringItem("r2", "t", SAMPLE, mentioned=None),
+             ScoringItem("r3", "t", Sample(id="x/9", benchmark="x", image_key="9", task="caption",
+                                           reference_text="only a caption"), mentioned=concepts(objects=["cat"]))]
+    with pytest.raises(ValueError):
+        metric.update(items[2])
+    many = metric.update_many(items[:2])
+    assert [(r.stats, r.values) for r in many] == [(r.stats, r.values) for r in map(metric.update, items[:2])]

@@ -1,0 +1,16 @@
+"""The worked examples in the importers' docstrings are tests too."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["hallu_studio.images", "hallu_studio.importers.triplets", "hallu_studio.importers.tri_he",
+           "hallu_studio.importers.reefknot_prompts", "hallu_studio.importers.recorded",
+           "hallu_studio.importers.halfscore"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0

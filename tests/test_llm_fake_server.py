@@ -1,0 +1,111 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for the LLM tests.
+
+Each POST to ``/v1/chat/completions`` takes the next step of the script:
+``("ok", text)``, ``("status", code)``, ``("malformed", body)``, ``("slow", seconds, text)``
+``("reject_format", text)`` (400 when the request asks for ``response_format``,
+else answer ``text``) or ``("by_content", fn)`` (answer ``fn(last user message)``). When the script runs out, the last step repeats.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def completion_body(text: str | None) -> dict[str, Any]:
+    return {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+class FakeChatServer:
+    def __init__(self, script: list[tuple[Any, ...]]) -> None:
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests the server was answering at once
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep pytest output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append(payload)
+                    step = server.script.pop(0) if len(server.script) > 1 else server.script[0]
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._answer(step, payload)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, step: tuple[Any, ...], payload: dict[str, Any]) -> None:
+                kind = step[0]
+                if kind == "ok":
+                    self._send(200, json.dumps(completion_body(step[1])))
+                elif kind == "status":
+                    self._send(step[1], json.dumps({"error": {"message": f"status {step[1]}"}}))
+                elif kind == "malformed":
+                    self._send(200, step[1])
+                elif kind == "slow":
+                    time.sleep(step[1])
+                    self._send(200, json.dumps(completion_body(step[2])))
+                elif kind == "by_content":
+                    user = [m["content"] for m in payload.get("messages", []) if m.get("role") == "user"]
+                    self._send(200, json.dumps(completion_body(step[1](user[-1] if user else ""))))
+                elif kind == "reject_format":
+                    if "response_format" in payload:
+                        self._send(400, json.dumps({"error": {"message": "response_format not supported"}}))
+                    else:
+                        self._send(200, json.dumps(completion_body(step[1])))
+                else:  # pragma: no cover - a typo in a test script
+                    raise AssertionError(f"unknown script step {step!r}")
+
+            def _send(self, code: int, body: str) -> None:
+                data = body.encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and hung up
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "FakeChatServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_fake_server_follows_its_script():
+    import urllib.request
+
+    with FakeChatServer([("ok", "a"), ("ok", "b")]) as server:
+        bodies = []
+        for _ in range(3):
+            req = urllib.request.Request(server.base_url + "/chat/completions", data=b"{}", method="POST")
+            with urllib.request.urlopen(req) as resp:
+                bodies.append(json.loads(resp.read())["choices"][0]["message"]["content"])
+        assert bodies == ["a", "b", "b"]

@@ -1,0 +1,148 @@
+"""Probe models: exact injection records, rate 0 is clean, determinism with the seed."""
+
+import random
+
+import pytest
+
+from hallu_studio.backends import make_backend
+from hallu_studio.backends.base import GenerationRequest
+from hallu_studio.backends.probe import ProbeBackend, ProbeOptions, describe
+from hallu_studio.backends.tiny import tiny_benchmark
+from hallu_studio.model import ConceptSet
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return tiny_benchmark(n_images=3)[1]
+
+
+def _run(samples, spec):
+    backend = make_backend(spec)
+    return backend.generate([GenerationRequest(s.id, "Describe the image in detail.", sample=s) for s in samples])
+
+
+def test_rate_zero_injects_nothing_and_states_only_true_concepts(samples):
+    for s, r in zip(samples, _run(samples, "probe:rate=0,seed=3")):
+        assert r.ok, r.error
+        assert r.signals["injected"] == []
+        truth = ConceptSet.from_scene_graph(s.scene_graph).to_dict()
+        for rec in r.signals["stated"]:
+            a, b = rec["span"]
+            assert r.text[a:b], rec  # every stated concept points at real text
+            if rec["type"] == "object" and s.task == "caption":
+                assert rec["concept"][0] in truth["objects"]
+            if rec["type"] == "attribute":
+                assert rec["concept"] in truth["attributes"]
+            if rec["type"] == "relation" and s.task == "caption":
+                assert rec["concept"] in truth["relations"]
+        if s.task == "yes_no":
+            assert r.text.lower() == s.answer
+        if s.task == "mcq":
+            assert r.text == s.answer
+
+
+def test_rate_one_records_every_injection_exactly(samples):
+    caption = next(s for s in samples if s.task == "caption")
+    text, sig = describe(caption, ProbeOptions(rate=1.0, seed=0), random.Random(1))
+    truth = ConceptSet.from_scene_graph(caption.scene_graph).to_dict()
+    kinds = {rec["type"] for rec in sig["injected"]}
+    assert kinds == {"object", "attribute", "relation", "count"}
+    for rec in sig["injected"]:
+        a, b = rec["span"]
+        said = text[a:b]
+        if rec["type"] == "object":
+            assert said == rec["concept"][0] and rec["concept"][0] not in truth["objects"]
+        elif rec["type"] == "attribute":
+            assert said == rec["concept"][1] and rec["concept"] not in truth["attributes"]
+            assert rec["truth"] in truth["attributes"]
+        elif rec["type"] == "relation":
+            s, p, o = rec["concept"]
+            assert said == f"{s} is {p} the {o}" and rec["concept"] not in truth["relations"]
+            assert rec["truth"] in truth["relations"]
+        else:
+            name, n = rec["concept"]
+            assert name in said and n != rec["truth"][1]
+    # every relation slot was corrupted, so no true relation is stated
+    assert not [r for r in sig["stated"] if r["type"] == "relation"]
+
+
+def test_mix_restricts_injection_types(samples):
+    for r in _run(samples, "probe:rate=1,mix=relation,seed=2"):
+        assert {rec["type"] for rec in r.signals["injected"]} <= {"relation", "answer"}
+
+
+def test_same_seed_same_output_other_seed_differs(samples):
+    a = [(r.text, r.signals) for r in _run(samples, "probe:rate=0.5,seed=7")]
+    b = [(r.text, r.signals) for r in _run(list(reversed(samples)), "probe:rate=0.5,seed=7")][::-1]
+    c = [(r.text, r.signals) for r in _run(samples, "probe:rate=0.5,seed=8")]
+    assert a == b  # order of requests does not matter
+    assert a != c
+
+
+def test_injection_rate_is_roughly_the_requested_rate(samples):
+    backend = ProbeBackend(ProbeOptions(rate=0.3, mix=("attribute", "relation"), seed=0))
+    injected = stated = 0
+    for seed_prompt in range(40):
+        for s in samples:
+            if s.task != "caption":
+                continue
+            r = backend.generate([GenerationRequest(s.id, f"prompt {seed_prompt}", sample=s)])[0]
+            injected += sum(x["type"] in ("attribute", "relation") for x in r.signals["injected"])
+            stated += sum(x["type"] in ("attribute", "relation") for x in r.signals["stated"])
+    assert 0.2 < injected / (injected + stated) < 0.4
+
+
+def test_yes_no_answer_signal_is_less_confident_when_injected(samples):
+    yn = [s for s in samples if s.task == "yes_no"]
+    for r in _run(yn * 1, "probe:rate=1,seed=0"):
+        assert r.signals["injected"][0]["type"] == "answer"
+        assert r.signals["answer"]["entropy"] > 0.85  # top prob <= 0.7
+    for r in _run(yn, "probe:rate=0,seed=0"):
+        assert r.signals["answer"]["entropy"] < 0.62  # top prob >= 0.85
+
+
+def test_options_parse_and_errors():
+    assert ProbeOptions.parse("rate=0.3,mix=object+count,seed=1,delay_ms=5").delay_ms == 5
+    assert "[synthetic]" in ProbeOptions.parse("").label()
+    with pytest.raises(ValueError, match="mix"):
+        ProbeOptions.parse("mix=colour")
+    with pytest.raises(ValueError, match="within"):
+        ProbeOptions.parse("rate=2")
+    with pytest.raises(ValueError, match="unknown probe option"):
+        ProbeOptions.parse("temperature=1")
+    with pytest.raises(ValueError, match="not a valid value"):
+        ProbeOptions.parse("rate=lots")
+
+
+def test_sample_without_graph_or_answer_is_a_clear_error(samples):
+    from dataclasses import replace
+
+    from hallu_studio.model import SceneGraph
+
+    empty = replace(samples[0], scene_graph=SceneGraph())
+    r = make_backend("probe:").generate([GenerationRequest(empty.id, "p", sample=empty)])[0]
+    assert not r.ok and empty.id in r.error and "scene graph" in r.error
+    bad = replace(next(s for s in samples if s.task == "yes_no"), answer="maybe")
+    r = make_backend("probe:").generate([GenerationRequest(bad.id, "p", sample=bad)])[0]
+    assert not r.ok and "yes/no" in r.error
+
+
+def test_vqa_answer_that_spells_the_triplet_is_corrupted_in_place():
+    from hallu_studio.model import Sample
+
+    s = Sample(id="r/1", benchmark="r", image_key="1", task="vqa", question="What is the relation with bag and ground?",
+               answer="bag is on ground.", gold_triplets=[("bag", "on", "ground")])
+    seen = set()
+    for seed in range(30):
+        text, sig = describe(s, ProbeOptions(rate=0.5, mix=("relation", "object"), seed=seed), random.Random(seed))
+        recs = sig["injected"] + sig["stated"]
+        assert len(recs) == 1 and text.count(".") == 1  # one statement, no duplicate sentence
+        rec = recs[0]
+        a, b = rec["span"]
+        seen.add(rec["type"] + ("-injected" if sig["injected"] else ""))
+        if rec["type"] == "relation":
+            subj, pred, obj = rec["concept"]
+            assert text[a:b] == f"{subj} is {pred} {obj}"
+        else:
+            assert text[a:b] == rec["concept"][0] != "ground"
+    assert seen == {"relation", "relation-injected", "object-injected"}

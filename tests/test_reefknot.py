@@ -1,0 +1,165 @@
+"""Reefknot: answer parsing, Halr / R_score, yes-ratio, entropy, and real benchmark rows."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import pytest
+
+from hallu_studio.judges.nli import NLIModel
+from hallu_studio.metrics.base import ScoringItem
+from hallu_studio.metrics.reefknot import (
+    BidirectionalEntailment,
+    ReefknotMetric,
+    RelationPhraseMatch,
+    candidate_entropy,
+    parse_choice,
+    parse_mcq_options,
+    parse_vqa_prompt,
+    parse_yes_no,
+    signal_entropy,
+)
+from hallu_studio.model import Sample
+
+_ids = itertools.count()
+
+VQA_PROMPT = ("What is the relation with man and stair railing in this photo? Please answer in the following "
+              "format:man is <relation> stair railing.")
+MCQ_PROMPT = "What is the relation with knife and apple in this photo? A. behind B. onto C. on D. into, please choose."
+
+
+def sample(task, label, question="q", category="perception"):
+    return Sample(id=f"reef/{next(_ids)}", benchmark="reef", image_key="1", task=task, question=question,
+                  answer=label, relation_category=category)
+
+
+def score(metric, s, response, signals=None):
+    return metric.update(ScoringItem("r", response, s, signals=signals or {}))
+
+
+@pytest.mark.parametrize("text,expected", [("Yes, it is.", "yes"), ("yes", "yes"), ("No.", "no"),
+                                           ("Yesterday it was", "no"), ("I think so", "no"), ("", "no")])
+def test_yes_no_parsing_is_the_word_yes(text, expected):
+    assert parse_yes_no(text) == expected
+
+
+def test_prompt_parsers_on_reefknot_templates():
+    assert parse_vqa_prompt(VQA_PROMPT) == ("man", "stair railing")
+    assert parse_mcq_options(MCQ_PROMPT) == {"A": "behind", "B": "onto", "C": "on", "D": "into"}
+    assert parse_choice(" d. into") == "D" and parse_choice("") is None
+
+
+def test_relation_phrase_match():
+    m = RelationPhraseMatch()
+    assert m.correct("man is on stair railing.", "The man is on the stair railing.", VQA_PROMPT)[0]
+    assert m.correct("man is sitting on stair railing.", "man is sits on stair railing", VQA_PROMPT)[0]
+    assert not m.correct("man is on stair railing.", "man is under stair railing.", VQA_PROMPT)[0]
+    bottle = "What is the relation with bottle and water in this photo? ... format:bottle is <relation> water."
+    assert m.correct("bottle is of water.", "bottle is of water.", bottle)[0]  # "of" is a relation too
+    assert not m.correct("bottle is of water.", "bottle is in water.", bottle)[0]
+
+
+def test_halr_and_r_score_worked_example():
+    metric = ReefknotMetric()
+    results = [score(metric, sample("yes_no", "yes"), "Yes"), score(metric, sample("yes_no", "no"), "No"),
+               score(metric, sample("yes_no", "no"), "No, it is not"),
+               score(metric, sample("yes_no", "no", category="cognition"), "Yes it is"),
+               score(metric, sample("mcq", "C"), "C. on"), score(metric, sample("mcq", "D"), "A"),
+               score(metric, sample("vqa", "man is on stair railing.", VQA_PROMPT), "man is on stair railing."),
+               score(metric, sample("vqa", "man is on stair railing.", VQA_PROMPT), "Man is ON the stair railing"),
+               score(metric, sample("vqa", "man is on stair railing.", VQA_PROMPT), "man is below stair railing."),
+               score(metric, sample("vqa", "man is on stair railing.", VQA_PROMPT), "")]
+    out = metric.compute([r.stats for r in results])
+    assert out["halr.yes_no"] == 25.0 and out["halr.mcq"] == 50.0 and out["halr.vqa"] == 50.0
+    assert out["r_score"] == pytest.approx((75 + 50 + 50) / 3)
+    assert out["halr.yes_no.cognition"] == 100.0 and out["halr.yes_no.perception"] == 0.0
+    assert out["yes_ratio"] == 0.5
+    assert (out["yes_no.tp"], out["yes_no.fp"], out["yes_no.tn"], out["yes_no.fn"]) == (1, 1, 2, 0)
+    assert out["mcq.confusion.D>A"] == 1 and out["mcq.confusion.C>C"] == 1
+    assert "empty answer" in results[-1].evidence["method"]
+
+
+def test_r_score_needs_all_three_tasks():
+    metric = ReefknotMetric()
+    out = metric.compute([score(metric, sample("yes_no", "yes"), "yes").stats])
+    assert "r_score" not in out and out["halr.yes_no"] == 0.0
+
+
+def test_entropy_and_detection():
+    assert candidate_entropy({"yes": math.log(0.5), "no": math.log(0.5)}) == pytest.approx(1.0)
+    # Renormalised over the candidates: (0.2, 0.2) is the same as (0.5, 0.5).
+    assert candidate_entropy({"yes": math.log(0.2), "no": math.log(0.2)}) == pytest.approx(1.0)
+    h = -(0.9 * math.log2(0.9) + 0.1 * math.log2(0.1))
+    assert candidate_entropy([0.9, 0.1], are_probs=True) == pytest.approx(h)
+    assert candidate_entropy([0.25] * 4, are_probs=True) == pytest.approx(2.0)
+    assert candidate_entropy([1.0, 0.0], are_probs=True) == pytest.approx(0.0)
+    assert candidate_entropy({"yes": -0.1}) is None and candidate_entropy({"yes": "x", "no": 1}) is None
+    # The backends' shape: signals["answer"] with probs (or logits, None for a candidate with p = 0).
+    assert signal_entropy({"answer": {"candidates": ["yes", "no"], "probs": [0.5, 0.5]}}) == pytest.approx(1.0)
+    assert signal_entropy({"answer": {"logits": [0.0, None]}}) == pytest.approx(0.0)
+    assert signal_entropy({}) is None
+    metric = ReefknotMetric(entropy_threshold=0.9)
+    sure = {"yes": math.log(0.99), "no": math.log(0.01)}
+    unsure = {"yes": math.log(0.5), "no": math.log(0.5)}
+    rs = [score(metric, sample("yes_no", "no"), "yes", {"answer_logprobs": unsure}),   # wrong, flagged
+          score(metric, sample("yes_no", "yes"), "yes", {"answer_logprobs": unsure}),  # right, flagged
+          score(metric, sample("yes_no", "no"), "yes", {"answer_logprobs": sure}),     # wrong, not flagged
+          score(metric, sample("yes_no", "yes"), "yes")]                               # no signal
+    out = metric.compute([r.stats for r in rs])
+    assert out["entropy.detection_precision"] == 0.5 and out["entropy.detection_recall"] == 0.5
+    assert rs[0].values["entropy"] == pytest.approx(1.0) and rs[3].values["entropy"] is None
+
+
+def test_not_a_reefknot_task_or_no_label_is_explained():
+    metric = ReefknotMetric()
+    assert "not a Reefknot task" in score(metric, sample("caption", None), "text").undefined_reason
+    assert "no gold label" in score(metric, sample("yes_no", None), "yes").undefined_reason
+
+
+def test_bidirectional_entailment_with_tiny_nli(tmp_path):
+    from test_trihe_judges import build_tiny_nli
+
+    yes = BidirectionalEntailment(NLIModel(build_tiny_nli(tmp_path / "y", "entailment")))
+    no = BidirectionalEntailment(NLIModel(build_tiny_nli(tmp_path / "n", "neutral")))
+    s = sample("vqa", "man is on stair railing.", VQA_PROMPT)
+    assert score(ReefknotMetric(yes), s, "anything").values["correct"] is True
+    assert score(ReefknotMetric(no), s, "man is on stair railing.").values["correct"] is False
+    assert ReefknotMetric(yes).config()["vqa"] == "bidirectional-entailment"
+
+
+def wrong_letter(letter: str) -> str:
+    return "A" if letter != "A" else "B"
+
+
+def test_real_reefknot_rows_with_synthetic_answers():
+    """Every other answer is made wrong on purpose: Halr must come out at exactly that share."""
+    from conftest import shared_dataset
+
+    metric = ReefknotMetric()
+    stats, expected_wrong = [], {"yes_no": 0, "mcq": 0, "vqa": 0}
+    files = {"yes_no": "YESNO.jsonl", "mcq": "Multichoice.jsonl", "vqa": "VQA.jsonl"}
+    for task, name in files.items():
+        lines = shared_dataset("reefknot", name).read_text().splitlines()[:60]
+        for i, line in enumerate(lines):
+            row = json.loads(line)
+            category = {"cognitive": "cognition"}.get(row["relation_type"], row["relation_type"])
+            s = sample(task, row["label"], row["query_prompt"], category)
+            wrong = i % 3 == 0
+            if task == "yes_no":
+                answer = ("No." if row["label"] == "yes" else "Yes.") if wrong else row["label"].capitalize() + "."
+            elif task == "mcq":
+                options = parse_mcq_options(row["query_prompt"])
+                assert row["label"] in options, row
+                answer = wrong_letter(row["label"]) if wrong else f"{row['label']}. {options[row['label']]}"
+            else:
+                assert parse_vqa_prompt(row["query_prompt"]) is not None, row
+                subject, obj = parse_vqa_prompt(row["query_prompt"])
+                answer = f"{subject} is inside-out-of {obj}." if wrong else row["label"]
+            expected_wrong[task] += wrong
+            stats.append(score(metric, s, answer).stats)
+    out = metric.compute(stats)
+    for task in files:
+        assert out[f"halr.{task}"] == pytest.approx(100.0 * expected_wrong[task] / 60), task
+    assert 0 < out["r_score"] < 100
