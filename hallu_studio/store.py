@@ -165,7 +165,11 @@ class Store:
 
     # ----------------------------------------------------------------- plumbing
     def close(self) -> None:
-        self._con.close()
+        """Close the file. Safe to call twice; the connection object is dropped so
+        that a Store kept alive elsewhere (a UI closure, say) pins no DuckDB state."""
+        con, self._con = self._con, None
+        if con is not None:
+            con.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -174,6 +178,8 @@ class Store:
         self.close()
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise StoreError(f"the store {self.path} is closed")
         return self._con.cursor()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:

@@ -26,3 +26,20 @@ def store(tmp_path):
     st = Store(tmp_path / "test.duckdb")
     yield st
     st.close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Close every store a test left open, so DuckDB's bindings shut down cleanly
+    (otherwise nanobind prints leak reports after pytest's summary line)."""
+    import gc
+
+    from hallu_studio.store import Store
+
+    gc.collect()
+    for obj in gc.get_objects():
+        if isinstance(obj, Store):
+            try:
+                obj.close()
+            except Exception:  # noqa: BLE001 - already closed or mid-shutdown
+                pass
+    gc.collect()

@@ -133,3 +133,23 @@ def test_graph_from_concepts():
     g = graph_from_concepts(ConceptSet.from_dict({"objects": ["dog"], "attributes": [["dog", "brown"]],
                                                   "relations": [["dog", "on", "mat"]]}))
     assert g.triplets() == [("dog", "on", "mat")] and g.attribute_pairs() == [("dog", "brown")]
+
+
+def test_rule_reviser_only_removes_or_substitutes_on_any_text(reviser):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from hallu_studio.metrics.edit_distance import word_edit_distance, words_of
+
+    words = st.sampled_from(["a", "the", "red", "car", "dog", "is", "on", "street", ",", ".", "and", "with",
+                             "man", "holding", "phone", "next", "to", "which", "plastic", "table", "trees"])
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(words, max_size=25))
+    def check(tokens):
+        text = " ".join(tokens)
+        revised = reviser.revise(text, GRAPH).revised
+        assert len(words_of(revised)) <= len(words_of(text))
+        assert word_edit_distance(text, revised).distance <= len(words_of(text))
+
+    check()

@@ -101,3 +101,22 @@ def test_rejects_non_text(ex):
 def test_config_names_the_model_and_rules(ex):
     cfg = ex.config()
     assert cfg["extractor"] == "parser" and "en_" in cfg["spacy_model"] and cfg["rules"]
+
+
+def test_any_text_gives_spans_inside_it(ex):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    words = st.sampled_from(["a", "the", "red", "dog", "is", "on", "table", ",", ".", "which", "it", "multi-tiered",
+                             "likely", "or", "and", "surrounded", "by", "image", "two", "café", "\n", "'s", "—"])
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(words, max_size=25))
+    def check(tokens):
+        text = " ".join(tokens)
+        cs = ex.extract_one(text)
+        for c in [*cs.objects, *cs.attributes, *cs.relations]:
+            assert c.span is not None and 0 <= c.span[0] < c.span[1] <= len(text)
+        assert len({o.name for o in cs.objects}) == len(cs.objects)
+
+    check()

@@ -85,6 +85,12 @@ def test_halfscore_entries_in_the_metrics_list_shape():
     assert "<td>pole</td><td>—</td>" in html
 
 
+def test_a_node_the_judges_disagree_on_is_uncertain():
+    trihe = {"triplets": [{"triplet": ["flag", "left of", "woman"], "verdict": "supported"}]}
+    nodes, _ = concept_verdicts(None, trihe, {"hallucinated": [["object", "woman"]], "matched": []})
+    assert nodes == {"flag": "supported", "woman": "uncertain"}
+
+
 def test_halfscore_lists_decide_objects_trihe_did_not_judge():
     nodes, _ = concept_verdicts({"objects": ["kite", "tree"]}, None,
                                 {"hallucinated": ["kite"], "matched": [["tree", "tree", 0.99]]})

@@ -17,8 +17,8 @@ repaired here on the same parse:
 Number is not an attribute: "two dogs" gives one object ``dog`` (as an LLM lists entity words),
 and counting words ("several", "two") are dropped. Each concept is reported once per response.
 
->>> ex = ParserExtractor()                                               # doctest: +SKIP
->>> ex.extract(["A fountain topped with a statue."])[0].to_dict()      # doctest: +SKIP
+>>> ex = ParserExtractor()
+>>> ex.extract(["A fountain topped with a statue."])[0].to_dict()
 {'objects': ['fountain', 'statue'], 'attributes': [], 'relations': [['fountain', 'topped with', 'statue']]}
 """
 

@@ -14,10 +14,10 @@ Relations are queried and reported but never rewritten: a scene graph's missing 
 inconclusive (KEEP), and a different annotated predicate is often a paraphrase. This reviser is
 not an LLM: it cannot rephrase, so its edits are a lower bound of what GPT-4 would change.
 
->>> from hallu_studio.model import SceneGraph                                   # doctest: +SKIP
+>>> from hallu_studio.model import SceneGraph
 >>> g = SceneGraph.from_dict({"objects": [{"id": "1", "name": "car", "attributes": ["blue"]},
-...                                       {"id": "2", "name": "street"}]})      # doctest: +SKIP
->>> SceneGraphRuleReviser().revise("A red car is parked on the street next to a dog.", g).revised  # doctest: +SKIP
+...                                       {"id": "2", "name": "street"}]})
+>>> SceneGraphRuleReviser().revise("A red car is parked on the street next to a dog.", g).revised
 'A blue car is parked on the street.'
 """
 

@@ -80,7 +80,8 @@ def concept_verdicts(concepts: dict[str, Any] | None, trihe: dict[str, Any] | No
 
     Tri-HE's triplet verdicts decide edges. An object error ("object") blames the triplet's
     ends that nothing else supports: an end that HalFscore matched, or that is part of a
-    supported triplet, stays supported. HalFscore's lists decide the other objects.
+    supported triplet, stays supported. An object Tri-HE supports but HalFscore calls
+    hallucinated is uncertain. HalFscore's lists decide the other objects.
 
     >>> nodes, edges = concept_verdicts(None, {"triplets": [{"triplet": ["dog", "on", "sofa"],
     ...                                                     "verdict": "relation"}]}, None)
@@ -113,6 +114,9 @@ def concept_verdicts(concepts: dict[str, Any] | None, trihe: dict[str, Any] | No
             else:
                 end = UNCERTAIN if verdict == UNCERTAIN else SUPPORTED
             nodes[name] = _worse(nodes.get(name), end)
+    for name, verdict in list(nodes.items()):
+        if verdict == SUPPORTED and name.lower() in hallucinated:
+            nodes[name] = UNCERTAIN  # Tri-HE supports it, HalFscore finds it nowhere in the reference
     for name in (concepts or {}).get("objects") or []:
         key = str(name).lower()
         if name in nodes:

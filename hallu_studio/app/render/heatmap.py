@@ -52,8 +52,9 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
     if len(rows) > _MAX_SIDE or len(cols) > _MAX_SIDE:
         note = empty_note(f"showing {len(cut_rows)} of {len(rows)} response and {len(cut_cols)} of {len(cols)} "
                           "reference concepts")
-    return (f'<h4>{esc(name)}</h4><table class="hs-heatmap"><thead><tr><th>response \\ reference</th>{head}'
-            f'<th>concept cost</th></tr></thead><tbody>{"".join(body)}</tbody></table>{note}')
+    return (f'<h4>{esc(name)}</h4><div class="hs-scroll" style="overflow-x:auto;max-width:100%">'
+            f'<table class="hs-heatmap"><thead><tr><th>response \\ reference</th>{head}'
+            f'<th>concept cost</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>{note}')
 
 
 def transport_heatmaps_html(evidence: dict[str, Any] | None, values: dict[str, Any] | None = None) -> str:
