@@ -1,11 +1,18 @@
-"""Inspect's "next" with 10,000 responses in the store, measured through gradio_client.
+"""Inspect's "next" latency at 1k, 10k and 100k responses: the handler alone and through gradio_client.
 
-Fills a temporary store with synthetic scored responses (``fill_synthetic_store``:
-5,000 samples x 2 models), launches the app in-process, and times the ``inspect_next``
-endpoint (the Next button) warm, as a user would see it minus the browser's drawing.
-It also times the library call alone, side by side, to show what Gradio adds.
+Each store is filled with synthetic scored responses (``fill_synthetic_store``: n/2 samples x 2
+models, 6 scores each with evidence) and cached under ``--cache-dir`` (built once; a 100k store
+takes minutes to build, a few seconds to reopen). Per size, side by side in one run:
 
-    python benchmarks/bench_inspect.py [--responses 10000] [--steps 200]
+* ``first next``: the handler (``app.tabs.inspect.step``) with an empty session: it lists the
+  Browse order of every response, then renders one;
+* ``next (handler)``: p50 / p95 of the warm handler, stepping through the session's list;
+* ``inspect_response()``: p50 / p95 of the panel rendering alone (what the handler adds is
+  the list position and the other models' responses);
+* ``next via gradio_client``: p50 / p95 of the ``/inspect_next`` endpoint on the launched app
+  (the Next button minus the browser's drawing), for the sizes in ``--gradio-sizes``.
+
+    python benchmarks/bench_inspect.py [--sizes 1000,10000,100000] [--steps 100] [--gradio-sizes 10000]
 """
 
 from __future__ import annotations
@@ -14,11 +21,21 @@ import argparse
 import os
 import socket
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hallu_studio.config import apply_offline_env_defaults  # noqa: E402
+from hallu_studio.store import Store  # noqa: E402
+
+TARGET_P95_MS = 300.0
 
 
 def _free_port() -> int:
@@ -32,53 +49,112 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--responses", type=int, default=10_000)
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--warmup", type=int, default=10)
-    args = ap.parse_args()
+def _ms(xs: list[float]) -> str:
+    return f"p50 {_pct(xs, .5) * 1000:7.1f} ms  p95 {_pct(xs, .95) * 1000:7.1f} ms  mean {statistics.mean(xs) * 1000:7.1f} ms"
 
-    from gradio_client import Client
 
+def cached_store(n_responses: int, cache_dir: Path) -> Path:
+    """Path of a synthetic store with ``n_responses`` scored responses, built on first use."""
+    from hallu_studio.app.synthetic_store import fill_synthetic_store
+
+    path = cache_dir / f"synthetic-{n_responses}.duckdb"
+    if path.exists():
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".building")
+    partial.unlink(missing_ok=True)
+    start = time.perf_counter()
+    with Store(partial) as store:
+        fill_synthetic_store(store, n_samples=n_responses // 2)
+        counts = store.counts()
+    partial.rename(path)  # only a finished store is ever reused
+    print(f"built {path} ({counts['responses']} responses, {counts['scores']} scores) "
+          f"in {time.perf_counter() - start:.0f} s", flush=True)
+    return path
+
+
+def _times(fn: Callable[[], Any], n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def bench_size(n: int, path: Path, args: argparse.Namespace, via_gradio: bool) -> dict[str, Any]:
     from hallu_studio.app import AppContext, build_app
     from hallu_studio.app.inspection import inspect_response
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
-    from hallu_studio.store import Store
+    from hallu_studio.app.tabs.inspect import step
 
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "bench.duckdb")
-        t0 = time.perf_counter()
-        ids = fill_synthetic_store(store, n_samples=args.responses // 2)
-        print(f"filled {len(ids)} responses ({store.counts()['scores']} scores) in {time.perf_counter() - t0:.1f} s")
-        demo = build_app(AppContext(store=store))
-        demo.queue()
-        _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(),
-                                quiet=True, footer_links=[])
-        try:
-            client = Client(url, verbose=False)
-            for _ in range(args.warmup):
-                client.predict(api_name="/inspect_next")
-            through_gradio = []
-            for _ in range(args.steps):
-                t = time.perf_counter()
-                out = client.predict(api_name="/inspect_next")
-                through_gradio.append(time.perf_counter() - t)
-            assert out[0] in set(ids)
-            library = []
-            for rid in ids[:args.steps]:
-                t = time.perf_counter()
-                inspect_response(store, rid)
-                library.append(time.perf_counter() - t)
-        finally:
-            demo.close()
-            store.close()
-    g50, g95 = _pct(through_gradio, .5) * 1000, _pct(through_gradio, .95) * 1000
-    l50, l95 = _pct(library, .5) * 1000, _pct(library, .95) * 1000
-    print(f"inspect next via gradio_client: p50 {g50:.0f} ms  p95 {g95:.0f} ms  "
-          f"(mean {statistics.mean(through_gradio) * 1000:.0f} ms, n={len(through_gradio)})")
-    print(f"inspect_response() alone:       p50 {l50:.0f} ms  p95 {l95:.0f} ms")
-    print(f"ratio gradio / library p50: {g50 / l50:.1f}x; target p95 < 300 ms: {'met' if g95 < 300 else 'NOT met'}")
+    with Store(path) as store:
+        ctx = AppContext(store=store)
+        start = time.perf_counter()
+        out = step(ctx, {}, +1)
+        first = time.perf_counter() - start
+        nav = out[0]
+        ids: list[str] = nav["ids"]
+        for _ in range(args.warmup):
+            nav = step(ctx, nav, +1)[0]
+
+        def handler_next() -> None:
+            nonlocal nav
+            nav = step(ctx, nav, +1)[0]
+
+        handler = _times(handler_next, args.steps)
+        stride = max(1, len(ids) // args.steps)  # spread over the whole store, not one corner
+        sampled = iter(ids[::stride])
+        library = _times(lambda: inspect_response(store, next(sampled)), min(args.steps, len(ids[::stride])))
+        result: dict[str, Any] = {"n": len(ids), "first": first, "handler": handler, "library": library}
+        if via_gradio:
+            from gradio_client import Client
+
+            demo = build_app(ctx)
+            demo.queue()
+            _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(),
+                                    quiet=True, footer_links=[])
+            try:
+                client = Client(url, verbose=False)
+                for _ in range(args.warmup):
+                    client.predict(api_name="/inspect_next")
+                result["gradio"] = _times(lambda: client.predict(api_name="/inspect_next"), args.steps)
+                got = client.predict(api_name="/inspect_next")
+                assert got[0] in set(ids), "the endpoint returned a response id that is not in the store"
+            finally:
+                demo.close()
+    return result
+
+
+def main() -> None:
+    apply_offline_env_defaults()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000,100000", help="responses in the store, comma-separated")
+    ap.add_argument("--gradio-sizes", default="10000", help="sizes also timed through gradio_client")
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--cache-dir", default=str(Path(tempfile.gettempdir()) / "hallu-studio-bench"))
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    gradio_sizes = {int(s) for s in args.gradio_sizes.split(",") if s.strip()}
+    print(f"machine: {os.cpu_count()} CPUs; load average at start {os.getloadavg()[0]:.2f}")
+    paths = {n: cached_store(n, Path(args.cache_dir)) for n in sizes}
+    results = {}
+    for n in sizes:
+        r = results[n] = bench_size(n, paths[n], args, n in gradio_sizes)
+        print(f"{r['n']:>7d} responses  first next (lists them all) {r['first'] * 1000:7.1f} ms", flush=True)
+        print(f"{'':>17s}  next (handler):          {_ms(r['handler'])}")
+        print(f"{'':>17s}  inspect_response():      {_ms(r['library'])}")
+        if "gradio" in r:
+            g95 = _pct(r["gradio"], .95) * 1000
+            print(f"{'':>17s}  next via gradio_client:  {_ms(r['gradio'])}  "
+                  f"(target p95 < {TARGET_P95_MS:.0f} ms: {'met' if g95 < TARGET_P95_MS else 'NOT met'})")
+    if len(sizes) > 1:
+        lo, hi = min(sizes), max(sizes)
+        growth = _pct(results[hi]["handler"], .5) / _pct(results[lo]["handler"], .5)
+        print(f"handler p50 at {hi} / at {lo} responses ({hi // lo}x more): {growth:.2f}x")
+        first = results[hi]["first"] / results[lo]["first"]
+        print(f"first next at {hi} / at {lo}: {first:.2f}x")
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -708,6 +708,11 @@ class Store:
             "INSERT INTO cache (key, namespace, value) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
             [key, namespace, _dumps(value)]))
 
+    def cache_values(self, namespace: str | None = None) -> dict[str, Any]:
+        """Every cached value (of one namespace) by key: what audits of "nothing bad cached" read."""
+        sql = "SELECT key, value FROM cache" + (" WHERE namespace = ?" if namespace is not None else "")
+        return {k: _loads(v) for k, v in self._rows(sql, [namespace] if namespace is not None else [])}
+
     def embeddings_get(self, model: str, texts: Sequence[str]) -> dict[str, list[float]]:
         if not texts:
             return {}
@@ -774,6 +779,19 @@ class Store:
                 "VALUES (?, 'undo', ?, '', NULL, ?) RETURNING id", [annotator, target_response, target_id]).fetchall()
             return int(row[0][0])
         return self._write(write)
+
+    _NEW_EVENT_SCHEMA = pa.schema([(n, pa.string()) for n in (
+        "annotator", "kind", "response_id", "target", "value")] + [("undoes", pa.int64())])
+
+    def append_events(self, events: Sequence[HumanEvent]) -> int:
+        """Append many new events in ONE transaction, in order (Arrow bulk insert; ids and times are new).
+
+        Unlike ``add_imported_events`` there is no duplicate check and no id remapping: for
+        large batches of fresh input (e.g. a benchmark's 100k ratings). Returns how many were added.
+        """
+        rows = [{"annotator": e.annotator, "kind": e.kind, "response_id": e.response_id, "target": e.target,
+                 "value": _dumps(e.value), "undoes": e.undoes} for e in events]
+        return self._write(lambda cur: self._bulk_insert(cur, "events", rows, self._NEW_EVENT_SCHEMA))
 
     def list_events_of_kinds(self, kinds: Sequence[str]) -> list[HumanEvent]:
         """Events of the given kinds (undos included only when asked), oldest first."""

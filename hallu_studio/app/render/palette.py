@@ -54,3 +54,15 @@ def model_label(model: Any, synthetic: Any) -> str:
     """
     name = str(model)
     return f"{name} [synthetic]" if synthetic and "[synthetic]" not in name else name
+
+
+def short_model_label(model: Any, synthetic: Any, width: int = 24) -> str:
+    """``model_label`` cut to ``width`` characters (keeping "[synthetic]") for legends and table cells.
+
+    >>> short_model_label("probe rate=0.3 mix=object+attribute+relation+count seed=0 [synthetic]", True)
+    'probe rate=0.3 mix=obje… [synthetic]'
+    """
+    label = model_label(model, synthetic)
+    suffix = " [synthetic]" if label.endswith(" [synthetic]") else ""
+    core = label[: len(label) - len(suffix)]
+    return (core if len(core) <= width else core[: width - 1] + "…") + suffix

@@ -12,15 +12,11 @@ matplotlib.use("Agg")  # the app renders off-screen; no display is assumed
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from .palette import model_label  # noqa: E402
+from .palette import short_model_label  # noqa: E402
 
 
-def _model(r: dict[str, Any], width: int = 24) -> str:
-    """The model's label, shortened for legends and ticks (the tables keep the full name)."""
-    label = model_label(r.get("model"), r.get("synthetic"))
-    suffix = " [synthetic]" if label.endswith(" [synthetic]") else ""
-    core = label[: len(label) - len(suffix)]
-    return (core if len(core) <= width else core[: width - 1] + "…") + suffix
+def _model(r: dict[str, Any]) -> str:
+    return short_model_label(r.get("model"), r.get("synthetic"))
 
 
 def _empty(fig: Figure, ax: Any, text: str) -> Figure:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..columns import BY_KEY, HEADLINE_COLUMNS, headline_keys
 from ..context import AppContext
-from ..render.palette import model_label
+from ..render.palette import short_model_label
 
 PAGE_SIZE = 200
 
@@ -61,7 +61,7 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     present = [c for c in HEADLINE_COLUMNS if any(r.get(c.key) is not None for r in rows)]
     records = []
     for r in rows:
-        rec = {"model": model_label(r["model"], r["synthetic"]), "response": r["text"], "domain": r["domain"],
+        rec = {"model": short_model_label(r["model"], r["synthetic"]), "response": r["text"], "domain": r["domain"],
                "task": r["task"]}
         rec.update({c.title: r[c.key] for c in present})
         rec.update({"annotated": r["annotated"], "judges differ": r["judges_differ"],

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from ...studies import collect
 from ..context import AppContext
 from ..render import records_table_html
+from ..render.palette import esc
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("correlations", "metric vs human ratings (Pearson, Spearman, Kendall with bootstrap CIs by image)"),
@@ -29,7 +30,7 @@ def _judges_html(ctx: AppContext) -> str:
                      "binary accuracy": acc.binary_accuracy, "Cohen's kappa": acc.kappa})
         conf = [{"human \\ judge": label, **{j: acc.confusion[i][k] for k, j in enumerate(acc.labels)}}
                 for i, label in enumerate(acc.labels)] if acc.confusion else []
-        confusions.append(f"<p><b>{name}</b> confusion</p>" + records_table_html(conf))
+        confusions.append(f"<p><b>{esc(name)}</b> confusion</p>" + records_table_html(conf))
     return records_table_html(rows, empty="no human triplet corrections yet") + "".join(confusions)
 
 
