@@ -274,6 +274,13 @@ class Store:
             current = version
         return current
 
+    def get_meta(self, key: str) -> str | None:
+        """A value of the store's own key/value table (schema version, first-start state ...)."""
+        return self._scalar("SELECT value FROM meta WHERE key = ?", [key])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._write(lambda cur: cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, value]))
+
     # ----------------------------------------------------------------- benchmarks & samples
     def add_benchmark(self, benchmark: Benchmark) -> None:
         self._write(lambda cur: cur.execute(

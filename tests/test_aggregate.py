@@ -98,3 +98,14 @@ def test_replicates_the_metric_cannot_compute_count_as_undefined():
     stats = [{"hall": 1.0, "n": 2.0}] + [{"hall": 0.0, "n": 0.0}] * 3
     value, low, high = bootstrap_ci(stats, strict_ratio, n_boot=50)
     assert value == 0.5 and low == high == 0.5
+
+
+def test_label_entries_in_values_do_not_break_the_interval():
+    """Per-response values may carry labels (reefknot's ``task``); the fallback mean skips them."""
+    from hallu_studio.metrics.aggregate import bootstrap_intervals
+    from hallu_studio.studies.leaderboard import _mean_of_values
+
+    values = [{"task": "yes_no", "correct": 1.0}, {"task": "mcq", "correct": 0.0}, {"task": "vqa", "correct": 1.0}]
+    intervals = bootstrap_intervals(values, _mean_of_values, ["a", "b", "c"], n_boot=50, keys=["correct"])
+    assert intervals["correct"].value == pytest.approx(2 / 3)
+    assert intervals["correct"].low <= intervals["correct"].value <= intervals["correct"].high

@@ -88,3 +88,27 @@ def test_users_from_file_and_env(tmp_path):
         load_users_file(f)
     args = parse_args(["--db", "x.duckdb", "--host", "0.0.0.0", "--port", "9000", "--auth", "u.json"])
     assert (args.db, args.host, args.port, args.auth) == ("x.duckdb", "0.0.0.0", 9000, "u.json")
+
+
+def test_an_interrupted_first_start_resumes_on_the_next(store):
+    calls: list[str] = []
+
+    def import_sample(st):
+        calls.append("import")
+        st.add_samples(Benchmark("tiny"), [Sample(id="tiny/1", benchmark="tiny", image_key="1")])
+        return "tiny"
+
+    def run_probes(st, name):
+        calls.append("run")
+
+    def crash(st, settings):
+        calls.append("score")
+        raise KeyboardInterrupt  # the user closed the app during scoring
+
+    with pytest.raises(KeyboardInterrupt):
+        bootstrap(store, Settings(), BootstrapSteps(import_sample, run_probes, crash))
+    assert needs_bootstrap(store), "samples exist, but the demo is unfinished"
+    done = bootstrap(store, Settings(), BootstrapSteps(import_sample, run_probes, lambda st, s: calls.append("score")))
+    assert done[0].startswith("resumed") and calls == ["import", "run", "score", "import", "run", "score"]
+    assert not needs_bootstrap(store)
+    assert store.count_samples() == 1

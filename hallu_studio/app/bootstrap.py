@@ -40,7 +40,7 @@ def run_probe_models(store: Store, benchmark: str) -> None:
 def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS) -> None:
     from ..pipelines.scoring import score_store
 
-    report = score_store(store, settings, list(metrics), progress=False)
+    report = score_store(store, settings, list(metrics), progress=True)
     log.info("scoring: %s", report.summary())
 
 
@@ -51,8 +51,21 @@ class BootstrapSteps:
     score: Callable[[Store, Settings], None] = field(default=score_everything)
 
 
+# The store remembers a first start in progress, so that one interrupted halfway (the
+# window closed during scoring, say) resumes on the next start instead of leaving a half demo.
+DEMO_STATE_KEY = "demo_bootstrap"
+
+
 def needs_bootstrap(store: Store) -> bool:
-    """True for an empty store only: a store holding anyone's data is never filled with the demo."""
+    """True for an empty store, or one whose demo bootstrap was interrupted.
+
+    A store holding anyone's own data is never filled with the demo.
+    """
+    state = store.get_meta(DEMO_STATE_KEY)
+    if state == "done":
+        return False
+    if state == "started":
+        return True
     return store.counts()["samples"] == 0
 
 
@@ -60,15 +73,20 @@ def bootstrap(store: Store, settings: Settings, steps: BootstrapSteps | None = N
     """Bring an empty store to a populated demo; returns what was done (nothing on later starts).
 
     Only an empty store is bootstrapped: a store with a benchmark but no runs is the user's
-    own, and the app shows it as it is rather than adding synthetic runs to it.
+    own, and the app shows it as it is rather than adding synthetic runs to it. Every step
+    resumes: re-importing adds nothing twice, probe runs skip finished items, and scoring
+    scores only what is missing.
     """
     if not needs_bootstrap(store):
         return []
+    resuming = store.get_meta(DEMO_STATE_KEY) == "started"
+    store.set_meta(DEMO_STATE_KEY, "started")
     steps = steps or BootstrapSteps()
     name = steps.import_sample(store)
-    done = [f"imported the sample benchmark {name!r}"]
+    done = [f"{'resumed' if resuming else 'imported'} the sample benchmark {name!r}"]
     steps.run_probes(store, name)
     done.append("ran the probe models [synthetic]")
     steps.score(store, settings)
     done.append("scored the responses")
+    store.set_meta(DEMO_STATE_KEY, "done")
     return done

@@ -47,6 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         if not args.no_bootstrap:
+            from .bootstrap import needs_bootstrap
+
+            if needs_bootstrap(store):
+                print("first start: building the offline demo in "
+                      f"{store.path} (a few minutes on 2 cores; later starts take seconds)", flush=True)
             try:
                 for line in bootstrap(store, settings):
                     print(f"first start: {line}")

@@ -73,7 +73,9 @@ def _close(a: dict[str, float], b: dict[str, float]) -> bool:
 
 
 def _stat_matrix(stats: Sequence[Mapping[str, float]]) -> tuple[list[str], np.ndarray]:
-    keys = sorted({k for s in stats for k in s})
+    # Only numeric entries can be summed; labels such as reefknot's ``task`` are left out
+    # (a compute that needs them is then simply not sum-decomposable).
+    keys = sorted({k for s in stats for k, v in s.items() if v is None or isinstance(v, (int, float))})
     matrix = np.zeros((len(stats), len(keys)), dtype=np.float64)
     for j, key in enumerate(keys):
         matrix[:, j] = [float(s.get(key, 0.0) or 0.0) for s in stats]
