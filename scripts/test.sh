@@ -4,12 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Browser tests drive Debian's Chromium through Playwright (never `playwright install`).
-if [ ! -x /usr/bin/chromium ]; then
+# Browser tests drive Debian's Chromium through Playwright (never `playwright install`);
+# WordNet 3.0 (Debian's wordnet-base) lets the analyses group objects by synset.
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -d /usr/share/wordnet ] || missing+=(wordnet-base)
+if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     else
-        echo "note: /usr/bin/chromium is missing; browser tests will be skipped" >&2
+        echo "note: ${missing[*]} missing (not root): browser tests skip, analyses group by lemma" >&2
     fi
 fi
 

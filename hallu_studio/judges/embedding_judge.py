@@ -49,17 +49,7 @@ class EmbeddingSimilarityJudge:
         claim_vecs = unit_rows(self.encoder.encode([triplet_text(c) for c in claims]))
         premise_vecs = unit_rows(self.encoder.encode([p.text or " " for p in premises]))
         scores = np.sum(claim_vecs * premise_vecs, axis=1)
-        out: list[TripletJudgement | None] = [None] * len(claims)
-        unsupported = []
-        for i, (claim, premise, score) in enumerate(zip(claims, premises, scores)):
-            if score > self.support_threshold:
-                out[i] = TripletJudgement(tuple(claim), "supported", float(score),
-                                          f"cosine {score:.2f} > {self.support_threshold} to: {premise.text}")
-            else:
-                unsupported.append(i)
-        typed = self._typer.classify(
-            [claims[i] for i in unsupported], reference, [float(scores[i]) for i in unsupported],
-            [f"cosine {scores[i]:.2f} <= {self.support_threshold} to: {premises[i].text}" for i in unsupported])
-        for i, judgement in zip(unsupported, typed):
-            out[i] = judgement
-        return [j for j in out if j is not None]
+        supported = [bool(sc > self.support_threshold) for sc in scores]
+        reasons = [f"cosine {sc:.2f} {'>' if ok else '<='} {self.support_threshold} to: {p.text}"
+                   for sc, ok, p in zip(scores, supported, premises)]
+        return self._typer.verdicts(claims, reference, [float(sc) for sc in scores], supported, reasons)

@@ -113,17 +113,7 @@ class NLIJudge:
             return []
         premises = retrieve_premises(self.encoder, claims, reference, self.reference_threshold, self.top_k)
         probs = self.nli.entailment_probs([(p.text, triplet_text(c)) for p, c in zip(premises, claims)])
-        out: list[TripletJudgement | None] = [None] * len(claims)
-        unsupported = []
-        for i, (claim, premise, p) in enumerate(zip(claims, premises, probs)):
-            if p >= self.nli_threshold:
-                out[i] = TripletJudgement(tuple(claim), "supported", float(p),
-                                          f"P(entailment) {p:.2f} >= {self.nli_threshold} from: {premise.text}")
-            else:
-                unsupported.append(i)
-        typed = self._typer.classify(
-            [claims[i] for i in unsupported], reference, [float(probs[i]) for i in unsupported],
-            [f"P(entailment) {probs[i]:.2f} < {self.nli_threshold} from: {premises[i].text}" for i in unsupported])
-        for i, judgement in zip(unsupported, typed):
-            out[i] = judgement
-        return [j for j in out if j is not None]
+        supported = [bool(p >= self.nli_threshold) for p in probs]
+        reasons = [f"P(entailment) {p:.2f} {'>=' if ok else '<'} {self.nli_threshold} from: {prem.text}"
+                   for p, ok, prem in zip(probs, supported, premises)]
+        return self._typer.verdicts(claims, reference, [float(p) for p in probs], supported, reasons)

@@ -104,3 +104,17 @@ class GraphTyper:
                 verdict, why = "relation", f"objects are in the graph; relation {claim[1]!r} is not"
             out.append(TripletJudgement(tuple(claim), verdict, scores[i], f"{support_reason[i]}; {why}"))
         return out
+
+    def verdicts(self, claims: Sequence[Triplet], reference: JudgeReference, scores: Sequence[float],
+                 supported: Sequence[bool], reasons: Sequence[str]) -> list[TripletJudgement]:
+        """Each claim's judgement, in order: "supported" where the judge's score passed,
+        else typed by ``classify``. Shared by the score-threshold judges (embedding, NLI)."""
+        out: list[TripletJudgement | None] = [
+            TripletJudgement(tuple(c), "supported", float(sc), why) if ok else None
+            for c, sc, ok, why in zip(claims, scores, supported, reasons)]
+        unsupported = [i for i, j in enumerate(out) if j is None]
+        typed = self.classify([claims[i] for i in unsupported], reference, [float(scores[i]) for i in unsupported],
+                              [reasons[i] for i in unsupported])
+        for i, judgement in zip(unsupported, typed):
+            out[i] = judgement
+        return [j for j in out if j is not None]
