@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         for error in report.errors[:20]:
             print(f"bad input: {error}", file=sys.stderr)
         print(f"{report.summary()} -> {args.output}")
-        return 1 if report.errors and not report.scored else 0
+        return 1 if report.errors else 0  # as `import` and `run`: 1 when some item did not go through
     with open_store(args) as store:
         if args.run is not None and store.get_run(args.run) is None:
             raise ValueError(f"no run {args.run!r} in the store; see `hallu-studio info`")
@@ -49,4 +49,4 @@ def run(args: argparse.Namespace) -> int:
     for failure in report.failures:
         print(f"failed: {failure}", file=sys.stderr)
     print(report.summary())
-    return 0
+    return 1 if report.failed else 0
