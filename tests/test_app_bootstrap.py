@@ -112,3 +112,35 @@ def test_an_interrupted_first_start_resumes_on_the_next(store):
     assert done[0].startswith("resumed") and calls == ["import", "run", "score", "import", "run", "score"]
     assert not needs_bootstrap(store)
     assert store.count_samples() == 1
+
+
+def test_the_app_opens_before_the_demo_is_scored(store):
+    import threading
+
+    from hallu_studio.app.context import AppContext
+    from hallu_studio.app.main import start_demo
+
+    release = threading.Event()
+
+    def import_sample(st):
+        st.add_samples(Benchmark("tiny"), [Sample(id="tiny/1", benchmark="tiny", image_key="1")])
+        return "tiny"
+
+    def run_probes(st, name):
+        st.add_run(Run(id="run-x", benchmark=name, model="probe", backend="probe", synthetic=True))
+        st.add_responses([Response("run-x", "tiny/1", "a cat")])
+
+    def slow_score(st, settings):
+        assert release.wait(10)
+        st.put_scores([Score(st.response_ids()[0], "emd", "k", {"total": 1.0})])
+
+    ctx = AppContext(store=store)
+    start_demo(ctx, BootstrapSteps(import_sample, run_probes, slow_score))
+    # start_demo returned with responses stored and scoring still under way: the banner says so.
+    assert store.count_responses() == 1 and store.counts()["scores"] == 0
+    assert "scoring the offline demo" in ctx.background.status()
+    assert needs_bootstrap(store), "an app stopped now resumes the scoring on its next start"
+    release.set()
+    ctx.background.wait(10)
+    assert ctx.background.status() is None and store.counts()["scores"] == 1
+    assert not needs_bootstrap(store)

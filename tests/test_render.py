@@ -197,7 +197,7 @@ def test_overview_numbers_and_plots():
              "relation_category": "perception", "emd.total": 10.0 + i, "edit.distance": i + 1,
              "edit.words": 10 * (i + 1), "trihe.n_triplets": 2, "trihe.object": 1, "trihe.relation": 0,
              "reefknot.hallucinated": i % 2} for i, d in enumerate(["original", "sketch"] * 3)]
-    assert round(fit_alpha([10, 20, 40], [1, 2, 4]), 6) == 1.0
+    assert fit_alpha([10, 20, 40], [1, 2, 4]) == pytest.approx(0.1)  # linear slope, as VISCON Table 3
     for make in (emd_by_domain_figure, edit_vs_length_figure, object_relation_figure, halr_figure):
         fig = make(rows)
         assert fig.axes and fig.axes[0].has_data()

@@ -69,16 +69,11 @@ def needs_bootstrap(store: Store) -> bool:
     return store.counts()["samples"] == 0
 
 
-def bootstrap(store: Store, settings: Settings, steps: BootstrapSteps | None = None) -> list[str]:
-    """Bring an empty store to a populated demo; returns what was done (nothing on later starts).
+def prepare_demo(store: Store, steps: BootstrapSteps | None = None) -> list[str]:
+    """The quick part of a first start: import the sample benchmark and run the probe models.
 
-    Only an empty store is bootstrapped: a store with a benchmark but no runs is the user's
-    own, and the app shows it as it is rather than adding synthetic runs to it. Every step
-    resumes: re-importing adds nothing twice, probe runs skip finished items, and scoring
-    scores only what is missing.
+    Marks the demo as started; ``finish_demo`` (scoring, the slow part) marks it done.
     """
-    if not needs_bootstrap(store):
-        return []
     resuming = store.get_meta(DEMO_STATE_KEY) == "started"
     store.set_meta(DEMO_STATE_KEY, "started")
     steps = steps or BootstrapSteps()
@@ -86,7 +81,25 @@ def bootstrap(store: Store, settings: Settings, steps: BootstrapSteps | None = N
     done = [f"{'resumed' if resuming else 'imported'} the sample benchmark {name!r}"]
     steps.run_probes(store, name)
     done.append("ran the probe models [synthetic]")
-    steps.score(store, settings)
-    done.append("scored the responses")
-    store.set_meta(DEMO_STATE_KEY, "done")
     return done
+
+
+def finish_demo(store: Store, settings: Settings, steps: BootstrapSteps | None = None) -> list[str]:
+    """Score the demo's responses (resumable: only what is missing) and mark the demo done."""
+    (steps or BootstrapSteps()).score(store, settings)
+    store.set_meta(DEMO_STATE_KEY, "done")
+    return ["scored the responses"]
+
+
+def bootstrap(store: Store, settings: Settings, steps: BootstrapSteps | None = None) -> list[str]:
+    """Bring an empty store to a populated demo; returns what was done (nothing on later starts).
+
+    Only an empty store is bootstrapped: a store with a benchmark but no runs is the user's
+    own, and the app shows it as it is rather than adding synthetic runs to it. Every step
+    resumes: re-importing adds nothing twice, probe runs skip finished items, and scoring
+    scores only what is missing. (The app itself calls ``prepare_demo`` and runs
+    ``finish_demo`` in the background, so that it opens at once.)
+    """
+    if not needs_bootstrap(store):
+        return []
+    return prepare_demo(store, steps) + finish_demo(store, settings, steps)

@@ -24,6 +24,7 @@ def launch_kwargs() -> dict[str, Any]:
 def build_app(ctx: AppContext) -> gr.Blocks:
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(f"## {TITLE} — hallucination in vision-language models", elem_id="hs-title")
+        banner = gr.Markdown(visible=False, elem_id="hs-banner")
         with gr.Tabs(selected="overview") as tabs:
             with gr.Tab("Overview", id="overview", elem_id="tab-overview"):
                 ov_inputs, ov_outputs, ov_fn = overview.build(ctx)
@@ -69,4 +70,13 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         demo.load(on_load, None, [tabs, *br.controls, br.table, br.ids, br.filters, br.status, *ins.outputs],
                   api_visibility="private")
         demo.load(lambda: ov_fn("", False), None, ov_outputs, api_visibility="private")
+
+        def show_background() -> Any:
+            line = ctx.background.status()
+            return gr.Markdown(f"**Working:** {line}" if line else "", visible=bool(line))
+
+        # While the first start scores the demo, a banner says so (polled; idle once it is done).
+        demo.load(show_background, None, banner, api_visibility="private")
+        gr.Timer(10.0, active=ctx.background.running()).tick(show_background, None, banner,
+                                                              api_visibility="private")
     return demo

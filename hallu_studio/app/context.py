@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ..config import Settings
 from ..store import Store
+from .background import BackgroundWork
 from .jobs import JobQueue
 from .overview_cache import LeaderboardCache
 
@@ -21,3 +22,4 @@ class AppContext:
     auth_enabled: bool = False  # True: the annotator is the signed-in user, never a typed name
     jobs: JobQueue = field(default_factory=JobQueue)  # model runs, one at a time per process
     leaderboards: LeaderboardCache = field(default_factory=LeaderboardCache)  # derived, keyed by scores
+    background: BackgroundWork = field(default_factory=BackgroundWork)  # the first start's demo scoring

@@ -7,9 +7,13 @@ import argparse
 import logging
 import sys
 import threading
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..config import apply_offline_env_defaults, load_settings
+
+if TYPE_CHECKING:
+    from .bootstrap import BootstrapSteps
+    from .context import AppContext
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -24,13 +28,35 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def start_demo(ctx: "AppContext", steps: "BootstrapSteps | None" = None) -> None:
+    """First start (or an interrupted one): import and run the probes now, score in the background."""
+    from .bootstrap import finish_demo, needs_bootstrap, prepare_demo
+
+    store = ctx.store
+    if not needs_bootstrap(store):
+        return
+    print(f"first start: building the offline demo in {store.path}", flush=True)
+    try:
+        for line in prepare_demo(store, steps):
+            print(f"first start: {line}", flush=True)
+    except (ImportError, NotImplementedError) as exc:
+        # The app still serves what the store holds; the message says what is missing.
+        print(f"first start: the offline demo could not be built ({exc}); "
+              "import a benchmark with `hallu-studio import` instead", file=sys.stderr)
+        return
+    total = store.count_responses()
+    ctx.background.start(
+        "scoring the offline demo in the background", lambda: finish_demo(store, ctx.settings, steps),
+        progress=lambda: f"{store.counts()['scores']} scores for {total} responses so far")
+    print("first start: scoring in the background; the app opens now and fills in as scores land", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     apply_offline_env_defaults()
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per local request is noise
     from ..store import Store, StoreError
-    from .bootstrap import bootstrap
     from .build import build_app, launch_kwargs
     from .context import AppContext
     from .tabs import overview
@@ -46,20 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        if not args.no_bootstrap:
-            from .bootstrap import needs_bootstrap
-
-            if needs_bootstrap(store):
-                print("first start: building the offline demo in "
-                      f"{store.path} (a few minutes on 2 cores; later starts take seconds)", flush=True)
-            try:
-                for line in bootstrap(store, settings):
-                    print(f"first start: {line}")
-            except (ImportError, NotImplementedError) as exc:
-                # The app still serves what the store holds; the message says what is missing.
-                print(f"first start: the offline demo could not be built ({exc}); "
-                      "import a benchmark with `hallu-studio import` instead", file=sys.stderr)
         ctx = AppContext(store=store, settings=settings, auth_enabled=users is not None)
+        if not args.no_bootstrap:
+            start_demo(ctx)
         demo = build_app(ctx)
         # The leaderboard bootstraps every run and metric: build it while the server starts, so the
         # first visitor finds it cached (a visitor arriving earlier waits for this same build).

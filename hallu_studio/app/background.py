@@ -1,0 +1,65 @@
+"""One long library call on a daemon thread, with a status line the app polls.
+
+The first start scores the demo this way, so the app opens in seconds and its
+views fill in as scores land (the Overview's cache follows the store's scores).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable
+
+log = logging.getLogger(__name__)
+
+
+class BackgroundWork:
+    """>>> work = BackgroundWork()
+    >>> work.status() is None
+    True
+    >>> work.start("counting", lambda: None); work.wait(5); work.status() is None
+    True
+    """
+
+    def __init__(self) -> None:
+        self._label: str | None = None
+        self._error: str | None = None
+        self._started = 0.0
+        self._thread: threading.Thread | None = None
+        self._progress: Callable[[], str] | None = None
+
+    def start(self, label: str, fn: Callable[[], None], progress: Callable[[], str] | None = None) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            raise RuntimeError(f"background work already running: {self._label}")
+        self._label, self._error, self._started, self._progress = label, None, time.monotonic(), progress
+
+        def target() -> None:
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - shown in the banner and logged, never lost
+                log.exception("background work %r failed", label)
+                self._error = f"{type(exc).__name__}: {exc}"
+            finally:
+                if self._error is None:
+                    self._label = None
+
+        self._thread = threading.Thread(target=target, daemon=True, name=f"hallu-studio-{label[:20]}")
+        self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def status(self) -> str | None:
+        """A line for the banner while working (or after a failure); None when there is nothing to say."""
+        if self._error is not None:
+            return f"{self._label} failed: {self._error}"
+        if self._label is None:
+            return None
+        minutes = (time.monotonic() - self._started) / 60
+        extra = f"; {self._progress()}" if self._progress is not None else ""
+        return f"{self._label} ({minutes:.0f} min so far{extra}); views fill in as scores land"
