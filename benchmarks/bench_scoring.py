@@ -45,7 +45,6 @@ import hallu_studio.embedding as embedding_module  # noqa: E402
 from hallu_studio.extraction import ParserExtractor  # noqa: E402
 from hallu_studio.metrics.base import ScoringItem  # noqa: E402
 from hallu_studio.metrics.registry import make_metrics, not_applicable_reason  # noqa: E402
-from hallu_studio.model import Sample  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "datasets"
 FREE_TEXT = ("emd", "edit", "trihe", "halfscore", "chair")
@@ -181,7 +180,12 @@ def bench_metric(name: str, items: list[ScoringItem], settings: Settings, args: 
         metric = make_metrics([name], settings, None, extractor)[0]
     finally:
         embedding_module.Embedder = original
-    load_s = _timed(lambda: _batched(metric, warmup, args.batch))  # loads the embedding model and judges
+    def load() -> None:  # the embedding model and judges; also when the warm-up items need no encoding
+        _batched(metric, warmup, args.batch)
+        for embedder in CountingEmbedder.instances:
+            _ = embedder.model
+
+    load_s = _timed(load)
     before = CountingEmbedder.phrases_encoded()
     cold_s = _timed(lambda: _batched(metric, timed, args.batch))
     phrases = CountingEmbedder.phrases_encoded() - before
@@ -208,12 +212,20 @@ def main() -> None:
     ap.add_argument("--naive-n", type=int, default=40, help="responses for the naive pipeline, per metric")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--metrics", default=",".join(ALL_METRICS))
+    ap.add_argument("--torch-threads", type=int, default=0,
+                    help="torch intra-op threads (0: torch's default; see bench_encoder_threads.py)")
     args = ap.parse_args()
+    if args.torch_threads:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
     names = [m.strip() for m in args.metrics.split(",") if m.strip()]
     settings = Settings()
     print(f"machine: {os.cpu_count()} CPUs; load average at start {os.getloadavg()[0]:.2f}")
+    import torch
+
     print(f"settings: extractor {settings.scoring.extractor}, embeddings {settings.scoring.embedding_model}, "
-          f"trihe judge {settings.scoring.trihe_judge}, batch {args.batch}")
+          f"trihe judge {settings.scoring.trihe_judge}, batch {args.batch}, torch threads {torch.get_num_threads()}")
 
     free, free_source = _free_text_items(args.n) if set(names) & set(FREE_TEXT) else ([], "")
     if free:

@@ -95,8 +95,13 @@ class Settings:
         return dataclasses.asdict(self)
 
     def scoring_key(self, *parts: Any) -> str:
-        """A short content key of the settings that shape a score, plus ``parts``."""
-        return content_key(dataclasses.asdict(self.scoring), self.llm.model, self.llm.base_url, *parts)[:16]
+        """A short content key of the settings that shape a score, plus ``parts``.
+
+        ``batch_size`` only says how the work is chunked into transactions, never a number:
+        it is left out, so a resumed run with another batch size continues the same scores.
+        """
+        shaping = {k: v for k, v in dataclasses.asdict(self.scoring).items() if k != "batch_size"}
+        return content_key(shaping, self.llm.model, self.llm.base_url, *parts)[:16]
 
 
 _ENV_MAP: dict[str, tuple[str, str, type]] = {

@@ -66,8 +66,19 @@ def fill_hostile_store(store: Any) -> dict[str, str]:
 
     Returns ``{"response": id, "sample": id, "run": id}`` of the fully hostile response.
     """
-    from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
-    from hallu_studio.model import Benchmark, HumanEvent, Response, Run, Sample, SceneGraph, Score
+    from hallu_studio.app.synthetic_store import (
+        SYNTHETIC_CONFIG_KEY,
+        fill_synthetic_store,
+    )
+    from hallu_studio.model import (
+        Benchmark,
+        HumanEvent,
+        Response,
+        Run,
+        Sample,
+        SceneGraph,
+        Score,
+    )
 
     fill_synthetic_store(store, n_samples=4, models=(XSS,), benchmark=XSS_NO_SLASH)
     bench = "hostile"

@@ -19,20 +19,19 @@ import pytest
 
 gradio_client = pytest.importorskip("gradio_client")
 
-from hallu_studio.app import AppContext, build_app  # noqa: E402
-from hallu_studio.app.synthetic_store import fill_synthetic_store  # noqa: E402
-from hallu_studio.app.users import load_users_file  # noqa: E402
-from hallu_studio.store import Store  # noqa: E402
-from reliability_helpers import free_port  # noqa: E402
+from reliability_helpers import free_port
+
+from hallu_studio.app import AppContext, build_app
+from hallu_studio.app.synthetic_store import fill_synthetic_store
+from hallu_studio.app.users import load_users_file
+from hallu_studio.store import Store
 
 N_ANNOTATORS = 16
 RATINGS_EACH = 3
 DEADLINE_S = 90  # the whole concurrent phase; a hang fails instead of stalling the suite
 
 
-@pytest.fixture(scope="module")
-def signed_in_app(tmp_path_factory):
-    root = tmp_path_factory.mktemp("annotators")
+def _launch_signed_in(root):
     users_file = root / "users.json"
     users_file.write_text(json.dumps({f"ann{k:02d}": f"pw-{k}-secret" for k in range(N_ANNOTATORS)}))
     users = load_users_file(users_file)  # the same reader as `app.py --auth users.json`
@@ -42,7 +41,13 @@ def signed_in_app(tmp_path_factory):
     demo.queue(default_concurrency_limit=8)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(),
                             quiet=True, auth=users, footer_links=[])
-    yield store, ids, url.rstrip("/"), users, demo
+    return store, ids, url.rstrip("/"), users, demo
+
+
+@pytest.fixture(scope="module")
+def signed_in_app(tmp_path_factory):
+    store, ids, url, users, demo = _launch_signed_in(tmp_path_factory.mktemp("annotators"))
+    yield store, ids, url, users, demo
     demo.close()
     store.close()
 
@@ -64,30 +69,41 @@ def _annotate(url: str, user: str, password: str, ids: list[str]) -> list[tuple[
     return sent
 
 
-def test_sixteen_signed_in_annotators_at_once_lose_and_double_nothing(signed_in_app):
-    store, ids, url, users, _ = signed_in_app
-    before = len(store.list_events())
-    started = time.monotonic()
-    with ThreadPoolExecutor(N_ANNOTATORS) as pool:
-        futures = {user: pool.submit(_annotate, url, user, pw, ids) for user, pw in users}
-        sent = {user: f.result(timeout=DEADLINE_S) for user, f in futures.items()}
-    assert time.monotonic() - started < DEADLINE_S
-    events = store.list_events()
+def test_sixteen_signed_in_annotators_at_once_lose_and_double_nothing(tmp_path):
+    store, ids, url, users, demo = _launch_signed_in(tmp_path)
+    try:
+        before = len(store.list_events())
+        started = time.monotonic()
+        with ThreadPoolExecutor(N_ANNOTATORS) as pool:
+            futures = {user: pool.submit(_annotate, url, user, pw, ids) for user, pw in users}
+            sent = {user: f.result(timeout=DEADLINE_S) for user, f in futures.items()}
+        assert time.monotonic() - started < DEADLINE_S
+    finally:
+        demo.close()  # the counts below are what the store holds after shutdown
+    store.close()
+    with Store(tmp_path / "annotators.duckdb") as reopened:  # what the file holds, not a cache
+        events = reopened.list_events()
     assert len(events) - before == sum(len(s) for s in sent.values()) == N_ANNOTATORS * (RATINGS_EACH + 2)
     assert len({e.id for e in events}) == len(events)
     assert "someone-else" not in {e.annotator for e in events}
     for user, items in sent.items():
         mine = [e for e in events if e.annotator == user]
-        got = [(e.kind, e.response_id, e.value if e.kind != "correction" else e.value["verdict"])
-               if e.kind != "note" else (e.kind, e.response_id, e.value if isinstance(e.value, str) else
-                                         e.value.get("text")) for e in mine]
-        assert Counter(map(repr, got)) == Counter(map(repr, items)), user
+        assert Counter(map(repr, map(_what_was_sent, mine))) == Counter(map(repr, items)), user
+
+
+def _what_was_sent(e) -> tuple[str, str, object]:
+    """An event as ``_annotate`` lists what it sent: (kind, response_id, rating / verdict / note text)."""
+    if e.kind == "correction":
+        return e.kind, e.response_id, e.value["verdict"]
+    if e.kind == "note" and isinstance(e.value, dict):
+        return e.kind, e.response_id, e.value.get("text")
+    return e.kind, e.response_id, e.value
 
 
 def _status(url: str, method: str = "GET", body: bytes | None = None) -> int:
     """HTTP status without following redirects (a redirect to the login page counts as refused)."""
     class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args, **kwargs):  # noqa: ANN002, ANN003 - urllib's signature
+        def redirect_request(self, *args, **kwargs):
             return None
 
     opener = urllib.request.build_opener(NoRedirect)
@@ -120,9 +136,9 @@ def test_nothing_is_reachable_without_signing_in(signed_in_app):
         assert resp.read().strip() in (b"true", b"false")
     time.sleep(0.5)
     assert len(store.list_events()) == before  # nothing written by anyone unsigned
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - the library's error for a 401 config varies by version
         gradio_client.Client(url, verbose=False)  # no credentials
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="Could not login"):
         gradio_client.Client(url, auth=("ann00", "wrong"), verbose=False)
 
 

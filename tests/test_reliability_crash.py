@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -19,17 +20,19 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from reliability_helpers import free_port
 
 from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
 from hallu_studio.backends import make_backend
 from hallu_studio.config import Settings
+from hallu_studio.metrics.registry import not_applicable_reason
 from hallu_studio.pipelines.running import RunOptions, execute_run
 from hallu_studio.pipelines.scoring import score_store
 from hallu_studio.store import Store
-from reliability_helpers import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = 20261122
@@ -43,8 +46,16 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _kill_when(cmd: list[str], tmp_path: Path, started: str, rng: random.Random, max_extra_s: float) -> str:
-    """Start ``cmd``; once its output shows ``started``, wait a random while and SIGKILL it.
+def done_at_least(k: int, bar: str) -> Callable[[str], bool]:
+    """True once the tqdm bar named ``bar`` (a regex; "scoring:  9%|█  | 3/32 ...") has reached ``k``
+    items, k >= 1: something is committed. Other bars (model weights loading) do not count."""
+    pattern = re.compile(bar + r":\s+[0-9]+%\|[^|]*\| *([0-9]+)/[0-9]+")
+    return lambda text: any(int(n) >= k for n in pattern.findall(text))
+
+
+def _kill_when(cmd: list[str], tmp_path: Path, started: Callable[[str], bool], rng: random.Random,
+               max_extra_s: float) -> str:
+    """Start ``cmd``; once ``started(output)``, wait a random while and SIGKILL it.
 
     Returns the output seen. A process that finishes first is fine (the checks still hold).
     """
@@ -56,7 +67,7 @@ def _kill_when(cmd: list[str], tmp_path: Path, started: str, rng: random.Random,
     def read() -> None:
         for chunk in iter(lambda: proc.stdout.read(64), ""):
             seen.append(chunk)
-            if started in "".join(seen[-4:]):
+            if started("".join(seen[-16:])):
                 hit.set()
 
     reader = threading.Thread(target=read, daemon=True)
@@ -84,11 +95,12 @@ def test_kill_9_of_a_scoring_run_keeps_whole_batches_and_a_restart_finishes(tmp_
     db = tmp_path / "score.duckdb"
     with Store(db) as store:
         fill_synthetic_store(store, n_samples=40, models=("probe-a", "probe-b"))
-        responses = set(store.response_ids())
+        applicable = {m: {rid for rid in store.response_ids() if not_applicable_reason(
+            m, store.get_sample(store.get_response(rid).sample_id)) is None} for m in ("chair", "edit")}
     rng = random.Random(SEED)
     metrics = ["chair", "edit"]
-    _kill_when(_cli(db, "score", "--metrics", ",".join(metrics), "--batch-size", "2"), tmp_path,
-               "scoring:", rng, 1.5)
+    _kill_when(_cli(db, "score", "--metrics", ",".join(metrics), "--batch-size", "1"), tmp_path,
+               done_at_least(rng.randint(1, 40), "scoring"), rng, 0.1)
 
     with Store(db) as store:  # opens cleanly after SIGKILL
         keys = {c["metric"]: c["config_key"] for c in store.score_configs() if c["config_key"] != SYNTHETIC_CONFIG_KEY}
@@ -97,20 +109,22 @@ def test_kill_9_of_a_scoring_run_keeps_whole_batches_and_a_restart_finishes(tmp_
         by_response = Counter(rid for rid, m in rows if m in metrics)
         concepts = {rid for rid, m in rows if m == "concepts"}
         for rid, n in by_response.items():
-            # a batch writes a response's concepts and every metric's score together
-            assert n == len(metrics) and rid in concepts, f"{rid} is half-written: {n} metric scores"
+            # a batch writes a response's concepts and every applicable metric's score together
+            wanted = sum(rid in applicable[m] for m in metrics)
+            assert n == wanted and rid in concepts, f"{rid} is half-written: {n} of {wanted} metric scores"
+        assert by_response, "the kill came before the first batch: move it later"
         stats = {(r["response_id"], r["metric"]) for r in store.score_stat_rows()}
         assert {(rid, m) for rid, m in rows if m in metrics} <= stats, "a score lost its statistics row"
         interrupted = set(by_response)
 
-        settings = Settings()
+        settings = Settings()  # the CLI's defaults; its --batch-size 1 is not part of the configuration
         again = score_store(store, settings, metrics, progress=False, batch_size=16)
         after = [(s.response_id, s.metric) for _, s in store.iter_scores() if s.config_key != SYNTHETIC_CONFIG_KEY]
-        assert len(after) == len(set(after))
+        assert len(after) == len(set(after)), "the restart did not continue the killed run's configuration"
         for metric in metrics:
             scored = {rid for rid, m in after if m == metric}
-            assert scored == responses
-            assert again.scored[metric] == len(responses) - len(interrupted), "a finished item was scored again"
+            assert scored == applicable[metric]
+            assert again.scored[metric] == len(applicable[metric] - interrupted), "a finished item was scored again"
         if keys:  # the restart used the same configuration as the killed CLI
             assert {c["config_key"] for c in store.score_configs() if c["metric"] in metrics} - {SYNTHETIC_CONFIG_KEY} \
                 == {keys[m] for m in metrics if m in keys}
@@ -123,14 +137,14 @@ PROBE = "probe:rate=0.4,mix=object+relation,seed=3,delay_ms=40"
 def test_kill_9_of_a_model_run_loses_and_doubles_nothing(tmp_path):
     db = tmp_path / "run.duckdb"
     with Store(db) as store:
-        fill_synthetic_store(store, n_samples=60, models=("probe-a",))
+        fill_synthetic_store(store, n_samples=40, models=("probe-a",))
         bench_ids = store.sample_ids("synthetic-ui")
     rng = random.Random(SEED + 1)
     _kill_when(_cli(db, "run", "--benchmark", "synthetic-ui", "--model", PROBE, "--batch-size", "3"), tmp_path,
-               "it/s", rng, 1.0)
+               done_at_least(rng.randint(3, 30), "probe[^:|]*"), rng, 0.3)
 
     reference_store = Store(tmp_path / "reference.duckdb")  # the same run, never interrupted
-    fill_synthetic_store(reference_store, n_samples=60, models=("probe-a",))
+    fill_synthetic_store(reference_store, n_samples=40, models=("probe-a",))
     fast = PROBE.replace("delay_ms=40", "delay_ms=0")
     ref = execute_run(reference_store, make_backend(fast), RunOptions("synthetic-ui", chunk_size=3), progress=False)
     expected = {r.sample_id: r.text for r in reference_store.iter_responses(ref.run_id)}
@@ -188,3 +202,15 @@ def test_store_opens_cleanly_after_the_app_is_killed_with_sigkill(tmp_path):
         assert store.counts() == counts
         assert sorted(store.response_ids()) == sorted(ids)
         assert store.get_response(ids[0]).text
+
+
+def test_batch_size_is_not_part_of_the_scoring_configuration():
+    # Found by the kill -9 test: `score --batch-size 1` and a restart without it used to get
+    # different config keys, so the restart scored everything again beside the killed run's scores.
+    import dataclasses
+
+    small, large = Settings(), Settings()
+    small.scoring = dataclasses.replace(small.scoring, batch_size=1)
+    assert small.scoring_key("chair") == large.scoring_key("chair")
+    other = dataclasses.replace(large.scoring, halfscore_match_threshold=0.8)
+    assert dataclasses.replace(large, scoring=other).scoring_key("chair") != large.scoring_key("chair")

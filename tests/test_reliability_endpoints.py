@@ -13,17 +13,19 @@ from __future__ import annotations
 import json
 import socket
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+
+from reliability_helpers import free_port
 
 from hallu_studio.backends import make_backend
 from hallu_studio.backends.tiny import tiny_benchmark
-from hallu_studio.metrics.registry import not_applicable_reason
 from hallu_studio.config import LLMSettings, ScoringSettings, Settings
+from hallu_studio.metrics.registry import not_applicable_reason
 from hallu_studio.pipelines.running import RunOptions, execute_run
 from hallu_studio.pipelines.scoring import score_store
 from hallu_studio.store import Store
-from reliability_helpers import free_port
 
 
 class VanishingServer:
@@ -43,7 +45,7 @@ class VanishingServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self, answer_first: int | None = None) -> "VanishingServer":
+    def start(self, answer_first: int | None = None) -> VanishingServer:
         if answer_first is not None:
             self.answer_first, self.requests = answer_first, 0
         server = self
@@ -52,7 +54,7 @@ class VanishingServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 with server.lock:
                     server.requests += 1

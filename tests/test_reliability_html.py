@@ -9,12 +9,11 @@ The browser half (every tab in Chromium, ``window.__xss`` never set) is
 from __future__ import annotations
 
 import pytest
+from reliability_helpers import XSS, fill_hostile_store, find_payload
 
-from hallu_studio.app import AppContext
-from hallu_studio.app import render
+from hallu_studio.app import AppContext, render
 from hallu_studio.app.inspection import inspect_response
 from hallu_studio.store import Store
-from reliability_helpers import XSS, fill_hostile_store, find_payload
 
 
 @pytest.fixture(scope="module")

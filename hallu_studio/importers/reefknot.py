@@ -60,6 +60,10 @@ def _read_rows(folder: Path, problems: list[ImportProblem]) -> list[_Row]:
             if missing:
                 problems.append(ImportProblem(where, f"missing field(s) {missing}"))
                 continue
+            wrong = [k for k in REQUIRED if not isinstance(record[k], (str, int))]
+            if wrong:  # a list or object where the prompt text belongs: refuse it here, by name
+                problems.append(ImportProblem(where, f"field(s) {wrong} must be text"))
+                continue
             rows.append(_Row(task, index, where, record))
     return rows
 

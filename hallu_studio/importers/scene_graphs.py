@@ -30,13 +30,23 @@ def _box(o: dict[str, Any]) -> tuple[float, float, float, float] | None:
         return None
 
 
+def _as_list(value: Any, what: str) -> list[Any]:
+    """``value`` when it is a list, ``[]`` when absent; a wrong type is the record's clear error."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
 def _vg_object(o: dict[str, Any]) -> SceneObject:
     if not isinstance(o, dict) or o.get("object_id") is None:
         raise ValueError("object without object_id")
-    names = o.get("names") or ([o["name"]] if o.get("name") else [])
+    names = _as_list(o.get("names"), f"object {o['object_id']} 'names'") or ([o["name"]] if o.get("name") else [])
     if not names or not str(names[0]).strip():
         raise ValueError(f"object {o['object_id']} has no name")
-    attrs = [str(a).strip() for a in o.get("attributes") or [] if str(a).strip()]
+    attrs = [str(a).strip() for a in _as_list(o.get("attributes"), f"object {o['object_id']} 'attributes'")
+             if str(a).strip()]
     return SceneObject(id=str(o["object_id"]), name=str(names[0]).strip(), attributes=attrs, box=_box(o))
 
 
@@ -57,13 +67,13 @@ def _vg_end(rel: dict[str, Any], end: str, objects: dict[str, SceneObject]) -> s
 
 def _vg_graph(entry: dict[str, Any], where: str, problems: list[ImportProblem]) -> SceneGraph:
     objects: dict[str, SceneObject] = {}
-    for o in entry.get("objects") or []:
+    for o in _as_list(entry.get("objects"), "'objects'"):
         obj = _vg_object(o)
         if obj.id in objects:
             raise ValueError(f"object id {obj.id} appears twice")
         objects[obj.id] = obj
     relations = []
-    for k, rel in enumerate(entry.get("relationships") or []):
+    for k, rel in enumerate(_as_list(entry.get("relationships"), "'relationships'")):
         try:
             if not isinstance(rel, dict) or not str(rel.get("predicate") or "").strip():
                 raise ValueError("relationship without predicate")
@@ -129,11 +139,12 @@ def _gqa_graph(entry: dict[str, Any], where: str, problems: list[ImportProblem])
         if not isinstance(o, dict) or not str(o.get("name") or "").strip():
             raise ValueError(f"object {oid} has no name")
         objects.append(SceneObject(id=str(oid), name=str(o["name"]).strip(),
-                                   attributes=[str(a).strip() for a in o.get("attributes") or [] if str(a).strip()],
+                                   attributes=[str(a).strip() for a in _as_list(o.get("attributes"),
+                                               f"object {oid} 'attributes'") if str(a).strip()],
                                    box=_box(o)))
     relations = []
     for oid, o in raw.items():
-        for k, rel in enumerate(o.get("relations") or []):
+        for k, rel in enumerate(_as_list(o.get("relations"), f"object {oid} 'relations'")):
             target = str(rel.get("object")) if isinstance(rel, dict) else None
             if not isinstance(rel, dict) or not str(rel.get("name") or "").strip() or target not in raw:
                 problems.append(ImportProblem(f"{where} object {oid} relation {k}",

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 
+import numpy as np
+
 from ..judges.base import PhraseEncoder, unit_rows
 from .base import ItemResult, ScoringItem
 
@@ -127,6 +129,7 @@ class ChairMetric:
         self.encoder = encoder
         self.threshold = threshold
         self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
+        self._vectors: dict[str, Any] = {}  # unit vectors encoded by ``update_many`` for its batch
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, encoder: PhraseEncoder | None = None) -> "ChairMetric":
@@ -140,8 +143,39 @@ class ChairMetric:
     def _embedding_matches(self, names: list[str], vocabulary: list[str]) -> list[float]:
         if self.encoder is None or not names or not vocabulary:
             return [0.0] * len(names)
-        sims = unit_rows(self.encoder.encode(names)) @ unit_rows(self.encoder.encode(vocabulary)).T
+        sims = self._unit(names) @ self._unit(vocabulary).T
         return [float(row.max()) for row in sims]
+
+    def _unit(self, texts: list[str]) -> Any:
+        if all(t in self._vectors for t in texts):
+            return np.stack([self._vectors[t] for t in texts])
+        return unit_rows(self.encoder.encode(texts))  # type: ignore[union-attr]
+
+    def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
+        """``update`` on each item, every phrase the embedding fallback needs encoded in ONE call first.
+
+        One encoder call per response costs a model forward pass each; the verdicts are the same.
+        """
+        self._vectors = {}
+        if self.encoder is not None:
+            texts: set[str] = set()
+            for item in items:
+                graph_names = item.sample.scene_graph.object_names()
+                if not graph_names or item.mentioned is None:
+                    continue
+                vocabulary = {form for n in graph_names for form in canonical_forms(n)}
+                unmatched = [o.name for o in item.mentioned.objects if o.name.strip() and not is_framing(o.name)
+                             and not vocabulary.intersection(canonical_forms(o.name))]
+                if unmatched:
+                    texts.update(unmatched)
+                    texts.update(graph_names)
+            if texts:
+                ordered = sorted(texts)
+                self._vectors = dict(zip(ordered, unit_rows(self.encoder.encode(ordered))))
+        try:
+            return [self.update(item) for item in items]
+        finally:
+            self._vectors = {}
 
     def update(self, item: ScoringItem) -> ItemResult:
         stats = {"responses": 1.0, "hallucinated_responses": 0.0, "mentioned": 0.0, "hallucinated": 0.0}

@@ -135,22 +135,49 @@ class RelationPhraseMatch:
         self.encoder = encoder
         self.threshold = threshold
         self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
+        self._vectors: dict[str, np.ndarray] = {}  # unit vectors of the last ``prepare`` batch
 
     def config(self) -> dict[str, Any]:
         return {"vqa": self.name, "model": self.model_name or None,
                 "threshold": self.threshold if self.encoder else None}
 
-    def correct(self, label: str, response: str, prompt: str) -> tuple[bool, str]:
+    @staticmethod
+    def _relations(label: str, response: str, prompt: str) -> tuple[str, str, str, str]:
+        """(gold, said, normalised gold, normalised said)."""
         ends = parse_vqa_prompt(prompt)
         gold = relation_between(label, *ends) if ends else None
         said = relation_between(response, *ends) if ends else None
         if gold is None or said is None:  # not in the template's shape: compare the whole sentences
             gold, said = label, response
-        g, s = normalise_relation(gold), normalise_relation(said)
+        return gold, said, normalise_relation(gold), normalise_relation(said)
+
+    def prepare(self, triples: Sequence[tuple[str, str, str]]) -> None:
+        """Encode the relation phrases of many ``(label, response, prompt)`` in ONE encoder call.
+
+        One call per answer costs a model forward pass each (about 100x slower on CPU);
+        ``correct`` then reads the vectors of this batch.
+        """
+        self._vectors = {}
+        if self.encoder is None:
+            return
+        phrases: set[str] = set()
+        for label, response, prompt in triples:
+            _, _, g, s = self._relations(label, response, prompt)
+            if g and s and g != s:
+                phrases.update((g, s))
+        if phrases:
+            texts = sorted(phrases)
+            self._vectors = dict(zip(texts, unit_rows(self.encoder.encode(texts))))
+
+    def correct(self, label: str, response: str, prompt: str) -> tuple[bool, str]:
+        gold, said, g, s = self._relations(label, response, prompt)
         if g and g == s:
             return True, f"relation {said!r} = gold {gold!r} (normalised words)"
         if self.encoder is not None and g and s:
-            vecs = unit_rows(self.encoder.encode([g, s]))
+            if g in self._vectors and s in self._vectors:
+                vecs = np.stack([self._vectors[g], self._vectors[s]])
+            else:
+                vecs = unit_rows(self.encoder.encode([g, s]))
             sim = float(vecs[0] @ vecs[1])
             return sim >= self.threshold, f"relation {said!r} vs gold {gold!r}: cosine {sim:.2f}"
         return False, f"relation {said!r} != gold {gold!r}"
@@ -264,6 +291,14 @@ class ReefknotMetric:
             stats["entropy.flagged_hallucinated"] = float(flagged and not correct)
         values.update(correct=correct, hallucinated=not correct, entropy=entropy)
         return ItemResult(dict(stats), values, {"parsed_answer": parsed, "label": label, "method": method})
+
+    def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
+        """``update`` on each item, the VQA answers' relation phrases encoded in one batch first."""
+        prepare = getattr(self.vqa_matcher, "prepare", None)
+        if prepare is not None:
+            prepare([((i.sample.answer or "").strip(), i.response or "", i.sample.question or "")
+                     for i in items if i.sample.task == "vqa"])
+        return [self.update(i) for i in items]
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
         total: dict[str, float] = defaultdict(float)
