@@ -46,6 +46,11 @@ def compute(ctx: AppContext, name: str, benchmark: str | None, runs_text: str, l
 
 
 def build(ctx: AppContext) -> None:
+    with gr.Column(elem_id="study-analyses"):
+        _panel(ctx)
+
+
+def _panel(ctx: AppContext) -> None:
     gr.Markdown("The papers' analyses, on any benchmark and runs in the store (the length analysis derives and "
                 "scores truncated runs; vocabulary and extractor analyses re-score in memory).")
     with gr.Row():
