@@ -207,3 +207,117 @@ def test_idefics3_family_batches_nested_images_and_reads_its_layers(idefics3):
                                                SignalRequest(), DetectThenCalibrate(0.1, 1, float("inf")))])[0]
     assert dtc.ok and dtc.text == idefics3.generate([GenerationRequest("d", PROMPTS[0], reqs[0].image,
                                                                        generation_preset("greedy", 3))])[0].text
+
+
+# ----------------------------------------------------------------- Qwen2-VL (M-RoPE, dynamic-resolution patches)
+def _torchvision_imports() -> bool:
+    try:
+        import torchvision  # noqa: F401
+    except Exception:  # noqa: BLE001 - a broken install raises more than ImportError
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def qwen2_vl_dir(tmp_path_factory):
+    from hallu_studio.backends.tiny import build_tiny_qwen2_vl
+
+    return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny-qwen2-vl"))
+
+
+@pytest.fixture(scope="module")
+def qwen2_vl(qwen2_vl_dir):
+    b = make_backend(f"transformers:{qwen2_vl_dir}", batch_size=4)
+    b.load()
+    return b
+
+
+def test_qwen2_vl_processor_loads_without_torchvision(qwen2_vl, qwen2_vl_dir):
+    from transformers import AutoProcessor, Qwen2VLProcessor
+
+    assert type(qwen2_vl._model).__name__ == "Qwen2VLForConditionalGeneration"
+    assert isinstance(qwen2_vl._processor, Qwen2VLProcessor)
+    if not _torchvision_imports():
+        # the cause the image-only processor works around: the video processor needs torchvision
+        with pytest.raises(ImportError, match="Qwen2VLVideoProcessor requires the Torchvision"):
+            AutoProcessor.from_pretrained(qwen2_vl_dir, use_fast=False)
+        assert type(qwen2_vl._processor).__name__ == "ImageOnlyQwen2VLProcessor"
+    inputs = qwen2_vl._inputs(_requests(1))
+    grid = inputs["image_grid_thw"][0]
+    n_pad = int((inputs["input_ids"][0] == qwen2_vl._model.config.image_token_id).sum())
+    assert n_pad == int(grid.prod()) // 4 > 0  # <|image_pad|> expanded to the merged patch count
+
+
+def test_qwen2_vl_batched_greedy_equals_one_by_one(qwen2_vl):
+    reqs = _requests(5, signals=SignalRequest(token_logprobs=True, answer_candidates=("yes", "no"), logit_lens_top_k=2))
+    batched = qwen2_vl.generate(reqs)
+    single = [qwen2_vl.generate([r])[0] for r in reqs]
+    assert all(r.ok for r in batched), [r.error for r in batched]
+    assert [r.text for r in batched] == [r.text for r in single]
+    assert len({r.text for r in batched}) > 1
+    for a, b in zip(batched, single):
+        assert [t["logprob"] for t in a.signals["token_logprobs"]] == pytest.approx(
+            [t["logprob"] for t in b.signals["token_logprobs"]], abs=1e-4)
+        assert a.signals["answer"]["probs"] == pytest.approx(b.signals["answer"]["probs"], abs=1e-4)
+    assert len(batched[0].signals["logit_lens"]["layers"]) == qwen2_vl._model.config.text_config.num_hidden_layers
+
+
+def test_qwen2_vl_token_logprobs_match_a_teacher_forced_forward_pass(qwen2_vl):
+    req = _requests(1, tokens=3)[0]
+    res = qwen2_vl.generate([req])[0]
+    with torch.no_grad():
+        logits = qwen2_vl._model(**_prompt_inputs(qwen2_vl, req)).logits[0, -1]
+    first = res.signals["token_logprobs"][0]
+    tok = qwen2_vl._tokenizer.convert_tokens_to_ids(first["token"])
+    assert int(logits.argmax()) == tok
+    assert first["logprob"] == pytest.approx(float(torch.log_softmax(logits, -1)[tok]), abs=1e-5)
+
+
+@pytest.mark.parametrize("image", [True, False])
+def test_qwen2_vl_dtc_decode_steps_use_mrope_positions(qwen2_vl, image):
+    # The hand-written DTC loop must place each new token where generate() does (pos + rope_deltas);
+    # with gamma = inf it is plain greedy, so every step's log-probability must match generate()'s.
+    qwen2_vl.generate(_requests(1))  # leaves an image request's rope_deltas on the model
+    reqs = _requests(3, tokens=5, image=image)
+    plain = qwen2_vl.generate(reqs)
+    dtc = qwen2_vl.generate([GenerationRequest(r.sample_id, r.prompt, r.image, r.generation, r.signals,
+                                               DetectThenCalibrate(0.1, 1, float("inf"))) for r in reqs])
+    assert all(r.ok for r in dtc), [r.error for r in dtc]
+    assert [r.text for r in dtc] == [r.text for r in plain]
+    for a, b in zip(dtc, plain):
+        assert [t["logprob"] for t in a.signals["token_logprobs"]] == pytest.approx(
+            [t["logprob"] for t in b.signals["token_logprobs"]], abs=1e-4)
+
+
+def test_a_processor_needing_torchvision_names_the_cause(tiny_llava_dir, monkeypatch):
+    from transformers import AutoProcessor
+
+    from hallu_studio.backends.transformers_backend import load_processor
+
+    def needs_torchvision(*args, **kwargs):
+        raise ImportError("\nLlavaVideoProcessor requires the Torchvision library but it was not found")
+
+    monkeypatch.setattr(AutoProcessor, "from_pretrained", needs_torchvision)
+    with pytest.raises(ImportError, match=r"model type 'llava'\) needs torchvision.*LlavaVideoProcessor requires"):
+        load_processor(str(tiny_llava_dir), {})
+
+
+def test_image_only_qwen2_5_vl_processor_expands_image_tokens():
+    from transformers import Qwen2_5_VLProcessor, Qwen2VLImageProcessorPil
+
+    from hallu_studio.backends.tiny import QWEN_CHAT_TEMPLATE, _tokenizer
+    from hallu_studio.backends.transformers_backend import qwen_image_only_processor
+
+    assert qwen_image_only_processor("llava") is None
+    special = {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
+               "vision_start_token": "<|vision_start|>", "vision_end_token": "<|vision_end|>"}
+    tok = _tokenizer(special, extra_words=" ".join(special.values()))
+    cls = qwen_image_only_processor("qwen2_5_vl")
+    proc = cls(image_processor=Qwen2VLImageProcessorPil(patch_size=8, min_pixels=32 * 32, max_pixels=32 * 32),
+               tokenizer=tok, chat_template=QWEN_CHAT_TEMPLATE)
+    assert isinstance(proc, Qwen2_5_VLProcessor)
+    message = {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "cat ?"}]}
+    text = proc.apply_chat_template([message], add_generation_prompt=True)
+    out = proc(text=[text], images=[Image.new("RGB", (40, 30))], return_tensors="pt")
+    n_pad = int((out["input_ids"][0] == tok.convert_tokens_to_ids("<|image_pad|>")).sum())
+    assert n_pad == int(out["image_grid_thw"][0].prod()) // 4 == 4

@@ -102,6 +102,59 @@ def build_tiny_idefics3(directory: str | Path, *, hidden: int = 32, layers: int 
     return directory
 
 
+# Qwen2-VL's own template wraps the image in vision start / end tokens; the processor expands <|image_pad|>.
+QWEN_CHAT_TEMPLATE = CHAT_TEMPLATE.replace("<image> ", "<|vision_start|> <|image_pad|> <|vision_end|> ")
+
+
+def build_tiny_qwen2_vl(directory: str | Path, *, hidden: int = 32, layers: int = 2, image_pixels: int = 32 * 32,
+                        seed: int = 0) -> Path:
+    """A Qwen2-VL-shaped checkpoint (tiny Qwen2 text model with M-RoPE + tiny ViT), in the hub's file layout.
+
+    The files are what ``Qwen/Qwen2-VL-2B-Instruct`` ships: ``preprocessor_config.json`` naming
+    ``Qwen2VLProcessor``, tokenizer files and the chat template, and no separate video processor
+    config, so ``AutoProcessor`` also tries to build the video processor (which needs torchvision)
+    exactly as it does for the real checkpoint. Every image is resized to ``image_pixels`` pixels.
+    """
+    import json
+
+    import torch
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessorPil
+
+    directory = Path(directory)
+    special = {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
+               "vision_start_token": "<|vision_start|>", "vision_end_token": "<|vision_end|>"}
+    tokenizer = _tokenizer(special, extra_words=" ".join(special.values()))
+    ids = {k: tokenizer.convert_tokens_to_ids(v) for k, v in special.items()}
+    head_dim = hidden // 2
+    half = head_dim // 2  # rotary frequencies per head, shared out over the three M-RoPE axes
+    text = dict(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers,
+                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024, pad_token_id=0,
+                bos_token_id=2, eos_token_id=3, initializer_range=0.2,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                 "mrope_section": [half // 2, half // 4, half - half // 2 - half // 4]})
+    vision = dict(depth=1, embed_dim=hidden, hidden_size=hidden, num_heads=2, mlp_ratio=2, patch_size=8,
+                  spatial_merge_size=2, temporal_patch_size=2)
+    config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=ids["image_token"],
+                           video_token_id=ids["video_token"], vision_start_token_id=ids["vision_start_token"],
+                           vision_end_token_id=ids["vision_end_token"])
+    torch.manual_seed(seed)
+    model = Qwen2VLForConditionalGeneration(config).eval()
+    model.generation_config.eos_token_id = 3
+    model.generation_config.pad_token_id = 0
+    model.save_pretrained(directory)
+    image_processor = Qwen2VLImageProcessorPil(patch_size=8, merge_size=2, temporal_patch_size=2,
+                                               min_pixels=image_pixels, max_pixels=image_pixels)
+    image_processor.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    # Qwen2VLProcessor itself cannot be built here without torchvision, so its files are written directly.
+    (directory / "chat_template.jinja").write_text(QWEN_CHAT_TEMPLATE)
+    for name in ("preprocessor_config.json", "tokenizer_config.json"):
+        cfg = json.loads((directory / name).read_text())
+        cfg["processor_class"] = "Qwen2VLProcessor"
+        (directory / name).write_text(json.dumps(cfg, indent=2))
+    return directory
+
+
 def tiny_benchmark(name: str = "tiny", n_images: int = 3) -> tuple[Any, list[Any], list[tuple[str, str, int, int, bytes]]]:
     """A few samples of every task with solid-colour PNG images: ``(Benchmark, samples, images)``.
 

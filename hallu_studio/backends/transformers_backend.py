@@ -42,6 +42,66 @@ def local_checkpoint_hash(path: str | os.PathLike[str]) -> str:
     return "local-" + h.hexdigest()[:16]
 
 
+def load_processor(model_id: str, proc_kwargs: dict[str, Any]) -> Any:
+    """``AutoProcessor`` for ``model_id``, falling back to what works without torchvision.
+
+    Fast image processors need torchvision; the PIL ones do not. Qwen2-VL and
+    Qwen2.5-VL processors also load a video processor, which needs torchvision
+    whatever ``use_fast`` says; for those an image-only processor is built
+    from the same files (``qwen_image_only_processor``).
+    """
+    from transformers import AutoConfig, AutoProcessor
+
+    try:
+        return AutoProcessor.from_pretrained(model_id, **proc_kwargs)
+    except (ImportError, ValueError):
+        pass
+    try:
+        return AutoProcessor.from_pretrained(model_id, use_fast=False, **proc_kwargs)
+    except ImportError as exc:
+        if "torchvision" not in str(exc).lower():
+            raise
+        model_type = getattr(AutoConfig.from_pretrained(model_id), "model_type", None)
+        image_only = qwen_image_only_processor(model_type)
+        if image_only is None:
+            raise ImportError(f"the processor of {model_id!r} (model type {model_type!r}) needs torchvision, which "
+                              f"cannot be imported here: {str(exc).strip().splitlines()[0]} Install a torchvision "
+                              "build matching the installed torch") from exc
+        return image_only.from_pretrained(model_id, use_fast=False, **proc_kwargs)
+
+
+def qwen_image_only_processor(model_type: str | None) -> type | None:
+    """A Qwen-VL processor class without the video processor, or None for other model types.
+
+    ``Qwen2VLProcessor`` insists on a ``VideoProcessorMixin`` instance, a class
+    that transformers only defines when torchvision imports. Images never touch
+    it, so dropping ``video_processor`` from ``__init__`` (which is where
+    ``ProcessorMixin`` reads the sub-processors from) leaves image prompts
+    processed by the model's own code. Videos are not supported (the backend sends none).
+    """
+    from transformers import ProcessorMixin
+
+    if model_type == "qwen2_vl":
+        from transformers import Qwen2VLProcessor as base
+    elif model_type == "qwen2_5_vl":
+        from transformers import Qwen2_5_VLProcessor as base
+    else:
+        return None
+
+    def __init__(self: Any, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None,
+                 **kwargs: Any) -> None:
+        # The same token lookup as the parent's __init__, which cannot be called without a video processor.
+        self.image_token = getattr(tokenizer, "image_token", None) or "<|image_pad|>"
+        self.video_token = getattr(tokenizer, "video_token", None) or "<|video_pad|>"
+        self.image_token_id = getattr(tokenizer, "image_token_id", None) or tokenizer.convert_tokens_to_ids(
+            self.image_token)
+        self.video_token_id = getattr(tokenizer, "video_token_id", None) or tokenizer.convert_tokens_to_ids(
+            self.video_token)
+        ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
+
+    return type(f"ImageOnly{base.__name__}", (base,), {"__init__": __init__, "__module__": __name__})
+
+
 class TransformersBackend:
     kind = "transformers"
     synthetic = False
@@ -75,15 +135,11 @@ class TransformersBackend:
         if self._model is not None:
             return
         import torch
-        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers import AutoModelForImageTextToText
 
         cuda = torch.cuda.is_available() if self.device_request is None else self.device_request.startswith("cuda")
         proc_kwargs = dict(self.preset.processor_kwargs) if self.preset else {}
-        try:
-            processor = AutoProcessor.from_pretrained(self.model_id, **proc_kwargs)
-        except (ImportError, ValueError):
-            # Fast image processors need torchvision; the PIL ones do not.
-            processor = AutoProcessor.from_pretrained(self.model_id, use_fast=False, **proc_kwargs)
+        processor = load_processor(self.model_id, proc_kwargs)
         tokenizer = getattr(processor, "tokenizer", processor)
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
@@ -300,6 +356,25 @@ class TransformersBackend:
         return lens
 
     # ----------------------------------------------------------------- Detect-then-Calibrate
+    def _forget_rope_deltas(self) -> None:
+        """Drop the M-RoPE offset a previous request left on a Qwen-VL model (see ``_step_positions``)."""
+        inner = getattr(self._model, "model", None)
+        if getattr(inner, "rope_deltas", None) is not None:
+            inner.rope_deltas = None
+
+    def _step_positions(self, pos: int) -> dict[str, Any]:
+        """Explicit positions of a decode step at cache position ``pos`` for M-RoPE models (Qwen2-VL).
+
+        Outside ``generate()`` their forward derives positions from the whole
+        attention mask, one per cached token, instead of one for the new token.
+        A text token after the prompt sits at ``pos + rope_deltas`` on all three
+        (time, height, width) axes, where the prefill stored ``rope_deltas``.
+        """
+        deltas = getattr(getattr(self._model, "model", None), "rope_deltas", None)
+        if deltas is None:
+            return {}
+        return {"position_ids": (deltas.reshape(1, -1, 1) + pos).expand(3, -1, 1).to(self._device)}
+
     def _dtc_one(self, request: GenerationRequest) -> GenerationResult:
         import torch
 
@@ -316,6 +391,7 @@ class TransformersBackend:
         kept: list[int] = []
         logprobs: list[float] = []
         answer: dict[str, Any] | None = None
+        self._forget_rope_deltas()
         # generate() runs this under torch.inference_mode
         out = self._model(**inputs, use_cache=True, output_hidden_states=True)
         pos = inputs["input_ids"].shape[1]
@@ -343,7 +419,7 @@ class TransformersBackend:
             mask = torch.cat([mask, mask.new_ones((1, 1))], dim=1)
             out = self._model(input_ids=torch.tensor([[token]], device=self._device), attention_mask=mask,
                               past_key_values=out.past_key_values, use_cache=True, output_hidden_states=True,
-                              cache_position=torch.tensor([pos], device=self._device))
+                              cache_position=torch.tensor([pos], device=self._device), **self._step_positions(pos))
             pos += 1
         signals: dict[str, Any] = {"dtc": {**dtc.to_dict(), "entropy_unit": "bits", "steps": steps}}
         if request.signals.token_logprobs:
@@ -355,4 +431,4 @@ class TransformersBackend:
         return GenerationResult(request.sample_id, text=text, signals=signals)
 
 
-__all__ = ["TransformersBackend", "local_checkpoint_hash"]
+__all__ = ["TransformersBackend", "load_processor", "local_checkpoint_hash", "qwen_image_only_processor"]
