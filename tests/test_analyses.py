@@ -432,3 +432,14 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(f"hallu_studio.studies.analyses.{module}"))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_confidence_plot_orders_entropy_buckets_by_their_lower_edge():
+    from hallu_studio.studies.analyses.confidence_layers import _figure, entropy_buckets
+
+    labels = [b.label for b in entropy_buckets([0.1, 0.5, 0.9], [True, False, True], [0, 0.3, 0.6, 1.0])]
+    # model "b" only has the top bucket and comes first: first-appearance order would put it first
+    rows = [{"model": "b", "bucket": labels[2], "rate": 1.0}, {"model": "a", "bucket": labels[0], "rate": 0.5},
+            {"model": "a", "bucket": labels[1], "rate": 0.2}]
+    fig = _figure(rows, {True: [], False: []})
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == labels

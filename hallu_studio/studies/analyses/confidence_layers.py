@@ -159,12 +159,18 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(rows, curves), notes)
 
 
+def _lower_edge(label: str) -> float:
+    """``"[0.3, 0.6)"`` -> 0.3"""
+    return float(label.lstrip("[(").split(",")[0])
+
+
 def _figure(rows: list[dict[str, Any]], curves: dict[bool, list[list[float]]]) -> Any:
     with_lens = bool(curves[True] or curves[False])
     fig, axes = figure(2 if with_lens else 1)
     ax = axes[0]
     models = sorted({r["model"] for r in rows})
-    buckets = list(dict.fromkeys(r["bucket"] for r in rows))
+    # Rows come model by model, so a bucket may first appear late: order them by their lower edge.
+    buckets = sorted(dict.fromkeys(r["bucket"] for r in rows), key=_lower_edge)
     for model in models:
         rates = {r["bucket"]: r["rate"] for r in rows if r["model"] == model}
         ax.plot(range(len(buckets)), [rates.get(b, math.nan) for b in buckets], marker="o", label=model)
