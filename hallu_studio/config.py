@@ -90,6 +90,7 @@ class Settings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     scoring: ScoringSettings = field(default_factory=ScoringSettings)
     decoding: DecodingSettings = field(default_factory=DecodingSettings)
+    source: str | None = None  # the TOML file these settings were read from, if any
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -141,6 +142,7 @@ def load_settings(path: str | os.PathLike[str] | None = None, env: dict[str, str
     if candidate.exists():
         with open(candidate, "rb") as fh:
             _apply(settings, tomllib.load(fh), str(candidate))
+        settings.source = str(candidate)
     for var, (section, key, kind) in _ENV_MAP.items():
         if env.get(var):
             target = settings if not section else getattr(settings, section)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..config import Settings, load_settings
 from ..store import Store, default_db_path
@@ -17,6 +18,9 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     settings = load_settings(getattr(args, "config", None))
+    if settings.source and not getattr(args, "config", None):
+        # A settings file picked up from the working directory changes scores: say so.
+        print(f"note: using settings from {settings.source}", file=sys.stderr)
     if getattr(args, "db", None):
         settings.db = args.db
     return settings
