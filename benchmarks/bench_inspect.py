@@ -5,7 +5,11 @@ models, 6 scores each with evidence) and cached under ``--cache-dir`` (built onc
 takes minutes to build, a few seconds to reopen). Per size, side by side in one run:
 
 * ``first next``: the handler (``app.tabs.inspect.step``) with an empty session: it lists the
-  Browse order of every response, then renders one;
+  Browse order of every response (kept in the server process, keyed in the session), then renders one;
+* ``session state``: the bytes of the ``nav`` state Gradio copies on every event (it holds the
+  filter, the position and a key to the list, not the ids);
+* ``neighbour by SQL``: p50 / p95 of the browse query with ``LIMIT 1 OFFSET k`` (Browse's default
+  sort) -- what fetching the next id from the store on each click would cost instead;
 * ``next (handler)``: p50 / p95 of the warm handler, stepping through the session's list;
 * ``inspect_response()``: p50 / p95 of the panel rendering alone (what the handler adds is
   the list position and the other models' responses);
@@ -83,7 +87,10 @@ def _times(fn: Callable[[], Any], n: int) -> list[float]:
 
 
 def bench_size(n: int, path: Path, args: argparse.Namespace, via_gradio: bool) -> dict[str, Any]:
+    import json
+
     from hallu_studio.app import AppContext, build_app
+    from hallu_studio.app.columns import headline_keys
     from hallu_studio.app.inspection import inspect_response
     from hallu_studio.app.tabs.inspect import step
 
@@ -93,7 +100,7 @@ def bench_size(n: int, path: Path, args: argparse.Namespace, via_gradio: bool) -
         out = step(ctx, {}, +1)
         first = time.perf_counter() - start
         nav = out[0]
-        ids: list[str] = nav["ids"]
+        ids = store.browse_response_ids({}, headline_keys())
         for _ in range(args.warmup):
             nav = step(ctx, nav, +1)[0]
 
@@ -105,7 +112,11 @@ def bench_size(n: int, path: Path, args: argparse.Namespace, via_gradio: bool) -
         stride = max(1, len(ids) // args.steps)  # spread over the whole store, not one corner
         sampled = iter(ids[::stride])
         library = _times(lambda: inspect_response(store, next(sampled)), min(args.steps, len(ids[::stride])))
-        result: dict[str, Any] = {"n": len(ids), "first": first, "handler": handler, "library": library}
+        offsets = iter(range(0, len(ids), stride))
+        by_sql = _times(lambda: store.browse_responses({}, headline_keys(), sort="emd.total", limit=1,
+                                                       offset=next(offsets)), min(args.sql_steps, len(ids[::stride])))
+        result: dict[str, Any] = {"n": len(ids), "first": first, "handler": handler, "library": library,
+                                  "state_bytes": len(json.dumps(nav)), "by_sql": by_sql}
         if via_gradio:
             from gradio_client import Client
 
@@ -132,6 +143,7 @@ def main() -> None:
     ap.add_argument("--gradio-sizes", default="10000", help="sizes also timed through gradio_client")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--sql-steps", type=int, default=20, help="timings of the neighbour-by-SQL alternative")
     ap.add_argument("--cache-dir", default=str(Path(tempfile.gettempdir()) / "hallu-studio-bench"))
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -144,6 +156,8 @@ def main() -> None:
         print(f"{r['n']:>7d} responses  first next (lists them all) {r['first'] * 1000:7.1f} ms", flush=True)
         print(f"{'':>17s}  next (handler):          {_ms(r['handler'])}")
         print(f"{'':>17s}  inspect_response():      {_ms(r['library'])}")
+        print(f"{'':>17s}  neighbour by SQL:        {_ms(r['by_sql'])}  (not used; per click it would add this)")
+        print(f"{'':>17s}  session state:           {r['state_bytes']} bytes")
         if "gradio" in r:
             g95 = _pct(r["gradio"], .95) * 1000
             print(f"{'':>17s}  next via gradio_client:  {_ms(r['gradio'])}  "

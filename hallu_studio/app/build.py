@@ -42,27 +42,32 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 settings.build(ctx)
         annotate.register_api(ctx)
 
-        def open_row(row_ids: list[str], page: float | None, evt: gr.SelectData) -> list[Any]:
+        def open_row(row_ids: list[str], filters: dict[str, Any], page: float | None,
+                     evt: gr.SelectData) -> list[Any]:
             row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
             position = None if row is None else (max(1, int(page or 1)) - 1) * browse.PAGE_SIZE + int(row)
             if not row_ids or position is None or position >= len(row_ids):
                 raise gr.Error("that row is no longer in the table; apply the filter again")
-            nav = {"ids": row_ids, "index": position}
+            nav = inspect.nav_for(ctx, filters or {}, row_ids, position, row_ids[position])
             return [gr.Tabs(selected="inspect"), *inspect.show(ctx, nav, row_ids[position])]
 
-        br.table.select(open_row, [br.ids, br.page], [tabs, *ins.outputs], api_visibility="private")
+        br.table.select(open_row, [br.ids, br.filters, br.page], [tabs, *ins.outputs], api_visibility="private")
 
-        def follow_filter(row_ids: list[str], nav: dict[str, Any]) -> dict[str, Any]:
+        def follow_filter(row_ids: list[str], filters: dict[str, Any], nav: dict[str, Any]) -> dict[str, Any]:
             # A new Browse filter becomes Inspect's previous / next list; the response shown stays.
-            current = (nav or {}).get("ids", [])[(nav or {}).get("index", 0)] if (nav or {}).get("ids") else None
-            return {"ids": list(row_ids), "index": row_ids.index(current) if current in row_ids else -1}
+            nav = nav or {}
+            current = nav.get("id")
+            if current is None and nav.get("ids"):  # the earlier state shape
+                current = nav["ids"][nav.get("index", 0)]
+            index = row_ids.index(current) if current in row_ids else -1
+            return inspect.nav_for(ctx, filters or {}, row_ids, index, current)
 
-        br.ids.change(follow_filter, [br.ids, ins.nav], [ins.nav], api_visibility="private")
+        br.ids.change(follow_filter, [br.ids, br.filters, ins.nav], [ins.nav], api_visibility="private")
 
         def on_load(request: gr.Request) -> list[Any]:
             view = request.query_params.get("view") if request is not None else None
             browse_values = browse.load_view_or_default(ctx, view)
-            nav = {"ids": browse_values[-3], "index": 0}
+            nav = inspect.nav_for(ctx, browse_values[-2], browse_values[-3], 0)
             selected = gr.Tabs(selected="browse") if view else gr.Tabs()
             return [selected, *browse_values, *inspect.show(ctx, nav)]
 

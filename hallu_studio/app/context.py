@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ..config import Settings
 from ..store import Store
 from .background import BackgroundWork
+from .id_lists import IdLists
 from .jobs import JobQueue
 from .overview_cache import LeaderboardCache
 
@@ -23,3 +24,4 @@ class AppContext:
     jobs: JobQueue = field(default_factory=JobQueue)  # model runs, one at a time per process
     leaderboards: LeaderboardCache = field(default_factory=LeaderboardCache)  # derived, keyed by scores
     background: BackgroundWork = field(default_factory=BackgroundWork)  # the first start's demo scoring
+    id_lists: IdLists = field(default_factory=IdLists)  # Browse filters' id lists, for Inspect's prev / next

@@ -18,7 +18,7 @@ from ..render.palette import empty_note, esc, model_label
 
 @dataclass
 class InspectTab:
-    nav: gr.State  # {"ids": [...], "index": int}: this session's list (the Browse filter) and position
+    nav: gr.State  # small: {"filters", "list", "index", "id", "count"} (see ``nav_for``); never the id list
     response_id: gr.Textbox
     position: gr.Markdown
     compare: gr.Dropdown
@@ -35,22 +35,51 @@ def _panel_values(p: InspectPanels) -> list[str]:
             p.halfscore, p.reefknot]
 
 
+def _filter_ids(ctx: AppContext, filters: dict[str, Any]) -> list[str]:
+    """Every id the Browse filter keeps, in Browse order (the same query as ``browse.query``)."""
+    store_filters = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
+    return ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"),
+                                         descending=filters.get("descending", True))
+
+
+def nav_for(ctx: AppContext, filters: dict[str, Any], ids: list[str] | tuple[str, ...], index: int,
+            current: str | None = None) -> dict[str, Any]:
+    """Session state for Inspect: the Browse filter, a key to its id list (kept in ``ctx.id_lists``,
+    not in the state), the position and the id shown."""
+    return {"filters": dict(filters), "list": ctx.id_lists.remember(ids), "index": index, "count": len(ids),
+            "id": current}
+
+
 def default_nav(ctx: AppContext) -> dict[str, Any]:
-    return {"ids": ctx.store.browse_response_ids({}, headline_keys()), "index": 0}
+    return nav_for(ctx, {}, _filter_ids(ctx, {}), 0)
+
+
+def _session(ctx: AppContext, nav: dict[str, Any] | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The session's state and its id list; the list is re-read from the store when it was dropped here."""
+    nav = dict(nav or {})
+    if "ids" in nav:  # the earlier shape, with the list inside: still accepted
+        nav = nav_for(ctx, {}, nav["ids"], nav.get("index", 0))
+    if not nav.get("list"):
+        nav = default_nav(ctx)
+    ids = ctx.id_lists.get(nav["list"])
+    if ids is None:  # evicted or another process: the filter's list as it is now
+        ids = tuple(_filter_ids(ctx, nav.get("filters") or {}))
+        nav["list"] = ctx.id_lists.remember(ids)
+        if nav.get("id") in ids:
+            nav["index"] = ids.index(nav["id"])
+    nav["count"] = len(ids)
+    return nav, ids
 
 
 def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = None) -> list[Any]:
     """Outputs of the tab for ``response_id`` (or the current position of ``nav``)."""
-    nav = dict(nav or {})
-    if not nav.get("ids"):
-        nav = default_nav(ctx)
-    ids: list[str] = nav["ids"]
+    nav, ids = _session(ctx, nav)
     if response_id:
-        if response_id in ids:
-            nav["index"] = ids.index(response_id)
-        else:  # outside the current filter: show it, and keep the list as it was
-            nav["index"] = -1
-    rid = response_id or (ids[nav["index"]] if ids else None)
+        # outside the current filter: show it, and keep the list as it was
+        nav["index"] = ids.index(response_id) if response_id in ids else -1
+    index = nav.get("index", 0)
+    rid = response_id or (ids[index] if 0 <= index < len(ids) else nav.get("id"))
+    nav["id"] = rid
     if rid is None:
         blank = empty_note("no responses match the current filter")
         return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
@@ -61,16 +90,14 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
         return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
     others = [o for o in ctx.store.responses_to_sample(ctx.store.get_response(rid).sample_id) if o["id"] != rid]
     choices = [(f"{model_label(o['model'], o['synthetic'])} · {o['run_id']}", o["id"]) for o in others]
-    where = f"{nav['index'] + 1} of {len(ids)}" if nav["index"] >= 0 else f"outside the filter ({len(ids)} in it)"
+    where = f"{index + 1} of {len(ids)}" if index >= 0 else f"outside the filter ({len(ids)} in it)"
     return [nav, rid, f"**{where}**", gr.update(choices=choices, value=None), *_panel_values(panels), "", ""]
 
 
 def step(ctx: AppContext, nav: dict[str, Any] | None, delta: int) -> list[Any]:
     """Previous / next within the session's filtered list (wrapping around)."""
-    nav = dict(nav or {})
-    if not nav.get("ids"):
-        nav = default_nav(ctx)
-    n, index = len(nav["ids"]), nav.get("index", 0)
+    nav, ids = _session(ctx, nav)
+    n, index = len(ids), nav.get("index", 0)
     if n:
         # index -1: the response shown is outside the list; next starts at its top, previous at its end.
         nav["index"] = (index + delta) % n if index >= 0 else (0 if delta > 0 else n - 1)
