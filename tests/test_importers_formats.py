@@ -203,3 +203,16 @@ def test_generic_jsonl_responses_and_samples_problems(tmp_path):
     reasons = [(p.record, p.fatal) for p in bench.problems]
     assert reasons == [("s.jsonl line 2", True), ("s.jsonl line 3", True), ("s.jsonl line 1", False)]
     assert "escapes" in bench.problems[-1].reason
+
+
+def test_a_file_of_the_wrong_shape_is_refused_naming_what_was_expected(tmp_path):
+    from hallu_studio.importers.reading import FatalImportError
+    from hallu_studio.importers.scene_graphs import read_gqa
+    from hallu_studio.importers.tri_he import read_tri_he
+
+    f = tmp_path / "tri-he.json"
+    f.write_text("[1, 2]")
+    with pytest.raises(FatalImportError, match="tri-he.json: expected a JSON object keyed by image id, got list"):
+        read_tri_he(f)
+    with pytest.raises(FatalImportError, match="expected an object keyed by image id, got list"):
+        read_gqa(f)

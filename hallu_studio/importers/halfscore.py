@@ -55,9 +55,7 @@ def read_halfscore_annotations(path: str | os.PathLike[str], images_dir: str | o
     p = Path(path)
     if p.is_dir():
         p = p / "annotation.json"
-    data = read_json(p)
-    if not isinstance(data, list):
-        raise FatalImportError(f"{p.name}: expected a list of {{image, caption}}, got {type(data).__name__}")
+    data = read_json(p, list, "a list of {image, caption}")
     parsed = ParsedBenchmark(Benchmark(benchmark, "HalFscore: dense captions (DCI)", str(p)))
     seen: set[str] = set()
     for i, rec in enumerate(data):

@@ -21,17 +21,22 @@ class FatalImportError(ValueError):
     """The file as a whole cannot be read (missing, not JSON, wrong top-level shape)."""
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
+def read_json(path: str | os.PathLike[str], expect: type | None = None, what: str = "") -> Any:
+    """The file's JSON; with ``expect``, its top level must be of that type (``what`` says what was
+    expected in the error, e.g. "a list of scene graphs")."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p} does not exist")
     try:
         with open(p, encoding="utf-8") as fh:
-            return json.load(fh)
+            data = json.load(fh)
     except json.JSONDecodeError as exc:
         raise FatalImportError(f"{p.name}: not valid JSON ({exc})") from exc
     except UnicodeDecodeError as exc:
         raise FatalImportError(f"{p.name}: not UTF-8 text ({exc})") from exc
+    if expect is not None and not isinstance(data, expect):
+        raise FatalImportError(f"{p.name}: expected {what or expect.__name__}, got {type(data).__name__}")
+    return data
 
 
 def iter_jsonl(path: str | os.PathLike[str], problems: list[ImportProblem]) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -20,7 +20,7 @@ from typing import Any
 from ..images import ImageFolder
 from ..model import Benchmark, Sample, SceneGraph, SceneObject, SceneRelation, ValidationError
 from .base import ImportProblem, ParsedBenchmark
-from .reading import FatalImportError, attach_images, read_json
+from .reading import attach_images, read_json
 
 
 def _box(o: dict[str, Any]) -> tuple[float, float, float, float] | None:
@@ -85,9 +85,7 @@ def _vg_graph(entry: dict[str, Any], where: str, problems: list[ImportProblem]) 
 
 
 def _regions(path: Path, problems: list[ImportProblem]) -> dict[str, list[str]]:
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise FatalImportError(f"{path.name}: expected a list of {{id, regions}}")
+    data = read_json(path, list, "a list of {id, regions}")
     out: dict[str, list[str]] = {}
     for i, entry in enumerate(data):
         if not isinstance(entry, dict) or not isinstance(entry.get("regions"), list):
@@ -108,9 +106,7 @@ def read_visual_genome(path: str | os.PathLike[str], regions_path: str | os.Path
         if regions_path is None and (p / "region_descriptions.json").is_file():
             regions_path = p / "region_descriptions.json"
         p = p / "scene_graphs.json"
-    data = read_json(p)
-    if not isinstance(data, list):
-        raise FatalImportError(f"{p.name}: expected a list of scene graphs, got {type(data).__name__}")
+    data = read_json(p, list, "a list of scene graphs")
     parsed = ParsedBenchmark(Benchmark(benchmark, "Visual Genome scene graphs", str(p)))
     regions = _regions(Path(regions_path), parsed.problems) if regions_path is not None else {}
     for i, entry in enumerate(data):
@@ -157,9 +153,7 @@ def _gqa_graph(entry: dict[str, Any], where: str, problems: list[ImportProblem])
 def read_gqa(path: str | os.PathLike[str], images_dir: str | os.PathLike[str] | None = None,
              benchmark: str = "gqa") -> ParsedBenchmark:
     p = Path(path)
-    data = read_json(p)
-    if not isinstance(data, dict):
-        raise FatalImportError(f"{p.name}: expected an object keyed by image id, got {type(data).__name__}")
+    data = read_json(p, dict, "an object keyed by image id")
     parsed = ParsedBenchmark(Benchmark(benchmark, "GQA scene graphs", str(p)))
     for image_id, entry in data.items():
         where = f"{p.name} image {image_id}"

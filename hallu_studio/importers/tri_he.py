@@ -33,7 +33,7 @@ from typing import Any
 from ..images import ImageFolder
 from ..model import Benchmark, Sample, SceneGraph, SceneObject, SceneRelation, ValidationError
 from .base import ImportProblem, ParsedBenchmark
-from .reading import FatalImportError, attach_images, read_json
+from .reading import attach_images, read_json
 from .triplets import Triplet, parse_triplets
 
 BENCHMARK = "tri-he"
@@ -95,9 +95,7 @@ def read_tri_he(path: str | os.PathLike[str], images_dir: str | os.PathLike[str]
     p = Path(path)
     if p.is_dir():
         p = p / "tri-he.json"
-    data = read_json(p)
-    if not isinstance(data, dict):
-        raise FatalImportError(f"{p.name}: expected a JSON object keyed by image id, got {type(data).__name__}")
+    data = read_json(p, dict, "a JSON object keyed by image id")
     parsed = ParsedBenchmark(Benchmark(benchmark, "Tri-HE: triplet-level hallucination evaluation", str(p)))
     for image_id, entry in data.items():
         where = f"{p.name} image {image_id}"
