@@ -202,6 +202,14 @@ class Store:
         rows = self._rows(sql, params)
         return rows[0][0] if rows else None
 
+    @staticmethod
+    def _where(*conditions: tuple[str, Any]) -> tuple[str, list[Any]]:
+        """``" WHERE a = ? AND b = ?"`` and its parameters, for the ``(column, value)`` pairs whose
+        value is not None (an empty string when none is)."""
+        kept = [(col, val) for col, val in conditions if val is not None]
+        clause = " WHERE " + " AND ".join(f"{col} = ?" for col, _ in kept) if kept else ""
+        return clause, [val for _, val in kept]
+
     def _write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], retries: int = 5) -> T:
         """Run ``fn(cursor)`` in one transaction, serialised, retried on conflicts."""
         if self.read_only:
@@ -373,12 +381,8 @@ class Store:
 
     def iter_samples(self, benchmark: str | None = None, *, task: str | None = None,
                      domain: str | None = None, limit: int | None = None) -> Iterator[Sample]:
-        where, params = [], []
-        for col, val in (("benchmark", benchmark), ("task", task), ("domain", domain)):
-            if val is not None:
-                where.append(f"s.{col} = ?")
-                params.append(val)
-        sql = self._SAMPLE_SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id"
+        where, params = self._where(("s.benchmark", benchmark), ("s.task", task), ("s.domain", domain))
+        sql = self._SAMPLE_SELECT + where + " ORDER BY s.id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         for r in self._dicts(sql, params):
@@ -539,15 +543,8 @@ class Store:
             [run_id, sample_id, stage, error]))
 
     def list_failures(self, run_id: str | None = None, stage: str | None = None) -> list[dict[str, Any]]:
-        where, params = [], []
-        if run_id is not None:
-            where.append("run_id = ?")
-            params.append(run_id)
-        if stage is not None:
-            where.append("stage = ?")
-            params.append(stage)
-        sql = "SELECT * FROM failures" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at"
-        return self._dicts(sql, params)
+        where, params = self._where(("run_id", run_id), ("stage", stage))
+        return self._dicts("SELECT * FROM failures" + where + " ORDER BY created_at", params)
 
     @staticmethod
     def _response_from_row(r: dict[str, Any]) -> Response:
@@ -560,16 +557,9 @@ class Store:
 
     def iter_responses(self, run_id: str | None = None, *, benchmark: str | None = None,
                        limit: int | None = None) -> Iterator[Response]:
-        sql = "SELECT x.* FROM responses x"
-        where, params = [], []
-        if benchmark is not None:
-            sql += " JOIN samples s ON s.id = x.sample_id"
-            where.append("s.benchmark = ?")
-            params.append(benchmark)
-        if run_id is not None:
-            where.append("x.run_id = ?")
-            params.append(run_id)
-        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY x.run_id, x.sample_id"
+        sql = "SELECT x.* FROM responses x" + (" JOIN samples s ON s.id = x.sample_id" if benchmark is not None else "")
+        where, params = self._where(("s.benchmark", benchmark), ("x.run_id", run_id))
+        sql += where + " ORDER BY x.run_id, x.sample_id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         for r in self._dicts(sql, params):
@@ -673,13 +663,8 @@ class Store:
                  LEFT JOIN score_stats t ON t.response_id = c.response_id AND t.metric = c.metric
                       AND t.config_key = c.config_key
                  LEFT JOIN runs r ON r.id = x.run_id LEFT JOIN samples s ON s.id = x.sample_id"""
-        where, params = [], []
-        for col, val in (("c.metric", metric), ("s.benchmark", benchmark), ("x.run_id", run_id)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                params.append(val)
-        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY x.run_id, x.sample_id, c.metric"
-        rows = self._dicts(sql, params)
+        where, params = self._where(("c.metric", metric), ("s.benchmark", benchmark), ("x.run_id", run_id))
+        rows = self._dicts(sql + where + " ORDER BY x.run_id, x.sample_id, c.metric", params)
         for r in rows:
             r["values"] = _loads(r["values"], {})
             r["stats"] = _loads(r["stats"])
@@ -691,15 +676,8 @@ class Store:
         ev = "c.evidence" if with_evidence else "NULL AS evidence"
         sql = (f'SELECT x.id, x.run_id, x.sample_id, x.text, x.signals, c.response_id, c.metric, c.config_key, '
                f'c."values", {ev}, c.undefined_reason FROM scores c JOIN responses x ON x.id = c.response_id')
-        where, params = [], []
-        if metric is not None:
-            where.append("c.metric = ?")
-            params.append(metric)
-        if run_id is not None:
-            where.append("x.run_id = ?")
-            params.append(run_id)
-        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY x.run_id, x.sample_id, c.metric"
-        for r in self._dicts(sql, params):
+        where, params = self._where(("c.metric", metric), ("x.run_id", run_id))
+        for r in self._dicts(sql + where + " ORDER BY x.run_id, x.sample_id, c.metric", params):
             yield self._response_from_row(r), self._score_from_row(r)
 
     # ----------------------------------------------------------------- caches
@@ -753,15 +731,14 @@ class Store:
 
     def list_events(self, *, response_id: str | None = None, annotator: str | None = None,
                     kind: str | None = None) -> list[HumanEvent]:
-        where, params = [], []
-        for col, val in (("response_id", response_id), ("annotator", annotator), ("kind", kind)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                params.append(val)
-        sql = "SELECT * FROM events" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-        return [HumanEvent(annotator=r["annotator"], kind=r["kind"], response_id=r["response_id"],
-                           value=_loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
-                           created_at=str(r["created_at"])) for r in self._dicts(sql, params)]
+        where, params = self._where(("response_id", response_id), ("annotator", annotator), ("kind", kind))
+        return [self._event_from_row(r) for r in self._dicts("SELECT * FROM events" + where + " ORDER BY id", params)]
+
+    @staticmethod
+    def _event_from_row(r: dict[str, Any]) -> HumanEvent:
+        return HumanEvent(annotator=r["annotator"], kind=r["kind"], response_id=r["response_id"],
+                          value=_loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
+                          created_at=str(r["created_at"]))
 
     def undo_latest_event(self, annotator: str, response_id: str | None = None) -> int | None:
         """Append an undo of ``annotator``'s latest event not yet undone (on ``response_id`` if given).
@@ -803,21 +780,13 @@ class Store:
     def list_events_of_kinds(self, kinds: Sequence[str]) -> list[HumanEvent]:
         """Events of the given kinds (undos included only when asked), oldest first."""
         rows = self._dicts("SELECT * FROM events WHERE kind IN (SELECT unnest(?)) ORDER BY id", [list(kinds)])
-        return [HumanEvent(annotator=r["annotator"], kind=r["kind"], response_id=r["response_id"],
-                           value=_loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
-                           created_at=str(r["created_at"])) for r in rows]
+        return [self._event_from_row(r) for r in rows]
 
     def response_ids(self, run_id: str | None = None, benchmark: str | None = None) -> list[str]:
         """Response ids in a stable order (run, sample), optionally of one run or benchmark."""
-        sql, where, params = "SELECT x.id FROM responses x LEFT JOIN samples s ON s.id = x.sample_id", [], []
-        if run_id is not None:
-            where.append("x.run_id = ?")
-            params.append(run_id)
-        if benchmark is not None:
-            where.append("s.benchmark = ?")
-            params.append(benchmark)
-        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY x.run_id, x.sample_id"
-        return [r[0] for r in self._rows(sql, params)]
+        where, params = self._where(("x.run_id", run_id), ("s.benchmark", benchmark))
+        sql = "SELECT x.id FROM responses x LEFT JOIN samples s ON s.id = x.sample_id" + where
+        return [r[0] for r in self._rows(sql + " ORDER BY x.run_id, x.sample_id", params)]
 
     # ----------------------------------------------------------------- saved views
     def save_view(self, name: str, filters: dict[str, Any], author: str) -> None:
