@@ -12,13 +12,18 @@ from hallu_studio.config import Settings
 from hallu_studio.model import Benchmark, Response, Run, Sample, Score
 
 
+def _import_tiny(st):
+    """A one-sample stand-in for the sample benchmark's import step."""
+    st.add_samples(Benchmark("tiny"), [Sample(id="tiny/1", benchmark="tiny", image_key="1")])
+    return "tiny"
+
+
 def test_bootstrap_runs_each_missing_step_once(store):
     calls: list[str] = []
 
     def import_sample(st):
         calls.append("import")
-        st.add_samples(Benchmark("tiny"), [Sample(id="tiny/1", benchmark="tiny", image_key="1")])
-        return "tiny"
+        return _import_tiny(st)
 
     def run_probes(st, name):
         calls.append(f"run {name}")
@@ -95,8 +100,7 @@ def test_an_interrupted_first_start_resumes_on_the_next(store):
 
     def import_sample(st):
         calls.append("import")
-        st.add_samples(Benchmark("tiny"), [Sample(id="tiny/1", benchmark="tiny", image_key="1")])
-        return "tiny"
+        return _import_tiny(st)
 
     def run_probes(st, name):
         calls.append("run")
@@ -122,10 +126,6 @@ def test_the_app_opens_before_the_demo_is_scored(store):
 
     release = threading.Event()
 
-    def import_sample(st):
-        st.add_samples(Benchmark("tiny"), [Sample(id="tiny/1", benchmark="tiny", image_key="1")])
-        return "tiny"
-
     def run_probes(st, name):
         st.add_run(Run(id="run-x", benchmark=name, model="probe", backend="probe", synthetic=True))
         st.add_responses([Response("run-x", "tiny/1", "a cat")])
@@ -135,7 +135,7 @@ def test_the_app_opens_before_the_demo_is_scored(store):
         st.put_scores([Score(st.response_ids()[0], "emd", "k", {"total": 1.0})])
 
     ctx = AppContext(store=store)
-    start_demo(ctx, BootstrapSteps(import_sample, run_probes, slow_score))
+    start_demo(ctx, BootstrapSteps(_import_tiny, run_probes, slow_score))
     # start_demo returned with responses stored and scoring still under way: the banner says so.
     assert store.count_responses() == 1 and store.counts()["scores"] == 0
     assert "scoring the offline demo" in ctx.background.status()
