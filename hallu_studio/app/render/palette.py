@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 # One verdict vocabulary for every view: what the judges say about a concept.
@@ -23,6 +24,24 @@ TRIHE_TO_VERDICT = {
 def esc(value: Any) -> str:
     """``html.escape`` of ``str(value)``; ``None`` becomes an empty string."""
     return "" if value is None else html.escape(str(value), quote=True)
+
+
+# Markdown's backslash-escapable punctuation (CommonMark §2.4), less the characters html.escape turns into
+# entities (& < > " '), which Markdown shows as the characters themselves.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~=:;,?/^$%@])")
+
+
+def md(value: Any) -> str:
+    """Untrusted text made inert for ``gr.Markdown``, ``gr.Info`` and labels: Markdown and HTML alike.
+
+    Every Markdown punctuation mark is backslash-escaped (no link, image, emphasis or
+    heading can form), then HTML is escaped (no tag can form); newlines become spaces.
+
+    >>> print(md("![x](http://evil.example/a.png) <img src=x>"))
+    \\!\\[x\\]\\(http\\:\\/\\/evil\\.example\\/a\\.png\\) &lt;img src\\=x&gt;
+    """
+    text = "" if value is None else " ".join(str(value).split())
+    return html.escape(_MARKDOWN_SPECIALS.sub(r"\\\1", text), quote=True)
 
 
 def badge(verdict: str, text: str | None = None) -> str:
