@@ -43,7 +43,7 @@ from hallu_studio.studies.analyses.probe_validity import (
 from hallu_studio.studies.analyses.rescoring import Answer
 from hallu_studio.studies.analyses.synonyms import BUILT_IN, swap_words
 from hallu_studio.studies.analyses.vocabulary_shift import ranks
-from hallu_studio.studies.analyses.wordnet import load_wordnet
+from hallu_studio.lexicon.wordnet import load_wordnet
 
 GRAPH = SceneGraph.from_dict({"objects": [{"id": "1", "name": "cat"}, {"id": "2", "name": "sofa"}],
                               "relations": [{"subject": "1", "predicate": "on", "object": "2"}]})

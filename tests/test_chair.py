@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from hallu_studio.metrics.base import ScoringItem
-from hallu_studio.metrics.chair import ChairMetric, canonical_forms, singular
+from hallu_studio.lexicon.forms import singular
+from hallu_studio.metrics.chair import ChairMetric, canonical_forms
 from hallu_studio.model import ConceptSet, Sample, SceneGraph
 
 GRAPH = SceneGraph.from_dict({"objects": [{"id": "1", "name": "man"}, {"id": "2", "name": "dog"},

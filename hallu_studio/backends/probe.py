@@ -35,9 +35,11 @@ from typing import Any, Sequence
 
 from ..model import Sample, content_key
 from .base import GenerationRequest, GenerationResult
+from ..lexicon.attributes import alternatives
+from ..lexicon.forms import is_countable
 from .probe_text import (
-    ATTRIBUTE_GROUPS, CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS,
-    SpanText, article, concept_record, count_phrase, plural,
+    CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS, SpanText,
+    concept_record, counted,
 )
 
 INJECTION_TYPES: tuple[str, ...] = ("object", "attribute", "relation", "count")
@@ -153,11 +155,10 @@ def _absent_object(present: set[str], near: str, rng: random.Random) -> str | No
 
 
 def _wrong_attribute(attr: str, own: set[str], rng: random.Random) -> str:
-    for group in ATTRIBUTE_GROUPS:
-        if attr in group:
-            pool = [a for a in group if a not in own]
-            if pool:
-                return rng.choice(pool)
+    """Another attribute of the same kind (a colour for a colour) where the lexicon knows one."""
+    pool = [a for a in alternatives(attr) if a not in own]
+    if pool:
+        return rng.choice(pool)
     return rng.choice([a for a in FALLBACK_ATTRIBUTES if a not in own] or ["striped"])
 
 
@@ -200,19 +201,18 @@ def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple
         if i:
             t.add(" and " if i == len(names) - 1 else ", ")
         n = groups[name]
-        said = _wrong_count(n, rng) if _inject(options, rng, "count") else n
+        countable = is_countable(name)
+        # Mass nouns ("grass", "sky") have no number to get wrong; the draw happens all the same.
+        said = _wrong_count(n, rng) if _inject(options, rng, "count") and countable else n
         start = t.length
-        if said == 1:
-            t.add(f"{article(name)} ")
-            noun = t.mark(name)
-        else:
-            t.add(f"{count_phrase(said)} ")
-            noun = t.mark(plural(name))
+        before, noun_text = counted(said, name)
+        t.add(before)
+        noun = t.mark(noun_text)
         phrase = (start, t.length)
         stated.append(concept_record("object", [name], noun))
         if said != n:
             injected.append(concept_record("count", [name, said], phrase, truth=[name, n]))
-        else:
+        elif countable:
             stated.append(concept_record("count", [name, n], phrase))
     t.add(". ")
 
@@ -224,7 +224,8 @@ def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple
         if fake is None:
             continue
         added.add(fake)
-        t.add(f"There is also {article(fake)} ")
+        before, _ = counted(1, fake)
+        t.add(f"There is also {before}")
         span = t.mark(fake)
         t.add(f" near the {name}. ")
         injected.append(concept_record("object", [fake], span))

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+from ..lexicon.forms import is_countable, noun_phrase, plural
+
 
 # Objects that tend to appear together (COCO / Visual Genome style). An absent
 # object that co-occurs with a present one is the typical object hallucination.
@@ -41,13 +42,6 @@ CO_OCCURRENCE: dict[str, tuple[str, ...]] = {
 COMMON_OBJECTS: tuple[str, ...] = ("chair", "cup", "bag", "bottle", "clock", "umbrella", "plant", "bench", "dog",
                                    "car", "lamp", "book")
 
-ATTRIBUTE_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("red", "blue", "green", "yellow", "white", "black", "brown", "grey", "orange", "pink", "purple"),
-    ("large", "small", "big", "tiny", "tall", "short"),
-    ("wooden", "metal", "plastic", "glass", "stone"),
-    ("open", "closed"), ("empty", "full"), ("wet", "dry"), ("old", "new"),
-    ("standing", "sitting", "lying"),
-)
 FALLBACK_ATTRIBUTES: tuple[str, ...] = ("red", "blue", "wooden", "large", "striped", "metal")
 
 RELATION_SWAPS: dict[str, str] = {
@@ -60,20 +54,12 @@ RELATION_SWAPS: dict[str, str] = {
 FALLBACK_RELATIONS: tuple[str, ...] = ("next to", "behind", "on", "under", "holding")
 
 
-def plural(noun: str) -> str:
-    if noun.endswith(("s", "x", "ch", "sh")):
-        return noun + "es"
-    if noun.endswith("y") and len(noun) > 1 and noun[-2] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + "s"
-
-
-def article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
-
-
-def count_phrase(n: int) -> str:
-    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+def counted(n: int, noun: str) -> tuple[str, str]:
+    """What comes before the noun, and the noun as said, for ``n`` of ``noun`` (``lexicon.noun_phrase``'s split:
+    the probe marks the noun's span on its own)."""
+    phrase = noun_phrase(n, noun)
+    said = plural(noun) if n != 1 and is_countable(noun) else noun
+    return phrase[: len(phrase) - len(said)], said
 
 
 @dataclass

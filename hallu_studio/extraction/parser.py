@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 
 from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
 from .spacy_pipeline import load_english, loaded_model_name
-from .vocabulary import (COLORS, FRAMING_NOUNS, MATERIALS, HEDGE_WORDS, NON_ATTRIBUTES, NON_PREDICATES, PLURAL_ONLY_NOUNS, PRONOUNS,
+from ..lexicon.words import (COLORS, FRAMING_NOUNS, MATERIALS, HEDGE_WORDS, NON_ATTRIBUTES, NON_PREDICATES, PLURAL_ONLY_NOUNS, PRONOUNS,
                          QUANTIFIER_NOUNS, RELATIVE_PRONOUNS)
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.

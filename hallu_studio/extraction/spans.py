@@ -11,20 +11,13 @@ from __future__ import annotations
 
 import re
 
+from ..lexicon.forms import plural, singular_phrase
+
 
 def _variants(word: str) -> list[str]:
-    """The word and its simple plural / singular forms, so "apples" finds "apple" and back."""
+    """The phrase and its singular and plural forms, so "apples" finds "apple" and back."""
     w = word.strip().lower()
-    out = [w]
-    if w.endswith("ies"):
-        out.append(w[:-3] + "y")
-    elif w.endswith("es"):
-        out += [w[:-2], w[:-1]]
-    elif w.endswith("s"):
-        out.append(w[:-1])
-    else:
-        out += [w + "s", w + "es"]
-    return [v for v in out if v]
+    return [v for v in dict.fromkeys((w, singular_phrase(w), plural(w))) if v]
 
 
 def _occurrences(text: str, phrase: str) -> list[tuple[int, int]]:

@@ -5,14 +5,13 @@ extractor gives them) is *hallucinated* when it matches no object of the image's
 graph. Matching, in order:
 
 1. canonical names: lower case, leading determiners and numbers dropped, the head
-   noun singularised (a short irregular list + suffix rules), then mapped through
-   ``SYNONYMS`` (a small hand-written table in the spirit of CHAIR's COCO synonym
-   list; WordNet is not installed offline). The full phrase and its head noun are
+   noun singularised (``lexicon.normalize_name``), then mapped through ``SYNONYMS``
+   (``lexicon.nouns.CATEGORY_GROUPS``, in the spirit of CHAIR's COCO synonym list). The full phrase and its head noun are
    both tried, so "red sports car" matches "car";
 2. optionally, embedding cosine ≥ ``threshold`` to a graph object name.
 
 Framing words that are never things in the picture ("image", "scene", "background"
-…, ``FRAMING_WORDS``) are ignored, as CHAIR ignores words outside its vocabulary.
+…, ``FRAMING_WORDS`` from the lexicon) are ignored, as CHAIR ignores words outside its vocabulary.
 
     CHAIR_i = 100 × Σ hallucinated mentions / Σ object mentions
     CHAIR_s = 100 × responses with ≥ 1 hallucinated mention / responses
@@ -28,89 +27,31 @@ CHAIR_s = 100 × 1/2 = 50.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..judges.base import PhraseEncoder, unit_rows
+from ..lexicon.forms import normalize_name
+from ..lexicon.nouns import CATEGORY_OF
+from ..lexicon.words import FRAMING_NOUNS, PRONOUNS, QUANTIFIER_NOUNS
 from .base import ItemResult, ScoringItem
 
 if TYPE_CHECKING:
     from ..config import Settings
 
-# canonical name: the words and phrases that mean it
-_SYNONYM_GROUPS: dict[str, tuple[str, ...]] = {
-    "person": ("man", "woman", "boy", "girl", "child", "kid", "people", "guy", "lady", "gentleman", "adult",
-               "player", "skier", "surfer", "skateboarder", "rider", "pedestrian", "baby", "toddler", "teenager",
-               "human", "individual", "worker", "officer", "spectator", "passenger", "biker", "cyclist"),
-    "bicycle": ("bike", "cycle"),
-    "motorcycle": ("motorbike", "scooter", "moped"),
-    "car": ("automobile", "sedan", "suv", "taxi", "cab", "jeep"),
-    "airplane": ("plane", "jet", "aircraft", "airliner"),
-    "tv": ("television", "tv screen", "monitor"),
-    "couch": ("sofa", "loveseat"),
-    "cellphone": ("phone", "cell phone", "mobile phone", "smartphone"),
-    "laptop": ("notebook computer", "laptop computer"),
-    "cup": ("mug",),
-    "dog": ("puppy", "pup", "doggy"),
-    "cat": ("kitten", "kitty"),
-    "horse": ("pony", "foal"),
-    "cow": ("cattle", "calf", "bull"),
-    "sheep": ("lamb", "ram"),
-    "boat": ("ship", "sailboat", "canoe", "kayak", "yacht"),
-    "table": ("dining table", "desk"),
-    "plant": ("potted plant", "houseplant"),
-    "bag": ("handbag", "purse", "backpack"),
-    "hat": ("cap", "helmet"),
-    "shirt": ("t-shirt", "tshirt", "tee"),
-    "rock": ("stone", "boulder"),
-    "street": ("road",),
-    "sign": ("signboard", "signage"),
-    "building": ("house", "skyscraper"),
-    "hill": ("hillside",),
-}
-SYNONYMS: dict[str, str] = {syn: canon for canon, syns in _SYNONYM_GROUPS.items() for syn in syns}
-
-FRAMING_WORDS = frozenset({
-    "image", "picture", "photo", "photograph", "scene", "setting", "background", "foreground", "environment",
-    "atmosphere", "presence", "summary", "view", "side", "left", "right", "top", "bottom", "front", "middle",
-    "center", "centre", "area", "part", "detail", "color", "colour", "shade", "tone", "moment", "variety",
-    "number", "group", "kind", "type", "lot", "it", "they", "them", "which", "this", "that", "one", "something"})
-
-_IRREGULAR = {"men": "man", "women": "woman", "people": "person", "children": "child", "feet": "foot",
-              "teeth": "tooth", "mice": "mouse", "geese": "goose", "knives": "knife", "leaves": "leaf",
-              "shelves": "shelf", "wolves": "wolf", "loaves": "loaf", "halves": "half", "glasses": "glass",
-              "buses": "bus", "boxes": "box", "benches": "bench", "dishes": "dish", "sheep": "sheep",
-              "species": "species", "grass": "grass", "bus": "bus", "glass": "glass", "pants": "pants",
-              "jeans": "jeans", "scissors": "scissors", "skis": "ski", "tennis": "tennis"}
-_DETERMINERS = {"a", "an", "the", "some", "two", "three", "four", "five", "several", "many", "few", "one",
-                "another", "other", "its", "his", "her", "their", "this", "that", "these", "those"}
-
-
-def singular(word: str) -> str:
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if re.search(r"(ches|shes|sses|xes)$", word):
-        return word[:-2]
-    if word.endswith("s") and not re.search(r"(ss|us|is)$", word) and len(word) > 3:
-        return word[:-1]
-    return word
+SYNONYMS: dict[str, str] = CATEGORY_OF
+# Words that are never things in the picture: CHAIR ignores them, as it ignores words outside its vocabulary.
+FRAMING_WORDS: frozenset[str] = FRAMING_NOUNS | PRONOUNS | QUANTIFIER_NOUNS
 
 
 def canonical_forms(name: str) -> list[str]:
     """The canonical full phrase and head noun of an object name: "two red Cars" → ["red car", "car"]."""
-    words = re.findall(r"[a-z][a-z\-]*", name.lower())
-    while words and words[0] in _DETERMINERS:
-        words = words[1:]
-    if not words:
+    full = normalize_name(name)
+    if not full:
         return []
-    words[-1] = singular(words[-1])
-    full, head = " ".join(words), words[-1]
     out = []
-    for form in (full, head):
+    for form in (full, full.rsplit(" ", 1)[-1]):
         canon = SYNONYMS.get(form, form)
         if canon not in out:
             out.append(canon)

@@ -41,6 +41,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from ..judges.base import unit_rows
 from ..extraction.base import ConceptExtractor
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
@@ -124,8 +125,8 @@ def emd_between(reference: np.ndarray, response: np.ndarray) -> EMDResult:
 
     if reference.ndim != 2 or response.ndim != 2 or not len(reference) or not len(response):
         raise ValueError(f"emd_between needs two non-empty matrices, got shapes {reference.shape} and {response.shape}")
-    ref = _unit_rows(np.asarray(reference, dtype=np.float64))
-    resp = _unit_rows(np.asarray(response, dtype=np.float64))
+    ref = unit_rows(reference, zero="error")
+    resp = unit_rows(response, zero="error")
     # 1 - cos lies in [0, 2]; clip the float noise of identical phrases (cos 1.0000001).
     cost = np.clip(1.0 - ref @ resp.T, 0.0, 2.0)
     n, m = cost.shape
@@ -135,13 +136,6 @@ def emd_between(reference: np.ndarray, response: np.ndarray) -> EMDResult:
     distance = float(np.sum(plan * cost))
     per_concept = (np.sum(plan * cost, axis=0) * m).tolist()
     return EMDResult(distance=distance, cost=cost, plan=plan, per_concept_cost=[float(x) for x in per_concept])
-
-
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    if np.any(norms == 0):
-        raise ValueError("a concept embedding is the zero vector; cosine is undefined")
-    return x / norms
 
 
 def _round_matrix(m: np.ndarray, digits: int = 5) -> list[list[float]]:

@@ -9,47 +9,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..lexicon.forms import normalize_name
 from ..model import SceneObject
-
-_ARTICLES = re.compile(r"^(?:the|a|an|some|two|three|several|many)\s+")
-_PLURAL_ONLY = frozenset({"glasses", "pants", "jeans", "shorts", "trousers", "clothes", "scissors", "stairs",
-                          "sunglasses", "goggles", "headphones", "grass", "bus", "glass", "dress", "cross"})
-
-
-_IRREGULAR = {
-    "leaves": "leaf", "knives": "knife", "shelves": "shelf", "wolves": "wolf", "halves": "half", "scarves": "scarf",
-    "loaves": "loaf", "calves": "calf", "wives": "wife", "men": "man", "women": "woman", "children": "child",
-    "feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose", "people": "person", "persons": "person",
-}
-
-
-def singular(word: str) -> str:
-    """A rough English singular, good enough to compare names ("benches" -> "bench", "people" -> "person")."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if word in _PLURAL_ONLY or len(word) <= 3:
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("ches", "shes", "xes", "sses", "zes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def normalize_name(name: str) -> str:
-    """Lower case, articles and counts dropped, each word singular, ids ("plant_1", "plant₁") removed."""
-    text = name.strip().lower()
-    text = re.sub(r"[_\s]*[\d₀-₉]+$", "", text)
-    text = _ARTICLES.sub("", text)
-    return " ".join(singular(w) for w in re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", text))
-
 
 class ObjectMatcher:
     """Finds the scene-graph objects a name refers to.

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..extraction.parser import ParserExtractor, is_thing, object_name
-from ..extraction.vocabulary import COLORS, MATERIALS
+from ..lexicon.words import COLORS, MATERIALS
 from ..model import SceneGraph
 from .database import KEEP, NONE, QueryResult, SceneGraphDatabase
 from .matching import ObjectMatcher

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Callable, Sequence
 
-from .wordnet import WORDNET_MISSING, load_wordnet
+from ...lexicon.wordnet import WORDNET_MISSING, load_wordnet
 
 SynonymFn = Callable[[str, str], list[str]]
 Candidate = tuple[tuple[int, int], str, str]  # (character span, word, "n" or "a")

@@ -1,6 +1,8 @@
-"""Word lists the offline extractor uses to keep only things that can be seen.
+"""The library's word lists: what is not a thing in the picture, what counts, what hedges.
 
 Kept in one place so that the decisions are reviewable: each list says why it exists.
+Every module that needs such a list imports it from here (extraction, CHAIR, the
+judges, the probe, the reviser).
 """
 
 from __future__ import annotations
@@ -93,6 +95,37 @@ COLORS: frozenset[str] = frozenset({
     "silver", "gold", "golden", "beige", "tan", "maroon", "navy", "teal", "turquoise", "violet", "cyan",
 })
 MATERIALS: frozenset[str] = frozenset({
-    "wooden", "wood", "metal", "metallic", "plastic", "glass", "stone", "brick", "concrete", "leather",
+    "wooden", "metal", "metallic", "plastic", "glass", "stone", "brick", "concrete", "leather",
     "ceramic", "marble", "steel", "iron", "paper", "cardboard", "fabric", "wicker", "rubber",
 })
+
+NUMBER_WORDS: tuple[str, ...] = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                 "ten", "eleven", "twelve")
+
+# Nouns that take no number in a picture ("two grasses" is not English, "the sky" is not counted).
+MASS_NOUNS: frozenset[str] = frozenset({
+    "grass", "water", "sky", "snow", "sand", "dirt", "mud", "ground", "air", "smoke", "fog", "rain", "ice",
+    "hair", "fur", "foliage", "greenery", "vegetation", "furniture", "food", "clothing", "sunlight",
+    "gravel", "concrete", "pavement", "asphalt", "soil", "hay", "straw", "rice", "pasta", "bread",
+    "cheese", "meat", "sauce", "soup", "milk", "coffee", "tea", "wine", "beer", "juice", "traffic", "luggage",
+    "equipment", "scenery", "sunshine", "shade", "darkness", "ocean", "sea", "weather", "broccoli", "lettuce",
+    "wallpaper", "flooring", "writing", "text", "graffiti", "paint", "rust", "moss", "ivy",
+})
+
+# Words of a claim that make it an inference about the picture rather than something seen in it
+# (Tri-HE Appendix C counts such claims: "used for transportation", "probably summer").
+INFERENCE_PREDICATES: frozenset[str] = frozenset({
+    "used for", "use for", "for", "meant for", "designed for", "intended for", "suggest", "suggests", "indicate",
+    "indicates", "imply", "implies", "signify", "signifies", "mean", "means", "show", "shows", "help", "helps",
+    "allow", "allows", "provide", "provides", "enjoy", "enjoys", "enjoying", "serve", "serves", "serving as",
+    "purpose", "reason", "cause", "causes", "because of", "likely", "probably", "might", "may", "could",
+})
+# Lexicographer files of nouns that are never things one sees (WordNet's first senses).
+NON_VISUAL_LEXNAMES: frozenset[str] = frozenset({
+    "noun.attribute", "noun.cognition", "noun.feeling", "noun.motive", "noun.relation", "noun.time",
+    "noun.act", "noun.event", "noun.process", "noun.state", "noun.communication", "noun.quantity",
+    "noun.possession", "noun.Tops"})
+# Lexicographer files of nouns that name things one can see.
+VISUAL_LEXNAMES: frozenset[str] = frozenset({
+    "noun.artifact", "noun.animal", "noun.person", "noun.plant", "noun.food", "noun.object", "noun.body",
+    "noun.substance", "noun.location", "noun.group", "noun.shape", "noun.phenomenon"})

@@ -1,13 +1,15 @@
 """A small offline reader of WordNet 3.0's database files (Debian's ``wordnet-base``).
 
-Only what the analyses need: a noun's first (most frequent) synset, to group objects
-as Tri-HE §5.3 does, and the synonyms of a word, for the vocabulary-shift study.
+What the library needs: base forms ("mice" -> "mouse"), synsets in frequency order with
+their words, hypernyms, antonyms, similar-to links and lexicographer files. NLTK's reader
+is not used because Debian's package ships no ``lexnames`` file, which it requires; the
+45 lexicographer file names are fixed by WordNet 3.0 and listed here.
 The files are read from ``$WORDNET_DIR`` or ``/usr/share/wordnet``; when they are
 absent ``load_wordnet()`` returns None and callers fall back (and say so).
 
 Index lines read ``lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...``
 with senses in frequency order; a data line at byte ``offset`` reads
-``offset lex_filenum ss_type w_cnt(hex) word lex_id ...``.
+``offset lex_filenum ss_type w_cnt(hex) word lex_id ... p_cnt [symbol offset pos source/target] ... | gloss``.
 
 >>> wn = load_wordnet()                          # doctest: +SKIP
 >>> wn.synset_name("couch") == wn.synset_name("sofa")   # doctest: +SKIP
@@ -17,6 +19,7 @@ True
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -25,6 +28,38 @@ POS_FILES: dict[str, str] = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 # Regular noun endings (WordNet's own "morphy" rules), tried after the exception list.
 _NOUN_SUFFIXES: tuple[tuple[str, str], ...] = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
                                                ("shes", "sh"), ("men", "man"), ("ies", "y"), ("s", ""))
+
+
+# WordNet 3.0's lexicographer files, by number (wndb(5WN): lexnames).
+LEXNAMES: tuple[str, ...] = (
+    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute",
+    "noun.body", "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group",
+    "noun.location", "noun.motive", "noun.object", "noun.person", "noun.phenomenon", "noun.plant",
+    "noun.possession", "noun.process", "noun.quantity", "noun.relation", "noun.shape", "noun.state",
+    "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition", "verb.communication",
+    "verb.competition", "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
+    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl")
+# Adjective satellites ("s") live in data.adj with the head adjectives.
+_FILE_POS = {"n": "n", "v": "v", "a": "a", "s": "a", "r": "r"}
+
+
+@dataclass(frozen=True)
+class Synset:
+    """One synset: its words, lexicographer file and pointers ``(symbol, offset, pos, source, target)``."""
+
+    offset: int
+    pos: str
+    lexname: str
+    words: tuple[str, ...]
+    pointers: tuple[tuple[str, int, str, int, int], ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.words[0] if self.words else '?'}.{self.pos}.{self.offset:08d}"
+
+    def related(self, *symbols: str) -> list[tuple[int, str]]:
+        """(offset, pos) of the synsets this one points to with any of ``symbols`` ("@" hypernym, "!" antonym)."""
+        return [(off, pos) for sym, off, pos, _, _ in self.pointers if sym in symbols]
 
 
 class WordNet:
@@ -83,7 +118,7 @@ class WordNet:
 
     def synset_words(self, offset: int, pos: str = "n") -> list[str]:
         """The words of the synset at ``offset`` (underscores become spaces)."""
-        return list(_synset_words(str(self.root / f"data.{POS_FILES[pos]}"), offset))
+        return list(self.synset(offset, pos).words)
 
     def synset_name(self, word: str, pos: str = "n") -> str | None:
         """The first (most frequent) synset of ``word`` as ``"<head word>.<pos>.<offset>"``, or None."""
@@ -92,6 +127,34 @@ class WordNet:
             return None
         words = self.synset_words(offsets[0], pos)
         return f"{words[0] if words else word}.{pos}.{offsets[0]:08d}"
+
+    def synset(self, offset: int, pos: str = "n") -> Synset:
+        return _read_synset(str(self.root / f"data.{POS_FILES[_FILE_POS[pos]]}"), offset, _FILE_POS[pos])
+
+    def synsets(self, word: str, pos: str = "n") -> list[Synset]:
+        """``word``'s synsets, most frequent sense first."""
+        return [self.synset(o, pos) for o in self.synset_offsets(word, pos)]
+
+    def hypernym_closure(self, word: str, pos: str = "n", senses: int = 1) -> set[int]:
+        """Offsets of every hypernym (instance hypernyms too) of ``word``'s first ``senses`` senses."""
+        seen: set[int] = set()
+        todo = [s.offset for s in self.synsets(word, pos)[:senses]]
+        while todo:
+            for off, _ in self.synset(todo.pop(), pos).related("@", "@i"):
+                if off not in seen:
+                    seen.add(off)
+                    todo.append(off)
+        return seen
+
+    def antonyms(self, word: str, pos: str = "a") -> set[str]:
+        """Words WordNet marks as antonyms of ``word`` in any sense (through its head adjective for satellites)."""
+        out: set[str] = set()
+        for syn in self.synsets(word, pos):
+            heads = [syn] + [self.synset(off, p) for off, p in syn.related("&")]
+            for head in heads:
+                for off, p in head.related("!"):
+                    out.update(w.lower() for w in self.synset(off, p).words)
+        return out
 
     def synonyms(self, word: str, pos: str) -> list[str]:
         """Other words of ``word``'s most frequent sense that has any (rarer senses drift: big -> bad)."""
@@ -103,14 +166,20 @@ class WordNet:
         return []
 
 
-@lru_cache(maxsize=100_000)
-def _synset_words(path: str, offset: int) -> tuple[str, ...]:
+@lru_cache(maxsize=200_000)
+def _read_synset(path: str, offset: int, pos: str) -> Synset:
     with open(path, "rb") as fh:
         fh.seek(offset)
-        parts = fh.readline().decode("utf-8", errors="replace").split()
+        parts = fh.readline().decode("utf-8", errors="replace").split(" | ")[0].split()
     count = int(parts[3], 16)
-    # Adjectives may carry a syntactic marker such as "(a)" or "(p)".
-    return tuple(parts[4 + 2 * i].split("(")[0].replace("_", " ") for i in range(count))
+    words = tuple(parts[4 + 2 * i].split("(")[0].replace("_", " ") for i in range(count))
+    at = 4 + 2 * count
+    n_pointers = int(parts[at])
+    pointers = []
+    for i in range(n_pointers):
+        sym, off, ppos, st = parts[at + 1 + 4 * i: at + 5 + 4 * i]
+        pointers.append((sym, int(off), _FILE_POS.get(ppos, ppos), int(st[:2], 16), int(st[2:], 16)))
+    return Synset(offset, pos, LEXNAMES[int(parts[1])], words, tuple(pointers))
 
 
 def wordnet_dir() -> Path | None:

@@ -1,0 +1,165 @@
+"""Object nouns: synonyms, the kinds they belong to, and whether they name something one can see.
+
+``relation(claim, node)`` says how a claimed object name stands to a graph node's name:
+``"same"`` (same lemma, a WordNet synonym or a listed synonym), ``"general"`` (the claim
+names a kind the node belongs to: "animal" for a dog, which is a true, less specific
+claim), ``"specific"`` (the claim is a kind of the node: "puppy" for a dog, which the graph
+cannot confirm) or None.
+
+>>> relation("dogs", "dog"), relation("animal", "dog"), relation("couch", "sofa"), relation("cat", "dog")
+('same', 'general', 'same', None)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .forms import head_noun, normalize_name
+from .wordnet import load_wordnet
+from .words import FRAMING_NOUNS, NON_VISUAL_LEXNAMES, VISUAL_LEXNAMES
+
+# CHAIR-style categories (COCO's synonym list in spirit): a category and the words counted as it.
+# Broader than synonymy ("man" counts as "person"), so only CHAIR and POPE use it as a category map.
+CATEGORY_GROUPS: dict[str, tuple[str, ...]] = {
+    "person": ("man", "woman", "boy", "girl", "child", "kid", "people", "guy", "lady", "gentleman", "adult",
+               "player", "skier", "surfer", "skateboarder", "rider", "pedestrian", "baby", "toddler", "teenager",
+               "human", "individual", "worker", "officer", "spectator", "passenger", "biker", "cyclist"),
+    "bicycle": ("bike", "cycle"),
+    "motorcycle": ("motorbike", "scooter", "moped"),
+    "car": ("automobile", "sedan", "suv", "taxi", "cab", "jeep"),
+    "airplane": ("plane", "jet", "aircraft", "airliner"),
+    "tv": ("television", "tv screen", "monitor"),
+    "couch": ("sofa", "loveseat"),
+    "cellphone": ("phone", "cell phone", "mobile phone", "smartphone"),
+    "laptop": ("notebook computer", "laptop computer"),
+    "cup": ("mug",),
+    "dog": ("puppy", "pup", "doggy"),
+    "cat": ("kitten", "kitty"),
+    "horse": ("pony", "foal"),
+    "cow": ("cattle", "calf", "bull"),
+    "sheep": ("lamb", "ram"),
+    "boat": ("ship", "sailboat", "canoe", "kayak", "yacht"),
+    "table": ("dining table", "desk"),
+    "plant": ("potted plant", "houseplant"),
+    "bag": ("handbag", "purse", "backpack"),
+    "hat": ("cap", "helmet"),
+    "shirt": ("t-shirt", "tshirt", "tee"),
+    "rock": ("stone", "boulder"),
+    "street": ("road",),
+    "sign": ("signboard", "signage"),
+    "building": ("house", "skyscraper"),
+    "hill": ("hillside",),
+}
+CATEGORY_OF: dict[str, str] = {syn: canon for canon, syns in CATEGORY_GROUPS.items() for syn in syns}
+
+# True synonyms WordNet misses or ranks low (each set names one kind of thing).
+_SYNONYM_SETS: tuple[frozenset[str], ...] = tuple(frozenset(s) for s in (
+    {"bicycle", "bike"}, {"motorcycle", "motorbike"}, {"car", "automobile"}, {"airplane", "plane", "aeroplane",
+    "aircraft", "jet"}, {"tv", "television"}, {"couch", "sofa"}, {"cellphone", "phone", "cell phone", "mobile phone",
+    "smartphone", "telephone"}, {"cup", "mug"}, {"person", "human", "individual"}, {"man", "guy", "gentleman"},
+    {"woman", "lady"}, {"child", "kid"}, {"rock", "stone", "boulder"}, {"street", "road"}, {"hill", "hillside"},
+    {"sign", "signboard", "signage"}, {"kitten", "kitty"}, {"puppy", "pup"}, {"taxi", "cab"},
+    {"refrigerator", "fridge"}, {"doughnut", "donut"}, {"hotdog", "hot dog"}, {"tshirt", "t-shirt", "tee shirt"},
+    {"sneaker", "shoe"}, {"pavement", "sidewalk"}, {"lamp", "light"}, {"curtain", "drape"},
+    {"ocean", "sea"}, {"grass", "lawn"}, {"tree", "trees"}, {"people", "person"}, {"boy", "young man"},
+    {"girl", "young woman"}, {"picture", "photo", "photograph"}, {"pillow", "cushion"}, {"purse", "handbag"},
+    {"cap", "hat"}, {"pants", "trousers"}, {"jeans", "denim"},
+))
+_SYNONYM_OF: dict[str, frozenset[str]] = {}
+for _s in _SYNONYM_SETS:
+    for _w in _s:
+        _SYNONYM_OF[_w] = _SYNONYM_OF.get(_w, frozenset()) | _s
+
+
+def _forms(name: str) -> tuple[str, str]:
+    norm = normalize_name(name)
+    return norm, head_noun(name)
+
+
+@lru_cache(maxsize=200_000)
+def relation(claim: str, node: str) -> str | None:
+    """How the claimed name ``claim`` stands to the graph name ``node`` (see the module docstring)."""
+    c_full, c_head = _forms(claim)
+    n_full, n_head = _forms(node)
+    if not c_full or not n_full:
+        return None
+    if c_full == n_full or c_full in _SYNONYM_OF.get(n_full, ()) or c_full in _SYNONYM_OF.get(n_head, ()):
+        return "same"
+    # "coffee table" vs "table": the claim's modifier adds what the graph may not say.
+    if c_head == n_full:
+        return "same"
+    if n_head == c_full:
+        return "general"
+    if c_head == n_head and len(c_full.split()) > 1 and len(n_full.split()) > 1:
+        return "same"
+    wn = load_wordnet()
+    if wn is None:
+        return None
+    c_syn = _first_synsets(c_full) or _first_synsets(c_head)
+    n_syn = _first_synsets(n_full) or _first_synsets(n_head)
+    if not c_syn or not n_syn:
+        return None
+    if c_syn & n_syn:
+        return "same"
+    if c_syn & _hypernyms(n_full if _first_synsets(n_full) else n_head):
+        return "general"
+    if n_syn & _hypernyms(c_full if _first_synsets(c_full) else c_head):
+        return "specific"
+    return None
+
+
+# How many of a noun's senses count: its most frequent ones, as people name things.
+_SENSES = 2
+
+
+@lru_cache(maxsize=100_000)
+def _first_synsets(word: str) -> frozenset[int]:
+    wn = load_wordnet()
+    if wn is None:
+        return frozenset()
+    return frozenset(s.offset for s in wn.synsets(word, "n")[:_SENSES])
+
+
+# Hypernyms so general that "is a kind of" says nothing ("entity", "object", "whole", "artifact").
+_TOO_GENERAL = frozenset({"entity", "physical entity", "object", "whole", "artifact", "abstraction", "matter",
+                          "thing", "unit", "living thing", "organism", "being", "causal agent", "instrumentality",
+                          "group", "location", "region", "structure", "part", "portion", "piece"})
+
+
+@lru_cache(maxsize=100_000)
+def _hypernyms(word: str) -> frozenset[int]:
+    wn = load_wordnet()
+    if wn is None:
+        return frozenset()
+    out = set()
+    for off in wn.hypernym_closure(word, "n", senses=1):
+        syn = wn.synset(off, "n")
+        if not set(w.lower() for w in syn.words) & _TOO_GENERAL:
+            out.add(off)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=100_000)
+def is_visual_noun(name: str) -> bool | None:
+    """Whether a noun names something one can see: True, False, or None when WordNet does not know it.
+
+    Framing words ("image", "scene") are not. Otherwise the most frequent senses decide:
+    a noun is visual when any of its first senses is a thing, animal, person, plant, food,
+    body part, substance, place or natural object ("quality", "likelihood" are not).
+    """
+    norm = normalize_name(name)
+    head = head_noun(name)
+    if not norm or head in FRAMING_NOUNS:
+        return False
+    wn = load_wordnet()
+    if wn is None:
+        return None
+    for word in (norm.replace(" ", "_"), head):
+        senses = wn.synsets(word, "n")[:3]
+        if senses:
+            names = {s.lexname for s in senses}
+            if names & VISUAL_LEXNAMES:
+                return True
+            if names <= NON_VISUAL_LEXNAMES:
+                return False
+    return None
