@@ -65,7 +65,10 @@ class ScoringSettings:
     nli_model: str | None = None  # a Hugging Face NLI cross-encoder; None: no NLI judge
     extractor: str = "parser"  # parser | llm
     reviser: str = "rule"  # rule | llm
-    trihe_judge: str = "embedding"  # embedding | nli | llm
+    # graph: the scene-graph alignment judge (offline default); embedding: Tri-HE's released
+    # embedding-similarity check; nli: an NLI cross-encoder; llm: the paper's LLM judge.
+    trihe_judge: str = "graph"
+    graph_grounding_threshold: float = 0.8  # names the lexicon does not relate ground by cosine at or above this
     # Tri-HE's released embedding-similarity check (see docs/metrics.md).
     trihe_reference_threshold: float = 0.5
     trihe_support_threshold: float = 0.6

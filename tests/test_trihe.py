@@ -114,7 +114,7 @@ def test_hallu_q_and_hallu_i_worked_example():
     r2 = metric.update(item(q2, text=""))
     r3 = metric.update(item(q3, relations=[("a", "b", "c")], attributes=[("cat", "grey")]))
     assert r1.values == {"n_triplets": 4, "hallucinated": 2, "object": 1, "relation": 1,
-                         "prediction_error": 0, "unparseable": 1}
+                         "prediction_error": 0, "unparseable": 1, "unverifiable": 0, "inference": 0}
     assert r2.undefined_reason and "skips" in r2.undefined_reason
     assert [t["verdict"] for t in r1.evidence["triplets"]] == ["object", "relation", "supported", "unparseable"]
     out = metric.compute([r1.stats, r2.stats, r3.stats])

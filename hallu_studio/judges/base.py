@@ -10,18 +10,26 @@ with a verdict from ``VERDICTS`` (Tri-HE §3.1):
 - ``relation``: relation hallucination, both ends are in the image, the relation is not;
 - ``prediction_error``: both ends and the relation occur in the graph, but not as this triplet;
 - ``unparseable``: the judge's answer could not be read (counts in Hallu_Q's
-  denominator, not as a hallucination, as in the released code).
+  denominator, not as a hallucination, as in the released code);
+- ``unverifiable``: the graph is silent on what the claim says (an attribute it gives no
+  value of the same kind); the scene-graph judge's policy says whether it counts;
+- ``inference``: a claim about what is not seen ("used for transportation") that no gold
+  triplet of the question supports; Hallu_Q is reported with and without such claims.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    from ..model import SceneGraph
+
+from ..vectors import PhraseEncoder, unit_rows  # noqa: F401 - re-exported: judges take encoders
 
 Triplet = tuple[str, str, str]
-VERDICTS: tuple[str, ...] = ("supported", "object", "relation", "prediction_error", "unparseable")
+VERDICTS: tuple[str, ...] = ("supported", "object", "relation", "prediction_error", "unparseable", "unverifiable",
+                             "inference")
 HALLUCINATION_VERDICTS: tuple[str, ...] = ("object", "relation")
 
 
@@ -31,6 +39,7 @@ class TripletJudgement:
     verdict: str
     score: float | None = None  # the judge's support score (cosine, entailment probability); None for the LLM
     reason: str = ""
+    kind: str = ""  # what was checked: object, attribute, count, relation, inference ("" when the judge says not)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -45,6 +54,8 @@ class JudgeReference:
     objects: list[str] = field(default_factory=list)  # scene-graph object names
     question: str | None = None
     answer: str | None = None  # the gold answer (Tri-HE)
+    gold: list[Triplet] = field(default_factory=list)  # the question's own gold triplets (also in ``triplets``)
+    graph: "SceneGraph | None" = None  # the scene graph itself, where there is one (multiplicities, attributes)
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.
@@ -77,22 +88,3 @@ class TripletJudge(Protocol):
 
     def judge(self, claims: Sequence[Triplet], reference: JudgeReference) -> list[TripletJudgement]:
         """One judgement per claim, in order."""
-
-
-class PhraseEncoder(Protocol):
-    """Anything with ``encode(texts) -> (n, d) array``: ``hallu_studio.embedding.Embedder`` or a test fake."""
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-def unit_rows(vectors: np.ndarray, *, zero: str = "keep") -> np.ndarray:
-    """Rows scaled to unit length, so dot products are cosines: the one normaliser of the library.
-
-    A zero row has no direction: with ``zero="keep"`` it stays zero (cosine 0 to everything, as a
-    judge wants for an empty phrase); with ``zero="error"`` it raises (EMD's cost is undefined).
-    """
-    vectors = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    if zero == "error" and np.any(norms == 0):
-        raise ValueError("a concept embedding is the zero vector; cosine is undefined")
-    return vectors / np.where(norms == 0, 1.0, norms)

@@ -1,4 +1,4 @@
-"""Build the configured Tri-HE judge from ``Settings`` (``scoring.trihe_judge``: embedding | nli | llm)."""
+"""Build the configured Tri-HE judge from ``Settings`` (``scoring.trihe_judge``: graph | embedding | nli | llm)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,16 @@ def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, enc
                         llm_client: "LLMClient | None" = None) -> TripletJudge:
     sc = settings.scoring
     kind = sc.trihe_judge
-    if kind in ("embedding", "nli") and encoder is None:
+    if kind in ("embedding", "nli", "graph") and encoder is None:
         from ..embedding import Embedder
 
         encoder = Embedder(sc.embedding_model, store=store, batch_size=sc.batch_size)
+    if kind == "graph":
+        from .graph_judge import SceneGraphAlignmentJudge
+
+        return SceneGraphAlignmentJudge(encoder, model_name=sc.embedding_model,
+                                        grounding_threshold=sc.graph_grounding_threshold,
+                                        unverifiable=getattr(sc, "trihe_unverifiable", "hallucination"))
     if kind == "embedding":
         from .embedding_judge import EmbeddingSimilarityJudge
 
@@ -40,4 +46,4 @@ def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, enc
         from .llm_judge import LLMJudge
 
         return LLMJudge(llm_client or LLMClient(settings.llm, store))
-    raise ValueError(f"unknown scoring.trihe_judge {kind!r}; choose embedding, nli or llm")
+    raise ValueError(f"unknown scoring.trihe_judge {kind!r}; choose graph, embedding, nli or llm")

@@ -163,3 +163,21 @@ def is_visual_noun(name: str) -> bool | None:
             if names <= NON_VISUAL_LEXNAMES:
                 return False
     return None
+
+
+_ANIMATE_LEXNAMES = frozenset({"noun.person", "noun.animal"})
+_PEOPLE = frozenset({"man", "woman", "person", "people", "boy", "girl", "child", "kid", "player", "guy", "lady",
+                     "baby", "skier", "surfer", "rider", "skateboarder", "crowd", "family", "couple", "team"})
+
+
+@lru_cache(maxsize=100_000)
+def is_animate(name: str) -> bool:
+    """Whether a name is a person or an animal (by its most frequent sense): who can wear, hold or ride."""
+    head = head_noun(name)
+    if head in _PEOPLE:
+        return True
+    wn = load_wordnet()
+    if wn is None or not head:
+        return False
+    senses = wn.synsets(head, "n")[:1]
+    return bool(senses) and senses[0].lexname in _ANIMATE_LEXNAMES

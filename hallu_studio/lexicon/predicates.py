@@ -218,9 +218,8 @@ def entails(edge: Predicate, claim: Predicate) -> bool:
     if claim.verb is None and edge.verb is not None and edge.verb == "wear" and claim.prep == "with":
         return True
     if claim.verb is None:
-        # A less specific claim: "on" from "sitting on"; "near" from any placement.
-        return claim.prep == edge.prep or (claim.prep == "near" and edge.prep in ("near", "against", "on", "left of",
-                                                                                 "right of", "in front of", "behind"))
+        # A less specific claim: "on" from "sitting on"; "near" from anything that touches or faces it.
+        return claim.prep == edge.prep or (claim.prep == "near" and edge.prep not in ("far from", "outside"))
     if claim.verb == edge.verb:
         return claim.prep is None or edge.prep is None or claim.prep == edge.prep
     if claim.verb in PLACEMENT_VERBS and edge.verb is None:

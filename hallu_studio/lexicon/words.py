@@ -124,7 +124,7 @@ INFERENCE_PREDICATES: frozenset[str] = frozenset({
 NON_VISUAL_LEXNAMES: frozenset[str] = frozenset({
     "noun.attribute", "noun.cognition", "noun.feeling", "noun.motive", "noun.relation", "noun.time",
     "noun.act", "noun.event", "noun.process", "noun.state", "noun.communication", "noun.quantity",
-    "noun.possession", "noun.Tops"})
+    "noun.possession"})
 # Lexicographer files of nouns that name things one can see.
 VISUAL_LEXNAMES: frozenset[str] = frozenset({
     "noun.artifact", "noun.animal", "noun.person", "noun.plant", "noun.food", "noun.object", "noun.body",

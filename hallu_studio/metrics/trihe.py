@@ -7,7 +7,11 @@ triplets, its attribute triplets and the question's gold triplets. A judge
 (``hallu_studio.judges``) gives each claim a verdict.
 
 Per question, HT = object + relation hallucinations and TT = all claims, unparseable
-ones included (they count in the denominator, never as hallucinations).
+ones included (they count in the denominator, never as hallucinations). Where the judge
+labels claims *unverifiable* (the graph is silent) or *inference* (not a visual claim, and
+no gold triplet supports it), its policy says whether unverifiable ones count (as relation
+hallucinations, by default, as the paper counts them); inferences are in TT but not in HT,
+and ``hallu_q_with_inference`` counts them in HT too.
 
 - Hallu_Q = mean over questions with TT > 0 of HT / TT, × 100 (questions without
   triplets are skipped);
@@ -33,6 +37,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..judges.base import HALLUCINATION_VERDICTS, JudgeReference, Triplet, TripletJudge
+from ..lexicon.forms import number_word
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
 
@@ -49,12 +54,15 @@ def image_group(sample: Sample) -> float:
 
 
 def response_claims(concepts: ConceptSet) -> list[tuple[Triplet, Span | None]]:
-    """Relations, then attributes as ``(object, "is", attribute)``, with their spans; duplicates once."""
+    """Relations, then attributes as ``(object, "is", attribute)``, then counts as ``(object, "is", "two")``,
+    with their spans; duplicates once."""
     seen: dict[Triplet, Span | None] = {}
     for r in concepts.relations:
         seen.setdefault((r.subject, r.predicate, r.object), r.span)
     for a in concepts.attributes:
         seen.setdefault((a.object, ATTRIBUTE_PREDICATE, a.attribute), a.span)
+    for c in getattr(concepts, "counts", ()):
+        seen.setdefault((c.object, ATTRIBUTE_PREDICATE, number_word(c.count)), c.span)
     return [(t, span) for t, span in seen.items() if all(part.strip() for part in t)]
 
 
@@ -64,7 +72,9 @@ def reference_for(sample: Sample) -> JudgeReference:
     triplets += [(o, ATTRIBUTE_PREDICATE, a) for o, a in graph.attribute_pairs()]
     triplets += [tuple(t) for t in sample.gold_triplets]  # type: ignore[misc]
     return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=graph.object_names(),
-                          question=sample.question, answer=sample.answer)
+                          question=sample.question, answer=sample.answer,
+                          gold=[tuple(t) for t in sample.gold_triplets],  # type: ignore[misc]
+                          graph=None if graph.is_empty() else graph)
 
 
 def _rates(per_question: Sequence[dict[str, float]], key: str) -> float | None:
@@ -92,10 +102,16 @@ class TriHEMetric:
     def config(self) -> dict[str, Any]:
         return {"metric": self.name, "claims": "relations + attributes as (o, is, a)", **self.judge.config()}
 
+    def counts_as_hallucination(self, verdict: str) -> bool:
+        """Object and relation hallucinations always; other verdicts as the judge's own policy says."""
+        policy = getattr(self.judge, "counts_as_hallucination", None)
+        return policy(verdict) if policy is not None else verdict in HALLUCINATION_VERDICTS
+
     def update(self, item: ScoringItem) -> ItemResult:
         image = image_group(item.sample)
         empty = {"n_triplets": 0.0, "hallucinated": 0.0, "object": 0.0, "relation": 0.0,
-                 "prediction_error": 0.0, "unparseable": 0.0, "image": image}
+                 "prediction_error": 0.0, "unparseable": 0.0, "unverifiable": 0.0, "inference": 0.0,
+                 "image": image}
         values = {k: v for k, v in empty.items() if k != "image"}
         evidence: dict[str, Any] = {"judge": self.judge.name, "triplets": []}
         if item.mentioned is None:
@@ -115,16 +131,20 @@ class TriHEMetric:
             raise RuntimeError(f"judge {self.judge.name} returned {len(judgements)} verdicts for "
                                f"{len(claims)} triplets of {item.response_id}")
         counts: dict[str, float] = defaultdict(float)
-        for j in judgements:
+        counted = [self.counts_as_hallucination(j.verdict) for j in judgements]
+        for j, hit in zip(judgements, counted):
             counts[j.verdict] += 1
-        stats = {"n_triplets": float(len(claims)),
-                 "hallucinated": sum(counts[v] for v in HALLUCINATION_VERDICTS),
+            if hit and j.verdict not in HALLUCINATION_VERDICTS:
+                # Unverifiable attributes, where the judge's policy counts them, are relation hallucinations.
+                counts["relation"] += 1
+        stats = {"n_triplets": float(len(claims)), "hallucinated": float(sum(counted)),
                  "object": counts["object"], "relation": counts["relation"],
                  "prediction_error": counts["prediction_error"], "unparseable": counts["unparseable"],
-                 "image": image}
+                 "unverifiable": counts["unverifiable"], "inference": counts["inference"], "image": image}
         evidence["triplets"] = [{"triplet": list(j.triplet), "span": list(span) if span else None,
-                                 "verdict": j.verdict, "score": j.score, "reason": j.reason}
-                                for j, (_, span) in zip(judgements, claims)]
+                                 "verdict": j.verdict, "kind": j.kind, "hallucinated": hit, "score": j.score,
+                                 "reason": j.reason}
+                                for j, hit, (_, span) in zip(judgements, counted, claims)]
         return ItemResult(stats, {k: v for k, v in stats.items() if k != "image"}, evidence)
 
     def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
@@ -145,6 +165,11 @@ class TriHEMetric:
         for suffix, key in (("", "hallucinated"), ("_object", "object"), ("_relation", "relation")):
             out[f"hallu_q{suffix}"] = _rates(questions, key)  # type: ignore[assignment]
         out["prediction_error_q"] = _rates(questions, "prediction_error")  # type: ignore[assignment]
+        # With inferences: claims about what is not seen that no gold triplet supports, counted as hallucinated.
+        strict = [dict(s, hallucinated=s["hallucinated"] + s.get("inference", 0.0)) for s in questions]
+        out["hallu_q_with_inference"] = _rates(strict, "hallucinated")  # type: ignore[assignment]
+        out["inference_share"] = 100.0 * sum(s.get("inference", 0.0) for s in questions) / sum(
+            s["n_triplets"] for s in questions)
         out["unparseable_share"] = 100.0 * sum(s["unparseable"] for s in questions) / sum(
             s["n_triplets"] for s in questions)
         by_image: dict[float, list[dict[str, float]]] = defaultdict(list)

@@ -101,11 +101,12 @@ def flagged_spans(metric: str, values: Mapping[str, Any], evidence: Mapping[str,
     if metric == "trihe":
         out: list[Span] = []
         for t in evidence.get("triplets") or []:
-            if t.get("verdict") in ("object", "relation"):
+            # "hallucinated" says what the metric counted (the judge's policy on unverifiable claims).
+            if t.get("hallucinated", t.get("verdict") in ("object", "relation")):
                 spans = _spans_of(t.get("span"))
                 if not spans and t.get("triplet"):
                     s, p, o = t["triplet"]
-                    spans = _find(text, o if t["verdict"] == "object" else p)
+                    spans = _find(text, o if t.get("verdict") == "object" else p)
                 out.extend(spans)
         return out
     if metric == "chair":

@@ -18,6 +18,8 @@ TRIHE_TO_VERDICT = {
     "relation": HALLUCINATED,
     "prediction_error": HALLUCINATED,
     "unparseable": UNCERTAIN,
+    "unverifiable": UNCERTAIN,
+    "inference": UNCERTAIN,
 }
 
 

@@ -1,0 +1,188 @@
+"""Grounding: the names a response uses, found among the nodes of a reference scene graph.
+
+``ReferenceGraph`` is a scene graph as a judge reads it: objects of one name merged into
+one node (how many there are is its *multiplicity*), their attributes pooled, and edges
+between nodes with parsed predicates. ``Grounder`` finds the nodes a claimed name refers
+to, in order of trust:
+
+1. **lemma**: the same normalised name ("petals" is "petal"), or the claim's head noun
+   names the node ("coffee table" for a table);
+2. **synonym**: WordNet synonyms and the lexicon's synonym sets ("couch" for a sofa);
+3. **hypernym**: the claim names a kind the node belongs to ("animal" for a dog): a true,
+   less specific claim;
+4. **embedding**: cosine of the two names at or above ``threshold`` (calibrated on data;
+   see docs/validity.md), for what the lexicon does not know.
+
+Every result says how it was found, so a verdict's reason can name it.
+
+>>> from hallu_studio.model import SceneGraph
+>>> g = ReferenceGraph.from_scene_graph(SceneGraph.from_dict({"objects": [
+...     {"id": "1", "name": "dog", "attributes": ["brown"]}, {"id": "2", "name": "dog"},
+...     {"id": "3", "name": "sofa"}], "relations": [{"subject": "1", "predicate": "on", "object": "3"}]}))
+>>> [(n.name, n.multiplicity, sorted(n.attributes)) for n in g.nodes]
+[('dog', 2, ['brown']), ('sofa', 1, [])]
+>>> [(m.node.name, m.how) for m in Grounder().ground("couch", g)], [(m.node.name, m.how) for m in Grounder().ground("animals", g)]
+([('sofa', 'synonym')], [('dog', 'hypernym')])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .vectors import PhraseEncoder, unit_rows
+from .lexicon.attributes import attribute_family
+from .lexicon.forms import normalize_name
+from .lexicon.nouns import is_animate, relation
+from .lexicon.predicates import Predicate, parse_predicate
+from .model import SceneGraph
+
+# Predicates whose subject acts on the object: a person wears, holds, rides. Tri-HE's (GQA-derived)
+# references often write them backwards ("(shirt, wearing, man)"); such an edge is read the right way.
+AGENTIVE_VERBS = frozenset({"wear", "hold", "use", "ride", "carry", "eat", "look", "drink", "throw", "push", "pull",
+                            "drive", "watch", "play", "handle", "touch", "hug", "feed", "pet", "cut", "read", "fly",
+                            "walk", "catch", "kick", "swing", "type"})
+# Predicates that only say "is": the triplet gives its subject an attribute (or a kind).
+COPULAS = frozenset({"", "is", "are", "be", "has color", "has colour", "color", "colour", "made of", "is made of"})
+
+
+@dataclass
+class Node:
+    name: str  # the normalised name every object of the node shares
+    labels: list[str] = field(default_factory=list)  # the names as the graph wrote them
+    attributes: set[str] = field(default_factory=set)
+    multiplicity: int = 0
+
+
+@dataclass(frozen=True)
+class Edge:
+    subject: int  # node indices
+    object: int
+    predicate: Predicate
+    text: str  # as the graph wrote it
+    reversed: bool = False  # read backwards (an agentive predicate written object-first)
+
+
+@dataclass
+class ReferenceGraph:
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+    def node_index(self, name: str) -> int:
+        """The index of the node named ``name`` (normalised), created when missing."""
+        key = normalize_name(name) or name.strip().lower()
+        for i, n in enumerate(self.nodes):
+            if n.name == key:
+                if name not in n.labels:
+                    n.labels.append(name)
+                return i
+        self.nodes.append(Node(key, [name]))
+        return len(self.nodes) - 1
+
+    def edges_between(self, a: Iterable[int], b: Iterable[int]) -> list[Edge]:
+        sa, sb = set(a), set(b)
+        return [e for e in self.edges if e.subject in sa and e.object in sb]
+
+    def add_triplet(self, s: str, p: str, o: str) -> None:
+        """A reference triplet: an attribute when ``p`` is a copula and ``o`` is no object, else an edge."""
+        if not s.strip() or not o.strip():
+            return
+        si = self.node_index(s)
+        if p.strip().lower() in COPULAS and (attribute_family(o) is not None or len(o.split()) <= 2 and
+                                            not any(n.name == normalize_name(o) for n in self.nodes)):
+            self.nodes[si].attributes.add(o.strip().lower())
+            return
+        oi = self.node_index(o)
+        pred = parse_predicate(p)
+        backwards = pred.verb in AGENTIVE_VERBS and not pred.passive and is_animate(o) and not is_animate(s)
+        if backwards:
+            si, oi = oi, si
+        edge = Edge(si, oi, pred, p, backwards)
+        if edge not in self.edges:
+            self.edges.append(edge)
+
+    @classmethod
+    def from_scene_graph(cls, graph: SceneGraph, extra: Sequence[tuple[str, str, str]] = ()) -> "ReferenceGraph":
+        g = cls()
+        index_of: dict[str, int] = {}
+        for o in graph.objects:
+            i = g.node_index(o.name)
+            index_of[o.id] = i
+            g.nodes[i].multiplicity += 1
+            g.nodes[i].attributes.update(a.strip().lower() for a in o.attributes)
+        by_id = graph.object_by_id()
+        for r in graph.relations:
+            g.add_triplet(by_id[r.subject].name, r.predicate, by_id[r.object].name)
+        for t in extra:
+            g.add_triplet(*t)
+        return g
+
+    @classmethod
+    def from_triplets(cls, objects: Sequence[str], triplets: Sequence[tuple[str, str, str]]) -> "ReferenceGraph":
+        g = cls()
+        for name in objects:
+            g.nodes[g.node_index(name)].multiplicity += 1
+        for t in triplets:
+            g.add_triplet(*t)
+        return g
+
+
+@dataclass(frozen=True)
+class Match:
+    node: Node
+    index: int
+    how: str  # lemma | synonym | hypernym | embedding
+    score: float = 1.0
+
+    def describe(self) -> str:
+        label = self.node.labels[0] if self.node.labels else self.node.name
+        return f"{label!r} ({self.how}{'' if self.how != 'embedding' else f' {self.score:.2f}'})"
+
+
+class Grounder:
+    """Finds the nodes of a ``ReferenceGraph`` that a claimed object name refers to (see the module docstring)."""
+
+    def __init__(self, encoder: PhraseEncoder | None = None, threshold: float = 0.8) -> None:
+        self.encoder = encoder
+        self.threshold = threshold
+
+    def config(self) -> dict[str, object]:
+        return {"grounding": "lemma>synonym>hypernym>embedding", "embedding_threshold": self.threshold,
+                "embedding": getattr(self.encoder, "model_name", None) if self.encoder is not None else None}
+
+    def ground(self, name: str, graph: ReferenceGraph) -> list[Match]:
+        """The nodes ``name`` refers to, best kind of match only; empty when none is found."""
+        found: dict[str, list[Match]] = {}
+        for i, node in enumerate(graph.nodes):
+            rel = relation(name, node.name)
+            how = {"same": "synonym", "general": "hypernym"}.get(rel or "")
+            if how == "synonym" and normalize_name(name).rsplit(" ", 1)[-1] == node.name.rsplit(" ", 1)[-1]:
+                how = "lemma"
+            if how:
+                found.setdefault(how, []).append(Match(node, i, how))
+        for how in ("lemma", "synonym", "hypernym"):
+            if found.get(how):
+                return found[how]
+        return self._by_embedding(name, graph)
+
+    def nearest(self, name: str, graph: ReferenceGraph) -> tuple[str, float] | None:
+        """The most similar node name and its cosine (for a reason that says what was closest)."""
+        sims = self._similarities(name, graph)
+        if sims is None:
+            return None
+        best = int(np.argmax(sims))
+        return graph.nodes[best].name, float(sims[best])
+
+    def _similarities(self, name: str, graph: ReferenceGraph) -> np.ndarray | None:
+        if self.encoder is None or not graph.nodes or not name.strip():
+            return None
+        vecs = unit_rows(self.encoder.encode([normalize_name(name) or name] + [n.name for n in graph.nodes]))
+        return vecs[1:] @ vecs[0]
+
+    def _by_embedding(self, name: str, graph: ReferenceGraph) -> list[Match]:
+        sims = self._similarities(name, graph)
+        if sims is None:
+            return []
+        return [Match(graph.nodes[i], i, "embedding", float(s)) for i, s in enumerate(sims) if s >= self.threshold]

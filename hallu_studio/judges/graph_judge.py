@@ -1,0 +1,237 @@
+"""The scene-graph alignment judge: each claim checked against the graph's nodes and edges.
+
+The offline default for Tri-HE. A claim ``(subject, predicate, object)`` is read as one of
+
+- a **count** ``(dog, is, two)``: checked against the multiplicity of the grounded node;
+- an **attribute** ``(laptop, is, red)``: checked against the node's attributes. A conflict
+  within one family (the graph says black) is a hallucination; an attribute the graph is
+  silent on is *unverifiable*, and counted the way the paper counts it unless told otherwise
+  (``unverifiable="ignore"``);
+- a **relation** ``(man, riding, horse)``: checked on the edges between the grounded nodes,
+  in both directions, with predicate synonyms, passives and inverses. A conflicting edge is a
+  relation hallucination, and so is no edge at all, as in the paper;
+- an **inference** (a non-visual predicate or noun: "used for transportation", "summer"):
+  supported when it matches one of the question's gold triplets, else labelled *inference*.
+
+Subjects and objects are grounded by ``hallu_studio.grounding.Grounder`` (lemma, synonym,
+hypernym, embedding); an end that grounds nowhere is an object hallucination. Every verdict
+carries a reason naming the nodes and edges it used.
+
+Verdicts (``judges.base.VERDICTS``): supported, object, relation, unverifiable, inference.
+A count error is an *object* hallucination (an object that is not there, or one too few);
+an attribute conflict a *relation* one (Tri-HE stores attributes as ``(o, is, a)`` triplets).
+
+Worked example. Graph: dog (brown) on sofa. Claims: (dog, on, couch) → supported (couch is
+a synonym of sofa, edge "on"); (dog, under, sofa) → relation (edge "on" conflicts);
+(dog, is, black) → relation (graph says brown); (dog, is, two) → object (one dog);
+(cat, on, sofa) → object (no node for cat).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..grounding import Edge, Grounder, Match, ReferenceGraph
+from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
+from ..lexicon.forms import count_of, normalize_name
+from ..lexicon.nouns import is_visual_noun, relation as noun_relation
+from ..lexicon.predicates import Predicate, entails, inverse, is_symmetric, parse_predicate
+from ..lexicon.words import INFERENCE_PREDICATES
+from ..vectors import PhraseEncoder, unit_rows
+from .base import JudgeReference, Triplet, TripletJudgement, triplet_text
+
+UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
+_COPULA = Predicate(None, None)
+
+
+def _edge_text(graph: ReferenceGraph, e: Edge) -> str:
+    s, o = graph.nodes[e.subject], graph.nodes[e.object]
+    backwards = " (read backwards)" if e.reversed else ""
+    return f"({s.labels[0] if s.labels else s.name}, {e.text}, {o.labels[0] if o.labels else o.name}){backwards}"
+
+
+class SceneGraphAlignmentJudge:
+    name = "graph"
+
+    def __init__(self, encoder: PhraseEncoder | None = None, *, model_name: str = "",
+                 grounding_threshold: float = 0.8, gold_threshold: float = 0.8,
+                 unverifiable: str = "hallucination") -> None:
+        if unverifiable not in UNVERIFIABLE_POLICIES:
+            raise ValueError(f"unverifiable must be one of {UNVERIFIABLE_POLICIES}, got {unverifiable!r}")
+        self.encoder = encoder
+        self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
+        self.grounder = Grounder(encoder, grounding_threshold)
+        self.gold_threshold = gold_threshold
+        self.unverifiable = unverifiable
+
+    def config(self) -> dict[str, Any]:
+        return {"judge": self.name, "version": 1, "model": self.model_name or None, **self.grounder.config(),
+                "gold_threshold": self.gold_threshold, "unverifiable": self.unverifiable}
+
+    def counts_as_hallucination(self, verdict: str) -> bool:
+        return verdict in ("object", "relation") or (verdict == "unverifiable" and self.unverifiable == "hallucination")
+
+    def warm(self, batches: Sequence[tuple[Sequence[Triplet], JudgeReference]]) -> None:
+        """Encode every name the embedding fallback may compare, in one call."""
+        if self.encoder is None:
+            return
+        phrases: dict[str, None] = {}
+        for claims, reference in batches:
+            for s, _, o in claims:
+                phrases.update(dict.fromkeys((normalize_name(s) or s, normalize_name(o) or o)))
+            phrases.update(dict.fromkeys(normalize_name(n) or n for n in reference.nodes()))
+            phrases.update(dict.fromkeys(triplet_text(t) for t in list(claims) + list(reference.gold)))
+        phrases.pop("", None)
+        if phrases:
+            self.encoder.encode(list(phrases))
+
+    # ------------------------------------------------------------------ the checks
+
+    def judge(self, claims: Sequence[Triplet], reference: JudgeReference) -> list[TripletJudgement]:
+        if not claims:
+            return []
+        graph = (ReferenceGraph.from_scene_graph(reference.graph) if reference.graph is not None
+                 else ReferenceGraph.from_triplets(reference.objects, reference.triplets))
+        return [self._one(tuple(c), graph, reference) for c in claims]  # type: ignore[arg-type]
+
+    def _one(self, claim: Triplet, graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:
+        s, p, o = (part.strip() for part in claim)
+        pred = parse_predicate(p)
+        if self._is_inference(s, p, pred, o):
+            gold = self._gold_match(claim, reference)
+            if gold:
+                return TripletJudgement(claim, "supported", 1.0, f"an inference that matches the question's gold "
+                                        f"triplet {gold}", kind="inference")
+            return TripletJudgement(claim, "inference", None, "a claim about what is not seen (non-visual predicate "
+                                    "or noun), and no gold triplet of the question says it", kind="inference")
+        subjects = self.grounder.ground(s, graph)
+        if not subjects:
+            return self._absent(claim, "subject", s, graph)
+        if pred.copula:
+            n = count_of(o)
+            if n is not None:
+                return self._count(claim, subjects, n)
+            objects = self.grounder.ground(o, graph) if attribute_family(o) is None else []
+            if objects and {m.index for m in objects} & {m.index for m in subjects}:
+                return TripletJudgement(claim, "supported", 1.0, f"{o!r} names the same node as {s!r}: "
+                                        f"{objects[0].describe()}", kind="attribute")
+            if objects or attribute_family(o) is not None or not self._is_object_like(o):
+                return self._attribute(claim, subjects, o, reference)
+        objects = self.grounder.ground(o, graph)
+        if not objects:
+            return self._absent(claim, "object", o, graph)
+        return self._relation(claim, subjects, pred, objects, graph, reference)
+
+    @staticmethod
+    def _is_object_like(word: str) -> bool:
+        return is_visual_noun(word) is True
+
+    @staticmethod
+    def _is_inference(s: str, p: str, pred: Predicate, o: str) -> bool:
+        words = p.lower().split()
+        if p.lower().strip() in INFERENCE_PREDICATES or (pred.verb and pred.verb in INFERENCE_PREDICATES):
+            return True
+        if any(w in INFERENCE_PREDICATES for w in words[:1]):
+            return True
+        # A noun no one can see ("quality", "likelihood", "summer") at either end; attributes are judged as such.
+        return any(is_visual_noun(x) is False and attribute_family(x) is None and count_of(x) is None
+                   for x in (s, o) if not pred.copula or x is s)
+
+    def _absent(self, claim: Triplet, role: str, name: str, graph: ReferenceGraph) -> TripletJudgement:
+        near = self.grounder.nearest(name, graph)
+        closest = f"; nearest node {near[0]!r} at cosine {near[1]:.2f}" if near else ""
+        return TripletJudgement(claim, "object", None, f"{role} {name!r} matches no node of the graph by lemma, "
+                                f"synonym or hypernym{closest}", kind="object")
+
+    def _count(self, claim: Triplet, subjects: list[Match], n: int) -> TripletJudgement:
+        m = sum(x.node.multiplicity for x in subjects)
+        nodes = ", ".join(x.describe() for x in subjects)
+        if m == 0:
+            return TripletJudgement(claim, "unverifiable", None, f"the graph does not say how many of {nodes} there "
+                                    "are", kind="count")
+        if m == n:
+            return TripletJudgement(claim, "supported", 1.0, f"the graph has {m} of {nodes}", kind="count")
+        return TripletJudgement(claim, "object", 0.0, f"the response says {n}, the graph has {m} of {nodes}",
+                                kind="count")
+
+    def _attribute(self, claim: Triplet, subjects: list[Match], attr: str,
+                   reference: JudgeReference) -> TripletJudgement:
+        held = sorted({a for m in subjects for a in m.node.attributes})
+        nodes = ", ".join(m.describe() for m in subjects)
+        agreeing = [a for a in held if same_attribute(attr, a)]
+        if agreeing:
+            return TripletJudgement(claim, "supported", 1.0, f"{nodes} is {agreeing[0]!r} in the graph",
+                                    kind="attribute")
+        gold = [t for t in reference.gold if same_attribute(attr, t[2]) and noun_relation(claim[0], t[0])]
+        if gold:
+            return TripletJudgement(claim, "supported", 1.0, f"the question's gold triplet {gold[0]} says so",
+                                    kind="attribute")
+        conflicting = [a for a in held if shares_scale(attr, a)]
+        if conflicting:
+            family = attribute_family(attr) or "attribute"
+            return TripletJudgement(claim, "relation", 0.0, f"conflicts with the graph: {nodes} is "
+                                    f"{', '.join(repr(a) for a in conflicting)} ({family})", kind="attribute")
+        family = attribute_family(attr)
+        silent = f"the graph says nothing of the {family} of {nodes}" if family else (
+            f"the graph gives {nodes} no attribute {attr!r}" + (f" (it has {', '.join(held)})" if held else ""))
+        counted = "; counted as a hallucination, as the paper does" if self.unverifiable == "hallucination" else ""
+        return TripletJudgement(claim, "unverifiable", None, f"unverifiable: {silent}{counted}", kind="attribute")
+
+    def _relation(self, claim: Triplet, subjects: list[Match], pred: Predicate, objects: list[Match],
+                  graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:
+        si, oi = [m.index for m in subjects], [m.index for m in objects]
+        if pred.passive:
+            si, oi, pred = oi, si, Predicate(pred.verb, pred.prep, False)
+        forward, backward = graph.edges_between(si, oi), graph.edges_between(oi, si)
+        inv = inverse(pred)
+        for e in forward:
+            if entails(e.predicate, pred):
+                return self._supported(claim, f"edge {_edge_text(graph, e)}", subjects, objects)
+        for e in backward:
+            if (inv is not None and entails(e.predicate, inv)) or (is_symmetric(pred) and entails(e.predicate, pred)):
+                return self._supported(claim, f"edge {_edge_text(graph, e)}, the other way round", subjects, objects)
+        gold = self._gold_match(claim, reference)
+        if gold:
+            return TripletJudgement(claim, "supported", 1.0, f"matches the question's gold triplet {gold}",
+                                    kind="relation")
+        ends = f"{', '.join(m.describe() for m in subjects)} and {', '.join(m.describe() for m in objects)}"
+        if forward or backward:
+            edges = "; ".join(_edge_text(graph, e) for e in forward + backward)
+            return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "
+                                    f"{edges}, not {pred.text()!r}", kind="relation")
+        return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph", kind="relation")
+
+    @staticmethod
+    def _supported(claim: Triplet, why: str, subjects: list[Match], objects: list[Match]) -> TripletJudgement:
+        return TripletJudgement(claim, "supported", 1.0, f"{why}; subject {subjects[0].describe()}, object "
+                                f"{objects[0].describe()}", kind="relation")
+
+    def _gold_match(self, claim: Triplet, reference: JudgeReference) -> str | None:
+        """The gold triplet of the question that says what ``claim`` says, as text, or None.
+
+        Same (or more general) subject and an object that shares its head noun or grounds the same
+        way; failing that, cosine of the triplet texts at or above ``gold_threshold``.
+        """
+        if not reference.gold:
+            return None
+        s, _, o = claim
+        o_norm = normalize_name(o)
+        for gs, gp, go in reference.gold:
+            if not noun_relation(s, gs) in ("same", "general"):
+                continue
+            g_words = set(normalize_name(go).split()) | set(go.lower().split())
+            if o_norm and (o_norm in g_words or o_norm.rsplit(" ", 1)[-1] in g_words or
+                           noun_relation(o, go) in ("same", "general")):
+                return f"({gs}, {gp}, {go})"
+        if self.encoder is None:
+            return None
+        texts = [triplet_text(claim)] + [triplet_text(t) for t in reference.gold]
+        vecs = unit_rows(self.encoder.encode(texts))
+        sims = vecs[1:] @ vecs[0]
+        best = int(np.argmax(sims))
+        if sims[best] >= self.gold_threshold:
+            gs, gp, go = reference.gold[best]
+            return f"({gs}, {gp}, {go}) at cosine {sims[best]:.2f}"
+        return None
