@@ -4,16 +4,29 @@ Precedence (lowest to highest): the defaults below, ``hallu-studio.toml`` (or th
 file named by ``HALLU_STUDIO_CONFIG``), environment variables. Every setting that
 changes a score is part of that score's ``config_key`` so that scores computed
 under different settings never mix.
+
+Each setting declares its help text and, for a choice, its allowed values (``setting``
+below): loading refuses a value outside them, naming the setting, where it came from
+and what is allowed; ``describe_settings`` lists them all for the Settings view and
+``write_settings`` edits the file.
+
+>>> load_settings(env={"HALLU_STUDIO_CONFIG": "/nonexistent.toml", "HALLU_STUDIO_EMD_EMPTY_SIDE": "zero"})
+Traceback (most recent call last):
+...
+ValueError: environment variable HALLU_STUDIO_EMD_EMPTY_SIDE: scoring.emd_empty_side = 'zero' is not allowed; choose undefined | unit_cost
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import tempfile
 import tomllib
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from .model import content_key
 
@@ -32,23 +45,42 @@ OFFLINE_ENV_DEFAULTS = {
     "TOKENIZERS_PARALLELISM": "false",
 }
 
+DEFAULT_CONFIG_FILE = "hallu-studio.toml"
+
+# The allowed values of each choice setting; the components that act on a choice dispatch on these names.
+EXTRACTORS: tuple[str, ...] = ("parser", "llm")
+REVISERS: tuple[str, ...] = ("rule", "llm")
+TRIHE_JUDGES: tuple[str, ...] = ("embedding", "nli", "llm", "graph")
+TRIHE_EXTRACTIONS: tuple[str, ...] = ("parser", "llm-trihe")
+TRIHE_UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
+HALFSCORE_MATCHERS: tuple[str, ...] = ("embedding", "llm", "graph")
+EMD_EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
+
 
 def apply_offline_env_defaults() -> None:
     for key, value in OFFLINE_ENV_DEFAULTS.items():
         os.environ.setdefault(key, value)
 
 
+def setting(default: Any, help: str, *, choices: tuple[str, ...] | None = None) -> Any:
+    """A settings field with its help text and, for a choice, its allowed values."""
+    if choices is not None and default not in choices:
+        raise ValueError(f"default {default!r} is not among the choices {choices}")
+    return field(default=default, metadata={"help": help, "choices": choices})
+
+
 @dataclass
 class LLMSettings:
     """An OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp)."""
 
-    base_url: str | None = None  # None: no LLM configured, offline methods are used
-    model: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = 60.0
-    max_retries: int = 4
-    concurrency: int = 8
-    temperature: float = 0.0
+    base_url: str | None = setting(None, "OpenAI-compatible endpoint URL, e.g. http://127.0.0.1:8000/v1; "
+                                         "unset: no LLM, the offline methods are used")
+    model: str | None = setting(None, "the served model name")
+    api_key_env: str = setting("OPENAI_API_KEY", "name of the environment variable holding the API key")
+    timeout_s: float = setting(60.0, "seconds before one request is given up")
+    max_retries: int = setting(4, "extra tries per request, with exponential back-off")
+    concurrency: int = setting(8, "requests in flight at once")
+    temperature: float = setting(0.0, "sampling temperature (0 keeps answers repeatable)")
 
     @property
     def configured(self) -> bool:
@@ -61,39 +93,57 @@ class LLMSettings:
 
 @dataclass
 class ScoringSettings:
-    embedding_model: str = "all-MiniLM-L6-v2"
-    nli_model: str | None = None  # a Hugging Face NLI cross-encoder; None: no NLI judge
-    extractor: str = "parser"  # parser | llm
-    reviser: str = "rule"  # rule | llm
-    # graph: the scene-graph alignment judge (offline default); embedding: Tri-HE's released
-    # embedding-similarity check; nli: an NLI cross-encoder; llm: the paper's LLM judge.
-    trihe_judge: str = "graph"
-    graph_grounding_threshold: float = 0.8  # names the lexicon does not relate ground by cosine at or above this
-    # Tri-HE's released embedding-similarity check (see docs/metrics.md).
-    trihe_reference_threshold: float = 0.5
-    trihe_support_threshold: float = 0.6
-    trihe_top_k: int = 3
-    nli_threshold: float = 0.6
-    halfscore_match_threshold: float = 0.7
-    batch_size: int = 64
+    embedding_model: str = setting("all-MiniLM-L6-v2", "sentence-transformers model available offline")
+    nli_model: str | None = setting(None, "a Hugging Face NLI cross-encoder (local path or cached name) for "
+                                          "trihe_judge = nli and Reefknot's VQA check; unset: none")
+    extractor: str = setting("parser", "concept extraction for EMD, Evaluate-by-Edit, HalFscore and CHAIR: "
+                                       "the offline SceneGraphParser, or an LLM with VISCON's Figure 11 prompts",
+                             choices=EXTRACTORS)
+    reviser: str = setting("rule", "Evaluate-by-Edit's reviser: offline rules, or an LLM with VISCON's "
+                                   "Figure 12 query API", choices=REVISERS)
+    trihe_judge: str = setting("graph", "Tri-HE's triplet judge: the scene-graph alignment judge (offline "
+                                        "default), Tri-HE's released embedding check, an NLI model, or an LLM "
+                                        "(the paper's two questions)", choices=TRIHE_JUDGES)
+    graph_grounding_threshold: float = setting(0.8, "graph judge and graph matcher: cosine at or above which a "
+                                                    "name the lexicon does not relate grounds to a graph node")
+    trihe_extraction: str = setting("parser", "where Tri-HE's triplets come from: the offline SceneGraphParser, "
+                                              "or Tri-HE's own triplet prompt through [llm]",
+                                    choices=TRIHE_EXTRACTIONS)
+    trihe_unverifiable: str = setting("hallucination", "the graph judge's verdict on an attribute the scene "
+                                                       "graph says nothing about: a hallucination (as the paper "
+                                                       "counts it) or left out", choices=TRIHE_UNVERIFIABLE_POLICIES)
+    # Tri-HE's released embedding-similarity check (see docs/metrics_judges.md).
+    trihe_reference_threshold: float = setting(0.5, "embedding judge: cosine above which a reference triplet "
+                                                    "is relevant to a claim")
+    trihe_support_threshold: float = setting(0.6, "embedding judge: cosine above which a claim is supported")
+    trihe_top_k: int = setting(3, "embedding and NLI judges: reference triplets compared with each claim")
+    nli_threshold: float = setting(0.6, "NLI judge: entailment probability above which a claim is supported")
+    halfscore_matcher: str = setting("embedding", "HalFscore's concept matcher: embedding cosine, an LLM (the "
+                                                  "A.8 prompt), or scene-graph grounding", choices=HALFSCORE_MATCHERS)
+    halfscore_match_threshold: float = setting(0.7, "HalFscore embedding matcher: cosine at which two concepts "
+                                                    "match")
+    emd_empty_side: str = setting("undefined", "EMD when the reference or the response has no concept of a type: "
+                                               "undefined (left out) or 100 (all mass moved)",
+                                  choices=EMD_EMPTY_SIDE_POLICIES)
+    batch_size: int = setting(64, "responses per scoring transaction (not part of any score's config key)")
 
 
 @dataclass
 class DecodingSettings:
     """Reefknot's Detect-then-Calibrate defaults (Algorithm 1)."""
 
-    dtc_alpha: float = 0.1
-    dtc_lambda: int = 2
-    dtc_gamma: float = 0.9
+    dtc_alpha: float = setting(0.1, "Detect-then-Calibrate α: entropy above which a token is calibrated")
+    dtc_lambda: int = setting(2, "Detect-then-Calibrate λ: how many earlier layers are consulted")
+    dtc_gamma: float = setting(0.9, "Detect-then-Calibrate γ: weight of the final layer's distribution")
 
 
 @dataclass
 class Settings:
-    db: str | None = None
+    db: str | None = setting(None, "DuckDB store file; unset: $XDG_DATA_HOME/hallu-studio/store.duckdb")
     llm: LLMSettings = field(default_factory=LLMSettings)
     scoring: ScoringSettings = field(default_factory=ScoringSettings)
     decoding: DecodingSettings = field(default_factory=DecodingSettings)
-    source: str | None = None  # the TOML file these settings were read from, if any
+    source: str | None = None  # the TOML file these settings were read from, if any (not a setting)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -118,36 +168,218 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_EXTRACTOR": ("scoring", "extractor", str),
     "HALLU_STUDIO_REVISER": ("scoring", "reviser", str),
     "HALLU_STUDIO_TRIHE_JUDGE": ("scoring", "trihe_judge", str),
+    "HALLU_STUDIO_TRIHE_EXTRACTION": ("scoring", "trihe_extraction", str),
+    "HALLU_STUDIO_TRIHE_UNVERIFIABLE": ("scoring", "trihe_unverifiable", str),
+    "HALLU_STUDIO_HALFSCORE_MATCHER": ("scoring", "halfscore_matcher", str),
+    "HALLU_STUDIO_EMD_EMPTY_SIDE": ("scoring", "emd_empty_side", str),
 }
 
+_SECTIONS: dict[str, type] = {"": Settings, "llm": LLMSettings, "scoring": ScoringSettings,
+                              "decoding": DecodingSettings}
 
-def _apply(obj: Any, values: dict[str, Any], where: str) -> None:
+
+def _dotted(section: str, key: str) -> str:
+    return f"{section}.{key}" if section else key
+
+
+def _setting_fields() -> dict[str, tuple[str, type, dataclasses.Field[Any]]]:
+    """Dotted name -> (section, settings class, field) of every setting, in declaration order."""
+    return {_dotted(section, f.name): (section, cls, f) for section, cls in _SECTIONS.items()
+            for f in dataclasses.fields(cls) if "help" in f.metadata}
+
+
+def _value_type(cls: type, key: str) -> tuple[type, bool]:
+    """(the value's type, whether it may be unset) of field ``key`` of a settings class."""
+    hint = typing.get_type_hints(cls)[key]
+    args = typing.get_args(hint)
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return next(a for a in args if a is not type(None)), type(None) in args
+    return hint, False
+
+
+_TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def _checked(section: str, key: str, value: Any, where: str) -> Any:
+    """``value`` for setting ``section.key``, or a ValueError naming the setting, ``where`` and what is allowed."""
+    cls = _SECTIONS[section]
+    kind, optional = _value_type(cls, key)
+    name = _dotted(section, key)
+    if value is None:
+        if optional:
+            return None
+        raise ValueError(f"{where}: {name} must be set")
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind in (int, float) and isinstance(value, bool)):
+        raise ValueError(f"{where}: {name} must be {_TYPE_WORDS.get(kind, kind.__name__)}, got {value!r}")
+    choices = {f.name: f for f in dataclasses.fields(cls)}[key].metadata.get("choices")
+    if choices and value not in choices:
+        raise ValueError(f"{where}: {name} = {value!r} is not allowed; choose {' | '.join(choices)}")
+    return value
+
+
+def _parsed(section: str, key: str, text: str, where: str) -> Any:
+    """A setting's value from text (an environment variable, a form field); "" unsets an optional one."""
+    kind, optional = _value_type(_SECTIONS[section], key)
+    if text == "" and optional:
+        return None
+    if kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            raise ValueError(f"{where}: {_dotted(section, key)} must be {_TYPE_WORDS[kind]}, got {text!r}") from None
+    return text
+
+
+def _apply(obj: Any, values: Mapping[str, Any], where: str, section: str,
+           origins: dict[str, str], origin: str) -> None:
     names = {f.name: f for f in dataclasses.fields(obj)}
     for key, value in values.items():
-        if key not in names:
-            raise ValueError(f"{where}: unknown setting {key!r}; known: {sorted(names)}")
+        if key not in names or key == "source":
+            label = f"{where} [{section}]" if section else where
+            raise ValueError(f"{label}: unknown setting {key!r}; known: {sorted(set(names) - {'source'})}")
         current = getattr(obj, key)
         if dataclasses.is_dataclass(current):
             if not isinstance(value, dict):
                 raise ValueError(f"{where}: [{key}] must be a table")
-            _apply(current, value, f"{where} [{key}]")
+            _apply(current, value, where, key, origins, origin)
         else:
-            setattr(obj, key, value)
+            setattr(obj, key, _checked(section, key, value, where))
+            origins[_dotted(section, key)] = origin
 
 
-def load_settings(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Settings:
-    """Defaults, then the TOML file (if any), then environment variables."""
-    env = dict(os.environ) if env is None else env
+def _config_path(path: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:
+    return Path(path) if path else Path(env.get("HALLU_STUDIO_CONFIG", DEFAULT_CONFIG_FILE))
+
+
+def _load(path: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[Settings, dict[str, str]]:
+    """The settings, and for each one set by the file or the environment: "file" or "env:VARIABLE"."""
     settings = Settings()
-    candidate = Path(path) if path else Path(env.get("HALLU_STUDIO_CONFIG", "hallu-studio.toml"))
+    origins: dict[str, str] = {}
+    candidate = _config_path(path, env)
     if path and not candidate.exists():
         raise FileNotFoundError(f"config file {candidate} does not exist")
     if candidate.exists():
         with open(candidate, "rb") as fh:
-            _apply(settings, tomllib.load(fh), str(candidate))
+            try:
+                document = tomllib.load(fh)
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"{candidate}: not valid TOML: {exc}") from None
+        _apply(settings, document, str(candidate), "", origins, "file")
         settings.source = str(candidate)
-    for var, (section, key, kind) in _ENV_MAP.items():
+    for var, (section, key, _) in _ENV_MAP.items():
         if env.get(var):
+            where = f"environment variable {var}"
             target = settings if not section else getattr(settings, section)
-            setattr(target, key, kind(env[var]))
-    return settings
+            setattr(target, key, _checked(section, key, _parsed(section, key, env[var], where), where))
+            origins[_dotted(section, key)] = f"env:{var}"
+    return settings, origins
+
+
+def load_settings(path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Defaults, then the TOML file (if any), then environment variables; bad values are refused."""
+    return _load(path, dict(os.environ) if env is None else env)[0]
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    """One setting as the Settings view shows it."""
+
+    name: str  # dotted: "scoring.trihe_judge"; "db" at the top level
+    value: Any
+    default: Any
+    kind: str  # "string", "integer", "number"
+    optional: bool  # may be unset (written by leaving the key out of the file)
+    choices: tuple[str, ...] | None  # the allowed values of a choice; None: free
+    source: str  # "default", "file" or "env"
+    origin: str  # the file's path, the environment variable's name, or "default"
+    env_vars: tuple[str, ...]  # variables that set it (the last one set wins)
+    help: str
+    shapes_scores: bool  # part of every score's config key
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def describe_settings(path: str | os.PathLike[str] | None = None,
+                      env: Mapping[str, str] | None = None) -> list[SettingInfo]:
+    """Every setting with its current value, default, allowed values and where the value came from.
+
+    Reads ``path`` (else ``$HALLU_STUDIO_CONFIG``, else ./hallu-studio.toml) and ``env``
+    (default ``os.environ``) exactly as ``load_settings`` does.
+    """
+    env = dict(os.environ) if env is None else env
+    settings, origins = _load(path, env)
+    by_setting: dict[str, list[str]] = {}
+    for var, (section, key, _) in _ENV_MAP.items():
+        by_setting.setdefault(_dotted(section, key), []).append(var)
+    out: list[SettingInfo] = []
+    for name, (section, cls, f) in _setting_fields().items():
+        kind, optional = _value_type(cls, f.name)
+        origin = origins.get(name, "default")
+        source = origin.split(":", 1)[0]
+        out.append(SettingInfo(
+            name=name, value=getattr(getattr(settings, section) if section else settings, f.name),
+            default=f.default, kind={str: "string", int: "integer", float: "number"}[kind], optional=optional,
+            choices=f.metadata["choices"], source=source,
+            origin=(settings.source or "") if source == "file" else origin.split(":", 1)[-1],
+            env_vars=tuple(by_setting.get(name, ())), help=f.metadata["help"],
+            shapes_scores=name in _SCORE_SHAPING))
+    return out
+
+
+# What ``Settings.scoring_key`` reads: every [scoring] setting but batch_size, and the LLM's model and URL.
+_SCORE_SHAPING = frozenset([f"scoring.{f.name}" for f in dataclasses.fields(ScoringSettings) if f.name != "batch_size"]
+                           + ["llm.model", "llm.base_url"])
+
+
+def write_settings(path: str | os.PathLike[str], changes: Mapping[str, Any],
+                   env: Mapping[str, str] | None = None) -> Settings:
+    """Set settings in the TOML file ``path`` and return the settings now in force (file, then ``env``).
+
+    ``changes`` maps dotted names ("scoring.trihe_judge", "db") to values; a string is
+    parsed as the setting's type (what a form field gives), and None or "" unsets an
+    optional setting (its key leaves the file). Every change is checked before anything is
+    written; the rest of the file, comments included, is kept. The file is replaced
+    atomically, so a reader never sees half of it.
+    """
+    import tomlkit
+
+    target = Path(path)
+    document = tomlkit.parse(target.read_text(encoding="utf-8")) if target.exists() else tomlkit.document()
+    where = str(target)
+    known = _setting_fields()
+    for name, value in changes.items():
+        if name not in known:
+            raise ValueError(f"{where}: unknown setting {name!r}; known: {', '.join(known)}")
+        section, _, key = name.rpartition(".")
+        if isinstance(value, str):
+            value = _parsed(section, key, value, where)
+        value = _checked(section, key, value, where)
+        table: Any = document
+        if section:
+            if section not in document:
+                document[section] = tomlkit.table()
+            table = document[section]
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = value
+    text = tomlkit.dumps(document)
+    _load_text_check(text, where)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return load_settings(target, env)
+
+
+def _load_text_check(text: str, where: str) -> None:
+    """Refuse to write a file that would not load (a bad value already in it, say)."""
+    _apply(Settings(), tomllib.loads(text), where, "", {}, "file")

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 
 from .common import add_db_option, open_store
+from .output import add_format_option, write_records
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--metrics", default=None, help="comma-separated metrics (default: all scored)")
     p.add_argument("--by-domain", action="store_true", help="one row per image domain too")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
-    p.add_argument("--format", choices=("table", "csv", "jsonl"), default="table")
+    add_format_option(p)
     p.set_defaults(func=run)
 
 
@@ -36,13 +35,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     columns = ["model", "benchmark"] + (["domain"] if args.by_domain else []) + [
         "metric", "key", "value", "low", "high", "n", "images", "aggregation", "run_id"]
-    if args.format == "jsonl":
-        for r in rows:
-            print(json.dumps({c: r.get(c) for c in columns}))
-    elif args.format == "csv":
-        writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    if args.format != "table":
+        write_records(rows, columns, args.format)
     else:
         shown = [[_fmt(r.get(c)) for c in columns[:-2]] for r in rows]
         header = columns[:-2]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 from .common import add_db_option, open_store
+from .output import add_format_option, columns_of, write_records
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,11 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run one of the papers' analyses instead: frequent-pairs, length, domain-shift, "
                         "vocabulary-shift, extractor-robustness, judge-agreement, confidence-layers, "
                         "run-comparison, probe-validity")
-    p.add_argument("--output-dir", default=".", metavar="DIR", help="where --analysis writes its plot (PNG)")
+    p.add_argument("--output-dir", default=None, metavar="DIR",
+                   help="where --analysis writes its plot (PNG; default: the current directory, and no plot "
+                        "with --format jsonl or csv unless this is given)")
     p.add_argument("--benchmark", default=None, help="with --analysis: only this benchmark's runs")
     p.add_argument("--runs", default=None, help="with --analysis: comma-separated run ids (run-comparison: "
                                                 "the first is the baseline)")
     p.add_argument("--limit", type=int, default=None, help="with --analysis: responses per run re-scored in memory")
+    add_format_option(p)
     p.set_defaults(func=run)
 
 
@@ -39,7 +44,11 @@ def _ci(value: float, low: float, high: float) -> str:
 
 
 def run_one_analysis(args: argparse.Namespace) -> int:
-    """``--analysis NAME``: print the analysis's table and notes, write its plot to ``--output-dir``."""
+    """``--analysis NAME``: print the analysis's table and notes, write its plot to ``--output-dir``.
+
+    With ``--format jsonl`` or ``csv`` stdout holds only the rows; the title, notes and
+    the plot's path go to stderr.
+    """
     from pathlib import Path
 
     from ..studies.analyses import run_analysis
@@ -57,15 +66,22 @@ def run_one_analysis(args: argparse.Namespace) -> int:
     # Only the length analysis writes (it derives and scores truncated runs).
     with open_store(args, read_only=args.analysis != "length") as store:
         result = run_analysis(store, args.analysis, settings_from(args), **options)
-    print(result.title)
-    print(result.table_text() if result.rows else "  (no rows)")
+    machine = args.format != "table"
+    say = sys.stderr if machine else sys.stdout
+    print(result.title, file=say)
+    if machine:
+        write_records(result.rows, columns_of(result.rows, result.columns), args.format)
+    else:
+        print(result.table_text() if result.rows else "  (no rows)")
     for note in result.notes:
-        print(f"note: {note}")
-    out_dir = Path(args.output_dir)
+        print(f"note: {note}", file=say)
+    if machine and args.output_dir is None:
+        return 0
+    out_dir = Path(args.output_dir or ".")
     out_dir.mkdir(parents=True, exist_ok=True)
     plot = out_dir / f"{result.name}.png"
     result.figure.savefig(plot, dpi=120)
-    print(f"plot: {plot}")
+    print(f"plot: {plot}", file=say)
     return 0
 
 
@@ -73,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "analysis", None):
         return run_one_analysis(args)
     from ..metrics.registry import parse_metric_names
-    from ..studies.collect import annotator_agreement, correlation_table, judge_accuracy_table, probe_detection_table
+    from ..studies.collect import (annotator_agreement, correlation_table, judge_accuracy_table,
+                                   probe_detection_records, probe_detection_table)
 
     metrics = parse_metric_names(args.metrics) if args.metrics else None
     value_keys = {}
@@ -86,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
         table = correlation_table(store, metrics, n_boot=args.n_boot, seed=args.seed, value_keys=value_keys)
         agreement = annotator_agreement(store)
         judges = judge_accuracy_table(store)
+        if args.format != "table":
+            probe_rows = probe_detection_records(store, metrics, n_boot=args.n_boot, seed=args.seed)
+            write_study_records(table, agreement, judges, probe_rows, args.format)
+            return 0
         probes = probe_detection_table(store, metrics)
     print("Correlation with human 1-5 ratings (5 = no hallucination; 95% CI, resampled by image)")
     if not table:
@@ -114,3 +135,19 @@ def run(args: argparse.Namespace) -> int:
                   f"{_f(row.detection_rate):>6} of {row.injected:<5} "
                   f"{_f(row.false_alarm_rate):>6} of {row.stated:<7} {_f(row.spearman_with_injected_share):>17}")
     return 0
+
+
+def write_study_records(correlations: list[dict[str, Any]], agreement: dict[str, Any], judges: dict[str, Any],
+                        probes: list[dict[str, Any]], fmt: str) -> None:
+    """Every table of ``study`` as rows of one stream, each naming its ``table``.
+
+    correlation: one row per metric, value and config; agreement: one row; judge_accuracy:
+    one row per judge; probe_detection: one row per metric, config and hallucination type
+    (``studies.collect.probe_detection_records``).
+    """
+    rows: list[dict[str, Any]] = [{"table": "correlation", **r} for r in correlations]
+    rows.append({"table": "agreement", **agreement})
+    rows += [{"table": "judge_accuracy", "judge": name, "n": acc.n, "accuracy": acc.accuracy,
+              "binary_accuracy": acc.binary_accuracy, "kappa": acc.kappa} for name, acc in sorted(judges.items())]
+    rows += [{"table": "probe_detection", **r} for r in probes]
+    write_records(rows, columns_of(rows, ["table"]), fmt)

@@ -25,7 +25,7 @@ def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, enc
 
         return SceneGraphAlignmentJudge(encoder, model_name=sc.embedding_model,
                                         grounding_threshold=sc.graph_grounding_threshold,
-                                        unverifiable=getattr(sc, "trihe_unverifiable", "hallucination"))
+                                        unverifiable=sc.trihe_unverifiable)
     if kind == "embedding":
         from .embedding_judge import EmbeddingSimilarityJudge
 

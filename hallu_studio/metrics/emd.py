@@ -41,6 +41,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from ..config import EMD_EMPTY_SIDE_POLICIES
 from ..judges.base import unit_rows
 from ..extraction.base import ConceptExtractor
 from ..model import ConceptSet
@@ -54,7 +55,7 @@ TEMPLATES: dict[str, str] = {
     "relation": "Relation: {s} - {p} - {o}",
 }
 SCALE = 100.0
-EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
+EMPTY_SIDE_POLICIES: tuple[str, ...] = EMD_EMPTY_SIDE_POLICIES  # the setting scoring.emd_empty_side
 
 
 class PhraseEncoder(Protocol):

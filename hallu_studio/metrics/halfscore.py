@@ -283,14 +283,16 @@ class HalFscoreMetric:
         self._reference_cache: dict[str, list[Concept]] = {}
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, matcher: str = "embedding", store: "Store | None" = None,
+    def from_settings(cls, settings: "Settings", *, matcher: str | None = None, store: "Store | None" = None,
                       encoder: PhraseEncoder | None = None, llm_client: "LLMClient | None" = None,
                       extract: Callable[[str], ConceptSet] | None = None) -> "HalFscoreMetric":
-        """``matcher``: embedding (offline, ``halfscore_match_threshold``) or llm (the A.8 prompt).
+        """``matcher`` (default ``scoring.halfscore_matcher``): embedding (offline, ``halfscore_match_threshold``)
+        or llm (the A.8 prompt).
 
         ``extract`` turns a sample's dense reference caption into concepts (the pipeline's extractor).
         """
         sc = settings.scoring
+        matcher = matcher or sc.halfscore_matcher
         built: ConceptMatcher
         if matcher == "embedding":
             if encoder is None:

@@ -113,40 +113,12 @@ class _Parts:
 
 
 def _build_emd(cls: type, parts: _Parts) -> Any:
-    return cls(parts.embedder(), parts.extractor())
-
-
-def _build_trihe(cls: type, parts: _Parts) -> Any:
-    from ..judges.factory import build_triplet_judge
-
-    encoder = parts.embedder() if parts.settings.scoring.trihe_judge in ("embedding", "nli") else None
-    return cls(build_triplet_judge(parts.settings, store=parts.store, encoder=encoder))
-
-
-def _build_halfscore(cls: type, parts: _Parts) -> Any:
-    from .halfscore import EmbeddingConceptMatcher
-
-    sc = parts.settings.scoring
-    return cls(EmbeddingConceptMatcher(parts.embedder(), threshold=sc.halfscore_match_threshold,
-                                       model_name=sc.embedding_model))
-
-
-def _build_reefknot(cls: type, parts: _Parts) -> Any:
-    # The paper judges VQA answers by bidirectional entailment; without an NLI model
-    # configured, the offline relation-phrase match stands in (and its config says so).
-    nli_model = parts.settings.scoring.nli_model
-    if nli_model:
-        from ..judges.nli import NLIModel
-        from .reefknot import BidirectionalEntailment
-
-        return cls(BidirectionalEntailment(NLIModel(nli_model)))
-    return cls()
+    return cls(parts.embedder(), parts.extractor(), empty_side=parts.settings.scoring.emd_empty_side)
 
 
 # Builders for metrics whose class takes parts rather than settings; any other class
 # is built with ``from_settings(settings, store=...)`` if it has one, else with no arguments.
-_BUILDERS: dict[str, Callable[[type, _Parts], Any]] = {
-    "emd": _build_emd, "trihe": _build_trihe, "halfscore": _build_halfscore, "reefknot": _build_reefknot}
+_BUILDERS: dict[str, Callable[[type, _Parts], Any]] = {"emd": _build_emd}
 
 
 def _shared_parts(factory: Callable[..., Any], parts: _Parts) -> dict[str, Any]:
@@ -200,3 +172,27 @@ def make_extractor(settings: Settings, store: "Store | None" = None) -> "Concept
         factory = getattr(cls, "from_settings", None)
         return factory(settings, store=store) if factory is not None else cls(settings)
     raise ValueError(f"unknown extractor {kind!r}; choose 'parser' or 'llm'")
+
+
+def make_trihe_extractor(settings: Settings, store: "Store | None" = None) -> "ConceptExtractor | None":
+    """Tri-HE's own claim extractor (``scoring.trihe_extraction``), or None when the pipeline's concepts serve.
+
+    "parser": the offline SceneGraphParser, which is the pipeline's extractor unless
+    ``scoring.extractor`` names the LLM; "llm-trihe": Tri-HE's triplet prompt through ``[llm]``.
+    """
+    kind = settings.scoring.trihe_extraction
+    if kind == "parser":
+        if settings.scoring.extractor == "parser":
+            return None
+        from ..extraction import ParserExtractor
+
+        return ParserExtractor(batch_size=settings.scoring.batch_size)
+    if kind == "llm-trihe":
+        if not settings.llm.configured:
+            raise ValueError("scoring.trihe_extraction = 'llm-trihe' needs an LLM endpoint: set [llm] base_url "
+                             "and model (or HALLU_STUDIO_LLM_BASE_URL and HALLU_STUDIO_LLM_MODEL)")
+        from ..extraction.llm import LLMExtractor
+        from ..llm.client import LLMClient
+
+        return LLMExtractor(LLMClient(settings.llm, store), style="trihe", model_name=settings.llm.model)
+    raise ValueError(f"unknown scoring.trihe_extraction {kind!r}; choose parser or llm-trihe")

@@ -33,6 +33,7 @@ are numbers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -43,6 +44,7 @@ from .base import ItemResult, ScoringItem
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..extraction.base import ConceptExtractor
     from ..store import Store
 
 ATTRIBUTE_PREDICATE = "is"
@@ -88,19 +90,31 @@ def _rates(per_question: Sequence[dict[str, float]], key: str) -> float | None:
 class TriHEMetric:
     name = "trihe"
 
-    def __init__(self, judge: TripletJudge) -> None:
+    def __init__(self, judge: TripletJudge, extractor: "ConceptExtractor | None" = None) -> None:
         self.judge = judge
+        # Tri-HE's own claim extraction (``scoring.trihe_extraction``); None: the pipeline's concepts.
+        self.extractor = extractor
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, store: "Store | None" = None, encoder: Any = None,
                       llm_client: Any = None) -> "TriHEMetric":
-        """The judge named by ``settings.scoring.trihe_judge`` (embedding | nli | llm)."""
+        """The judge named by ``settings.scoring.trihe_judge``, the claims ``scoring.trihe_extraction`` names."""
         from ..judges.factory import build_triplet_judge
+        from .registry import make_trihe_extractor
 
-        return cls(build_triplet_judge(settings, store=store, encoder=encoder, llm_client=llm_client))
+        return cls(build_triplet_judge(settings, store=store, encoder=encoder, llm_client=llm_client),
+                   make_trihe_extractor(settings, store))
 
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, "claims": "relations + attributes as (o, is, a)", **self.judge.config()}
+        own = {"claims_extractor": self.extractor.config()} if self.extractor is not None else {}
+        return {"metric": self.name, "claims": "relations + attributes as (o, is, a)", **own, **self.judge.config()}
+
+    def _with_own_claims(self, items: Sequence[ScoringItem]) -> list[ScoringItem]:
+        """The items with Tri-HE's own extraction in place of the pipeline's concepts, when it has one."""
+        if self.extractor is None:
+            return list(items)
+        extracted = self.extractor.extract([i.response for i in items])
+        return [dataclasses.replace(i, mentioned=cs) for i, cs in zip(items, extracted, strict=True)]
 
     def counts_as_hallucination(self, verdict: str) -> bool:
         """Object and relation hallucinations always; other verdicts as the judge's own policy says."""
@@ -108,6 +122,9 @@ class TriHEMetric:
         return policy(verdict) if policy is not None else verdict in HALLUCINATION_VERDICTS
 
     def update(self, item: ScoringItem) -> ItemResult:
+        return self._judged(self._with_own_claims([item])[0])
+
+    def _judged(self, item: ScoringItem) -> ItemResult:
         image = image_group(item.sample)
         empty = {"n_triplets": 0.0, "hallucinated": 0.0, "object": 0.0, "relation": 0.0,
                  "prediction_error": 0.0, "unparseable": 0.0, "unverifiable": 0.0, "inference": 0.0,
@@ -149,12 +166,13 @@ class TriHEMetric:
 
     def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
         """``update`` for each item, after letting the judge pre-encode all their phrases in one go."""
+        items = self._with_own_claims(items)
         warm = getattr(self.judge, "warm", None)
         if warm is not None:
             batches = [([t for t, _ in response_claims(i.mentioned)], reference_for(i.sample))
                        for i in items if i.mentioned is not None]
             warm(batches)
-        return [self.update(i) for i in items]
+        return [self._judged(i) for i in items]
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
         questions = [s for s in stats if s.get("n_triplets", 0) > 0]

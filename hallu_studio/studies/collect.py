@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..annotation import current_corrections, current_ratings, preferences
 from .agreement import krippendorff_alpha
 from .bradley_terry import Strength, bradley_terry
 from .correlation import correlate
 from .judges import JudgeAccuracy, judge_accuracy
-from .probe_detection import DetectionRow, ProbeItem, detection_row
+from .probe_detection import HALLUCINATION_TYPES, DetectionRow, ProbeItem, detection_records, detection_row
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -59,7 +59,8 @@ def item_value(metric: str, values: Mapping[str, Any]) -> float | None:
     return numbers[0] if len(numbers) == 1 else None
 
 
-def _cluster(row: Mapping[str, Any]) -> str:
+def image_cluster(row: Mapping[str, Any]) -> str:
+    """The image a scored response is about (its sample where the image is unknown): the bootstrap's cluster."""
     return f"{row.get('benchmark')}/{row.get('image_key') or row.get('sample_id')}"
 
 
@@ -92,7 +93,7 @@ def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: 
         else:
             value = item_value(metric, row["values"])
         if value is not None:
-            groups[(metric, row["config_key"])].append((value, human[row["response_id"]], _cluster(row)))
+            groups[(metric, row["config_key"])].append((value, human[row["response_id"]], image_cluster(row)))
     out = []
     for (metric, key), triples in sorted(groups.items()):
         x, y, clusters = zip(*triples)
@@ -166,21 +167,53 @@ def preference_strengths(store: "Store", aspect: str = "overall") -> dict[Any, S
     return bradley_terry(wins, ties)
 
 
-def probe_detection_table(store: "Store", metrics: list[str] | None = None) -> list[DetectionRow]:
-    """Per metric, detection and false-alarm rates over every probe run's responses."""
-    probe_runs = [r["id"] for r in store.list_runs() if r["backend"] == "probe"]
+def probe_items(store: "Store", run_ids: Sequence[str] | None = None,
+                metrics: Sequence[str] | None = None) -> dict[tuple[str, str], list[ProbeItem]]:
+    """(metric, config key) -> the scored probe responses (those with ``signals["injected"]``) of these runs.
+
+    ``run_ids`` None: every probe run in the store.
+    """
+    if run_ids is None:
+        run_ids = [r["id"] for r in store.list_runs() if r["backend"] == "probe"]
     items: dict[tuple[str, str], list[ProbeItem]] = defaultdict(list)
-    for run_id in probe_runs:
+    for run_id in run_ids:
         concepts = {resp.id: score.evidence.get("concepts")
                     for resp, score in store.iter_scores(CONCEPTS, run_id=run_id, with_evidence=True)}
-        for response, score in store.iter_scores(None, run_id=run_id, with_evidence=True):
-            metric = score.metric
-            if metric == CONCEPTS or (metrics and metric not in metrics):
-                continue
+        scored = [(response, score) for response, score in store.iter_scores(None, run_id=run_id, with_evidence=True)
+                  if score.metric != CONCEPTS and (not metrics or score.metric in metrics)
+                  and "injected" in (response.signals or {})]
+        samples = store.get_samples(sorted({response.sample_id for response, _ in scored}))
+        for response, score in scored:
             signals = response.signals or {}
-            if "injected" not in signals:
-                continue
-            items[(metric, score.config_key)].append(ProbeItem(response.text, list(signals.get("injected") or []),
-                                           list(signals.get("stated") or []), score.values, score.evidence,
-                                           item_value(metric, score.values), concepts.get(response.id)))
-    return [detection_row(metric, rows, key) for (metric, key), rows in sorted(items.items())]
+            sample = samples.get(response.sample_id)
+            image = image_cluster({"benchmark": sample.benchmark, "image_key": sample.image_key,
+                                   "sample_id": sample.id}) if sample is not None else None
+            items[(score.metric, score.config_key)].append(ProbeItem(
+                response.text, list(signals.get("injected") or []), list(signals.get("stated") or []),
+                score.values, score.evidence, item_value(score.metric, score.values), concepts.get(response.id),
+                image))
+    return items
+
+
+def probe_detection_table(store: "Store", metrics: list[str] | None = None,
+                          run_ids: Sequence[str] | None = None) -> list[DetectionRow]:
+    """Per metric, detection and false-alarm rates over the probe runs' responses (default: every probe run)."""
+    return [detection_row(metric, rows, key)
+            for (metric, key), rows in sorted(probe_items(store, run_ids, metrics).items())]
+
+
+def probe_detection_records(store: "Store", metrics: Sequence[str] | None = None,
+                            run_ids: Sequence[str] | None = None, n_boot: int = 1000,
+                            seed: int = 0) -> list[dict[str, Any]]:
+    """Per metric and config, one row for all types and one per hallucination type, rates with 95 % CIs by image.
+
+    The types are the probe's (``HALLUCINATION_TYPES``) that were injected in at least one
+    of these responses, so every metric gets the same rows.
+    """
+    items = probe_items(store, run_ids, metrics)
+    injected = {str(c.get("type")) for rows in items.values() for item in rows for c in item.injected}
+    types = [t for t in HALLUCINATION_TYPES if t in injected] + sorted(injected - set(HALLUCINATION_TYPES))
+    out: list[dict[str, Any]] = []
+    for (metric, key), rows in sorted(items.items()):
+        out += detection_records(metric, rows, key, types, n_boot=n_boot, seed=seed)
+    return out

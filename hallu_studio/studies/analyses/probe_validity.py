@@ -1,11 +1,14 @@
 """Do the metrics see the hallucinations the probe models injected on purpose?
 
 Per metric (and configuration), over the selected probe runs with ``signals["injected"]``
-(derived truncations are not probe output and are left out, as ``select_runs`` does):
+(derived truncations are not probe output and are left out, as ``select_runs`` does),
+one row for all hallucination types together (type ``all``) and one per type injected:
 detection rate (injected concepts whose span the metric flags), false-alarm rate
-(clean stated concepts it flags) and the Spearman correlation of its per-response
-value with the response's injected share — all from ``studies.probe_detection``.
-Added here: the rank correlation, across probe runs, of the metric's mean value
+(clean stated concepts it flags; a false alarm has no type, so every row of a metric
+repeats the metric's), each with a 95 % bootstrap interval resampling images, and on
+the ``all`` row the Spearman correlation of the metric's per-response value with the
+response's injected share — all from ``studies.probe_detection``. Added here, also on
+the ``all`` row: the rank correlation, across probe runs, of the metric's mean value
 with the run's injection rate (``rate=`` of the probe model).
 
 Worked example: runs at rates 0, 0.1, 0.3, 0.5 with mean values 1, 3, 2, 4: ranks
@@ -28,8 +31,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from scipy import stats as st
 
 from ...config import Settings
-from ..collect import item_value
-from ..probe_detection import DetectionRow, ProbeItem, detection_row
+from ..collect import item_value, probe_detection_records
+from ..probe_detection import ALL_TYPES, DETECTION_COLUMNS
 from .common import mean, select_runs
 from .result import AnalysisResult, empty_result, figure
 
@@ -38,8 +41,7 @@ if TYPE_CHECKING:
 
 NAME = "probe-validity"
 TITLE = "Metric detection of injected hallucinations (probe runs)"
-COLUMNS = ["metric", "config_key", "responses", "detection_rate", "false_alarm_rate", "injected", "stated",
-           "spearman_vs_injected_share", "probe_runs", "spearman_vs_run_rate"]
+COLUMNS = [*DETECTION_COLUMNS, "probe_runs", "spearman_vs_run_rate"]
 _RATE = re.compile(r"\brate=([0-9.]+)")
 
 
@@ -77,49 +79,38 @@ def _run_means(store: "Store", run_ids: Sequence[str],
     return out
 
 
-def detection_table(store: "Store", run_ids: Sequence[str], metrics: Sequence[str] | None) -> list[DetectionRow]:
-    """``collect.probe_detection_table`` restricted to these runs (the same ``detection_row`` per metric)."""
-    items: dict[tuple[str, str], list[ProbeItem]] = defaultdict(list)
-    for run_id in run_ids:
-        concepts = {r.id: s.evidence.get("concepts")
-                    for r, s in store.iter_scores("concepts", run_id=run_id, with_evidence=True)}
-        for response, score in store.iter_scores(None, run_id=run_id, with_evidence=True):
-            signals = response.signals or {}
-            if score.metric == "concepts" or (metrics and score.metric not in metrics) or "injected" not in signals:
-                continue
-            items[(score.metric, score.config_key)].append(ProbeItem(
-                response.text, list(signals.get("injected") or []), list(signals.get("stated") or []),
-                score.values, score.evidence, item_value(score.metric, score.values), concepts.get(response.id)))
-    return [detection_row(metric, rows, key) for (metric, key), rows in sorted(items.items())]
-
-
 def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None, runs: Sequence[str] | None = None,
-            metrics: Sequence[str] | None = None, **_: Any) -> AnalysisResult:
+            metrics: Sequence[str] | None = None, n_boot: int = 1000, seed: int = 0, **_: Any) -> AnalysisResult:
     notes = ["detection: injected concepts whose span the metric flags; false alarm: clean stated concepts it flags",
+             "false alarms have no hallucination type: each type's row repeats its metric's false alarms",
+             "intervals: 95% bootstrap, resampling images (responses where the image is unknown)",
              "probe runs are synthetic: they check the metrics' mechanics, not real models"]
     probes = [r["id"] for r in select_runs(store, benchmark, runs) if r["backend"] == "probe"]
-    detection = detection_table(store, probes, list(metrics) if metrics else None)
-    by_run = _run_means(store, probes, benchmark)
-    if not detection:
+    wanted = list(metrics) if metrics else None
+    records = probe_detection_records(store, wanted, probes, n_boot=n_boot, seed=seed) if probes else []
+    if not records:
         return empty_result(NAME, TITLE, COLUMNS, "no scored probe runs with injected hallucinations: run "
                             "`hallu-studio run --model probe:rate=0.3` and score it", notes)
+    by_run = _run_means(store, probes, benchmark)
     rows = []
-    for d in detection:
-        points = by_run.get((d.metric, d.config_key), [])
-        rows.append({"metric": d.metric, "config_key": d.config_key, "responses": d.responses,
-                     "detection_rate": d.detection_rate, "false_alarm_rate": d.false_alarm_rate,
-                     "injected": d.injected, "stated": d.stated,
-                     "spearman_vs_injected_share": d.spearman_with_injected_share, "probe_runs": len(points),
-                     "spearman_vs_run_rate": rate_rank_correlation(points),
-                     "by_type": ", ".join(f"{k} {v[1]}/{v[0]}" for k, v in d.by_type.items())})
-    return AnalysisResult(NAME, TITLE, COLUMNS + ["by_type"], rows, _figure(rows, by_run), notes)
+    for r in records:
+        key = (r["metric"], r["config_key"])
+        summary = r["type"] == ALL_TYPES
+        points = by_run.get(key, [])
+        rows.append({**r, "probe_runs": len(points),
+                     "spearman_vs_run_rate": rate_rank_correlation(points) if summary else math.nan})
+    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure([r for r in rows if r["type"] == ALL_TYPES], by_run),
+                          notes)
 
 
 def _figure(rows: list[dict[str, Any]], by_run: dict[tuple[str, str], list[tuple[float, float]]]) -> Any:
     fig, (ax, ax2) = figure(2)
     x = list(range(len(rows)))
-    ax.bar([i - 0.2 for i in x], [r["detection_rate"] for r in rows], 0.4, label="detection")
-    ax.bar([i + 0.2 for i in x], [r["false_alarm_rate"] for r in rows], 0.4, label="false alarms")
+    for offset, rate, label in ((-0.2, "detection_rate", "detection"), (0.2, "false_alarm_rate", "false alarms")):
+        values = [r[rate] for r in rows]
+        errors = [[max(0.0, v - r[f"{rate}_low"]) for v, r in zip(values, rows)],
+                  [max(0.0, r[f"{rate}_high"] - v) for v, r in zip(values, rows)]]
+        ax.bar([i + offset for i in x], values, 0.4, yerr=errors, capsize=2, label=label)
     ax.set_xticks(x, [r["metric"] for r in rows], rotation=20, fontsize=7)
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7)

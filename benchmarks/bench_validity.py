@@ -1,0 +1,328 @@
+"""Does each offline score track hallucination? Probes with known injected errors, and real data, in one run.
+
+Sections (each prints a Markdown table; ``--write`` puts them all into docs/validity.md between the
+``<!-- bench_validity -->`` markers):
+
+* ``sample``: the embedded sample's captions, probe at ``--rate`` (all four types), extracted with the
+  offline parser. Per metric × injected type: injected, detected, detection rate; per metric: false
+  alarms among the concepts the probe stated correctly (``studies.probe_detection``).
+* ``trihe``: real Tri-HE (``../shared/datasets/tri-he``), first ``--questions`` questions. Gold answers
+  (probe rate 0) and probes at 0.1, 0.3, 0.5: Hallu_Q with a 95 % bootstrap CI by image, per judge;
+  detection of the injected object and relation errors at 0.3.
+* ``dci``: real DCI references with LLaVA-1.5-7B's real captions (``../shared/datasets/halfscore``).
+  Each caption against copies of itself with relations swapped, colours changed, counts changed and
+  objects added: the share of images where the real caption scores better than every copy.
+* ``speed``: responses per second of the graph judge and of the released embedding check on the same
+  Tri-HE items, warm, side by side.
+
+Judges compared: ``graph`` (the scene-graph alignment judge, the default), ``embedding`` (Tri-HE's
+released embedding-similarity check); an LLM judge where ``--config`` names an endpoint.
+
+    python benchmarks/bench_validity.py [--sections sample,trihe,dci,speed] [--write] [--config FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hallu_studio.config import Settings, apply_offline_env_defaults, load_settings  # noqa: E402
+
+apply_offline_env_defaults()
+
+from hallu_studio.backends.probe import ProbeOptions, describe  # noqa: E402
+from hallu_studio.extraction import ParserExtractor  # noqa: E402
+from hallu_studio.metrics.aggregate import bootstrap_ci  # noqa: E402
+from hallu_studio.metrics.base import ScoringItem  # noqa: E402
+from hallu_studio.metrics.registry import make_metrics  # noqa: E402
+from hallu_studio.metrics.trihe import TriHEMetric  # noqa: E402
+from hallu_studio.studies.probe_detection import ProbeItem, detection_row  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "datasets"
+TYPES = ("object", "attribute", "relation", "count")
+MARK_BEGIN, MARK_END = "<!-- bench_validity -->", "<!-- /bench_validity -->"
+
+
+def _settings(args: argparse.Namespace, judge: str) -> Settings:
+    settings = load_settings(args.config) if args.config else Settings()
+    settings.scoring.trihe_judge = judge
+    return settings
+
+
+def judges(args: argparse.Namespace) -> list[str]:
+    out = ["graph", "embedding"]
+    if args.config and load_settings(args.config).llm.configured:
+        out.append("llm")
+    return out
+
+
+def probe_items(samples: Sequence[Any], spec: str, extractor: ParserExtractor) -> list[tuple[ScoringItem, dict]]:
+    options = ProbeOptions.parse(spec)
+    rows = []
+    for s in samples:
+        text, signals = describe(s, options, random.Random(f"{spec}/{s.id}"))
+        rows.append((text, signals, s))
+    concepts = extractor.extract([t for t, _, _ in rows])
+    return [(ScoringItem(f"{spec}/{s.id}", t, s, mentioned=c), sig) for (t, sig, s), c in zip(rows, concepts)]
+
+
+def score(metric: Any, items: Sequence[ScoringItem]) -> list[Any]:
+    out: list[Any] = []
+    for k in range(0, len(items), 64):
+        out.extend(metric.update_many(items[k:k + 64]) if hasattr(metric, "update_many")
+                   else [metric.update(i) for i in items[k:k + 64]])
+    return out
+
+
+def detection(metric_name: str, items: Sequence[tuple[ScoringItem, dict]], results: Sequence[Any]) -> Any:
+    probe = [ProbeItem(i.response, sig.get("injected", []), sig.get("stated", []), r.values, r.evidence, None,
+                       i.mentioned.to_dict(with_spans=True) if i.mentioned else None)
+             for (i, sig), r in zip(items, results)]
+    return detection_row(metric_name, probe)
+
+
+def _rate(a: int, b: int) -> str:
+    return f"{a / b:.2f}" if b else "n/a"
+
+
+# ----------------------------------------------------------------------------- sections
+
+def section_sample(args: argparse.Namespace, extractor: ParserExtractor) -> str:
+    from hallu_studio.sample.build import build_sample_benchmark
+
+    samples = [s for s in build_sample_benchmark(with_variants=False).samples if s.task == "caption"]
+    items = probe_items(samples, f"rate={args.rate},mix=object+attribute+relation+count,seed=1", extractor)
+    lines = [f"### Sample captions: probe rate {args.rate}, all four types ({len(items)} captions, offline parser)",
+             "", "| metric | " + " | ".join(f"{t} detected" for t in TYPES) + " | false alarms |",
+             "|---|" + "---|" * (len(TYPES) + 1)]
+    metrics: list[tuple[str, Any]] = [(f"trihe ({j})", TriHEMetric.from_settings(_settings(args, j)))
+                                      for j in judges(args)]
+    for name in ("halfscore", "emd", "edit"):
+        metrics.append((name, make_metrics([name], _settings(args, "graph"), None, extractor)[0]))
+    for label, metric in metrics:
+        base = label.split(" ")[0]
+        t0 = time.perf_counter()
+        row = detection(base, items, score(metric, [i for i, _ in items]))
+        cells = [f"{_rate(row.by_type.get(t, (0, 0))[1], row.by_type.get(t, (0, 0))[0])} "
+                 f"({row.by_type.get(t, (0, 0))[1]}/{row.by_type.get(t, (0, 0))[0]})" for t in TYPES]
+        lines.append(f"| {label} | " + " | ".join(cells) +
+                     f" | {_rate(row.false_alarms, row.stated)} ({row.false_alarms}/{row.stated}) |")
+        print(f"  {label}: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    return "\n".join(lines)
+
+
+def _trihe_samples(n: int) -> list[Any]:
+    from hallu_studio.importers.tri_he import read_tri_he
+
+    return [s for s in read_tri_he(SHARED / "tri-he").samples if s.answer][:n]
+
+
+def section_trihe(args: argparse.Namespace, extractor: ParserExtractor) -> str:
+    if not (SHARED / "tri-he").exists():
+        return "### Real Tri-HE\n\n(skipped: ../shared/datasets/tri-he is not here)"
+    samples = _trihe_samples(args.questions)
+    rates = (0.0, 0.1, 0.3, 0.5)
+    runs = {r: probe_items(samples, f"rate={r},mix=object+relation,seed=1", extractor) for r in rates}
+    lines = [f"### Real Tri-HE: first {len(samples)} questions (gold answers = probe rate 0)", "",
+             "| judge | " + " | ".join(f"Hallu_Q rate {r:g}" for r in rates) +
+             " | Hallu_Q (with inferences) gold | object detected @0.3 | relation detected @0.3 | false alarms @0.3 |",
+             "|---|" + "---|" * (len(rates) + 4)]
+    for j in judges(args):
+        metric = TriHEMetric.from_settings(_settings(args, j))
+        cells, strict, det = [], "", None
+        for r in rates:
+            items = runs[r]
+            results = score(metric, [i for i, _ in items])
+            stats = [res.stats for res in results]
+            v, lo, hi = bootstrap_ci(stats, metric.compute, clusters=[s["image"] for s in stats], n_boot=args.n_boot,
+                                     key="hallu_q")
+            cells.append(f"{v:.1f} [{lo:.1f}, {hi:.1f}]")
+            if r == 0.0:
+                out = metric.compute(stats)
+                strict = f"{out.get('hallu_q_with_inference', float('nan')):.1f}" \
+                    if "hallu_q_with_inference" in out else "n/a"
+            if r == 0.3:
+                det = detection("trihe", items, results)
+        bt = det.by_type if det else {}
+        o, rel = bt.get("object", (0, 0)), bt.get("relation", (0, 0))
+        lines.append(f"| {j} | " + " | ".join(cells) + f" | {strict} | {_rate(o[1], o[0])} ({o[1]}/{o[0]}) | "
+                     f"{_rate(rel[1], rel[0])} ({rel[1]}/{rel[0]}) | "
+                     f"{_rate(det.false_alarms, det.stated) if det else 'n/a'} |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ DCI degradations
+
+_SWAPS = {"on": "under", "under": "on", "left": "right", "right": "left", "above": "below", "below": "above",
+          "behind": "in front of", "in front of": "behind", "holding": "dropping", "wearing": "holding",
+          "inside": "outside", "near": "far from", "next to": "far from", "sitting on": "standing under",
+          "top": "bottom", "bottom": "top"}
+_COLOURS = ["red", "blue", "green", "yellow", "white", "black", "brown", "gray", "grey", "orange", "pink", "purple"]
+_NUMBERS = ["two", "three", "four", "five", "six"]
+_ADDED = ["a giraffe", "an umbrella", "a surfboard", "a fire hydrant", "a kite"]
+
+
+def _sub_words(text: str, table: dict[str, str]) -> str:
+    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, table), key=len, reverse=True)) + r")\b")
+    return pattern.sub(lambda m: table[m.group(1)], text)
+
+
+def degradations(caption: str, rng: random.Random) -> dict[str, str]:
+    """Copies of ``caption`` with one kind of hallucination written into it (unchanged where nothing applies)."""
+    colours = {c: rng.choice([x for x in _COLOURS if x not in (c, "gray" if c == "grey" else "grey")])
+               for c in _COLOURS}
+    numbers = {n: _NUMBERS[(_NUMBERS.index(n) + 2) % len(_NUMBERS)] for n in _NUMBERS}
+    added = " ".join(f"There is also {rng.choice(_ADDED)} next to it." for _ in range(2))
+    return {"relations swapped": _sub_words(caption, _SWAPS), "colours changed": _sub_words(caption, colours),
+            "counts changed": _sub_words(caption, numbers), "objects added": f"{caption} {added}"}
+
+
+def section_dci(args: argparse.Namespace, extractor: ParserExtractor) -> str:
+    from hallu_studio.importers.halfscore import image_stem, read_halfscore_annotations, strip_chat_template
+
+    folder = SHARED / "halfscore"
+    if not folder.exists():
+        return "### Real DCI\n\n(skipped: ../shared/datasets/halfscore is not here)"
+    samples = {image_stem(s.image_key): s for s in read_halfscore_annotations(folder).samples}
+    captions = {}
+    with open(folder / "llava-1.5-7b_captions.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            text = rec["caption"] if isinstance(rec["caption"], str) else "\n\n".join(rec["caption"])
+            captions[image_stem(rec["image"])] = strip_chat_template(text)
+    keys = [k for k in samples if k in captions][: args.images]
+    rng = random.Random(0)
+    variants = {k: degradations(captions[k], rng) for k in keys}
+    kinds = list(next(iter(variants.values())))
+    texts = [captions[k] for k in keys] + [variants[k][d] for k in keys for d in kinds]
+    concepts = dict(zip(texts, extractor.extract(texts)))
+    refs = {k: extractor.extract([samples[k].reference_text or ""])[0] for k in keys}
+
+    def items_for(kind: str | None) -> list[ScoringItem]:
+        return [ScoringItem(f"{k}/{kind}", captions[k] if kind is None else variants[k][kind], samples[k],
+                            mentioned=concepts[captions[k] if kind is None else variants[k][kind]]) for k in keys]
+
+    def trihe_metric(judge: str) -> Any:
+        metric = TriHEMetric.from_settings(_settings(args, judge))
+        original = metric.update
+
+        def with_reference(item: ScoringItem) -> Any:
+            # DCI has no scene graph: the reference caption's own concepts are the graph.
+            from dataclasses import replace
+
+            from hallu_studio.model import SceneGraph, SceneObject, SceneRelation
+            ref = refs[item.response_id.split("/")[0]]
+            names = list(dict.fromkeys([o.name for o in ref.objects] + [r.subject for r in ref.relations] +
+                                       [r.object for r in ref.relations] + [a.object for a in ref.attributes]))
+            ids = {n: f"o{i}" for i, n in enumerate(names)}
+            attrs: dict[str, list[str]] = defaultdict(list)
+            for a in ref.attributes:
+                attrs[a.object].append(a.attribute)
+            graph = SceneGraph([SceneObject(ids[n], n, attrs[n]) for n in names],
+                               [SceneRelation(ids[r.subject], r.predicate, ids[r.object]) for r in ref.relations])
+            return original(replace(item, sample=replace(item.sample, scene_graph=graph)))
+
+        metric.update = with_reference  # type: ignore[method-assign]
+        metric.update_many = lambda items: [with_reference(i) for i in items]  # type: ignore[method-assign]
+        return metric
+
+    value_of: dict[str, tuple[Callable[[], Any], str, bool]] = {
+        "EMD total (lower is better)": (lambda: make_metrics(["emd"], _settings(args, "graph"), None, extractor)[0],
+                                        "total", False),
+        "HalFscore F (higher is better)": (lambda: make_metrics(["halfscore"], _settings(args, "graph"), None,
+                                                                extractor)[0], "f", True),
+    }
+    for j in judges(args):
+        value_of[f"Tri-HE {j} hallucinated share (lower is better)"] = (lambda j=j: trihe_metric(j), "share", False)
+    lines = [f"### Real DCI references, LLaVA-1.5-7B's real captions ({len(keys)} images)", "",
+             "Share of images where the real caption scores strictly better than its degraded copy.", "",
+             "| score | " + " | ".join(kinds) + " | all four |", "|---|" + "---|" * (len(kinds) + 1)]
+    for label, (build, key, higher) in value_of.items():
+        metric = build()
+
+        def values(kind: str | None) -> list[float | None]:
+            out = []
+            for r in score(metric, items_for(kind)):
+                if key == "share":
+                    n = r.stats.get("n_triplets", 0)
+                    out.append(r.stats.get("hallucinated", 0) / n if n else None)
+                else:
+                    v = r.values.get(key)
+                    out.append(None if v is None else float(v))
+            return out
+
+        real = values(None)
+        wins_all = [True] * len(keys)
+        cells = []
+        for kind in kinds:
+            deg = values(kind)
+            wins = [a is not None and b is not None and (a > b if higher else a < b) for a, b in zip(real, deg)]
+            wins_all = [x and y for x, y in zip(wins_all, wins)]
+            cells.append(f"{sum(wins) / len(wins):.2f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {sum(wins_all) / len(wins_all):.2f} |")
+    return "\n".join(lines)
+
+
+def section_speed(args: argparse.Namespace, extractor: ParserExtractor) -> str:
+    if not (SHARED / "tri-he").exists():
+        return "### Speed\n\n(skipped: ../shared/datasets/tri-he is not here)"
+    items = [i for i, _ in probe_items(_trihe_samples(args.questions), "rate=0.3,mix=object+relation,seed=2",
+                                       extractor)]
+    lines = ["### Speed: Tri-HE judges on the same items, warm (phrase caches filled), same run", "",
+             "| judge | responses/s | ratio to embedding |", "|---|---|---|"]
+    rates: dict[str, float] = {}
+    for j in ("embedding", "graph"):
+        metric = TriHEMetric.from_settings(_settings(args, j))
+        score(metric, items)  # warm: model loaded, phrases encoded
+        t0 = time.perf_counter()
+        score(metric, items)
+        rates[j] = len(items) / (time.perf_counter() - t0)
+    for j, r in rates.items():
+        lines.append(f"| {j} | {r:.0f} | {r / rates['embedding']:.2f} |")
+    return "\n".join(lines)
+
+
+SECTIONS = {"sample": section_sample, "trihe": section_trihe, "dci": section_dci, "speed": section_speed}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sections", default=",".join(SECTIONS))
+    ap.add_argument("--rate", type=float, default=0.3)
+    ap.add_argument("--questions", type=int, default=300)
+    ap.add_argument("--images", type=int, default=100)
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--config", default=None, help="a hallu-studio.toml; with an LLM endpoint, the LLM judge joins")
+    ap.add_argument("--write", action="store_true", help="write the tables into docs/validity.md")
+    args = ap.parse_args()
+    extractor = ParserExtractor()
+    out = [f"_Produced by `python benchmarks/bench_validity.py --sections {args.sections}` on "
+           f"{time.strftime('%Y-%m-%d')}._"]
+    for name in args.sections.split(","):
+        t0 = time.perf_counter()
+        out.append(SECTIONS[name](args, extractor))
+        print(out[-1] + "\n", flush=True)
+        print(f"[{name}: {time.perf_counter() - t0:.0f}s]", file=sys.stderr)
+    if args.write:
+        path = ROOT / "docs" / "validity.md"
+        text = path.read_text(encoding="utf-8") if path.exists() else "# Validity\n"
+        block = f"{MARK_BEGIN}\n" + "\n\n".join(out) + f"\n{MARK_END}"
+        if MARK_BEGIN in text:
+            text = text[: text.index(MARK_BEGIN)] + block + text[text.index(MARK_END) + len(MARK_END):]
+        else:
+            text = text.rstrip() + "\n\n" + block + "\n"
+        path.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
