@@ -36,7 +36,7 @@ from typing import Any, Sequence
 from ..model import Sample, content_key
 from .base import GenerationRequest, GenerationResult
 from ..lexicon.attributes import alternatives
-from ..lexicon.forms import is_countable
+from ..lexicon.forms import is_countable, is_plural
 from .probe_text import (
     CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS, SpanText,
     concept_record, counted,
@@ -177,7 +177,7 @@ def _relation_sentence(t: SpanText, subj: str, pred: str, obj: str) -> tuple[int
     t.add("The ")
     start = t.length
     verb_led = pred.split()[0] in {"has", "have", "is", "are", "wears", "holds"}
-    t.add(f"{subj} {pred if verb_led else 'is ' + pred} the {obj}")
+    t.add(f"{subj} {pred if verb_led else ('are ' if is_plural(subj.split()[-1]) else 'is ') + pred} the {obj}")
     end = t.length
     t.add(". ")
     return start, end
@@ -234,7 +234,7 @@ def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple
         if obj.name not in names or not obj.attributes:
             continue
         own = set(obj.attributes)
-        t.add(f"The {obj.name} is ")
+        t.add(f"The {obj.name} {'are' if is_plural(obj.name.split()[-1]) else 'is'} ")
         for j, attr in enumerate(obj.attributes):
             if j:
                 t.add(" and " if j == len(obj.attributes) - 1 else ", ")

@@ -243,7 +243,8 @@ class ParserExtractor:
                 return
             if word.pos_ in ("DET", "PRON", "ADP", "NUM"):
                 return
-            out.append(AttributeConcept(mention.name, text, _char_span([word, doc[mention.root]])))
+            # The attribute's own word: a judge that flags "brown" must not flag the "short" beside it.
+            out.append(AttributeConcept(mention.name, text, _char_span([word])))
 
         for root_i, mention in by_root.items():
             root = doc[root_i]

@@ -113,20 +113,22 @@ class SceneGraphAlignmentJudge:
             n = count_of(o)
             if n is not None:
                 return self._count(claim, subjects, n)
+            compound = normalize_name(f"{o} {s}")
+            named = [node for node in graph.nodes if node.name == compound]
+            if named:
+                # "outer petals" split into (petal, is, outer): the graph names the thing with the modifier.
+                return TripletJudgement(claim, "supported", 1.0, f"the graph has a node named "
+                                        f"{named[0].labels[0] if named[0].labels else compound!r}", kind="attribute")
+            # "is" alone: an attribute, or a kind ("the animal is a dog") when it names the same node.
             objects = self.grounder.ground(o, graph) if attribute_family(o) is None else []
             if objects and {m.index for m in objects} & {m.index for m in subjects}:
                 return TripletJudgement(claim, "supported", 1.0, f"{o!r} names the same node as {s!r}: "
                                         f"{objects[0].describe()}", kind="attribute")
-            if objects or attribute_family(o) is not None or not self._is_object_like(o):
-                return self._attribute(claim, subjects, o, reference)
+            return self._attribute(claim, subjects, o, reference)
         objects = self.grounder.ground(o, graph)
         if not objects:
             return self._absent(claim, "object", o, graph)
         return self._relation(claim, subjects, pred, objects, graph, reference)
-
-    @staticmethod
-    def _is_object_like(word: str) -> bool:
-        return is_visual_noun(word) is True
 
     @staticmethod
     def _is_inference(s: str, p: str, pred: Predicate, o: str) -> bool:
