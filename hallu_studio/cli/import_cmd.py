@@ -14,7 +14,7 @@ from typing import Callable
 from ..importers.base import ImportProblem, ParsedBenchmark, ParsedResponses
 from ..pipelines.importing import ImportReport, import_benchmark, import_events, import_responses
 from ..store import Store
-from .common import add_db_option, open_store
+from .common import add_db_option, check_benchmark, open_store
 
 FORMATS = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "lmms-eval", "vlmevalkit", "jsonl")
 MAX_PROBLEM_LINES = 20
@@ -72,6 +72,7 @@ def _responses(args: argparse.Namespace, store: Store, reader: Callable[..., Par
     """Run a recorded-responses reader against the stored samples of ``benchmark`` (a name or id prefix)."""
     if not benchmark:
         raise ValueError(f"--format {args.format} needs --benchmark NAME (the benchmark the responses answer)")
+    check_benchmark(store, benchmark.split("/")[0])
     known = store.sample_ids(benchmark.split("/")[0])
     if not known:
         raise ValueError(f"the store holds no samples of benchmark {benchmark.split('/')[0]!r}; import it first")
@@ -129,7 +130,7 @@ def _run_format(args: argparse.Namespace, store: Store) -> list[ImportReport]:
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
+    with open_store(args, create=True) as store:
         reports = _run_format(args, store)
     status = 0
     for report in reports:
