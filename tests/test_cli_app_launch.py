@@ -10,12 +10,10 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
-from reliability_helpers import free_port
+from reliability_helpers import free_port, http_status
 
 from hallu_studio.app.main import server_address, why_cannot_listen
 from hallu_studio.store import Store
@@ -81,16 +79,6 @@ def test_a_taken_port_is_one_line_and_exit_2(tmp_path, taken_port, command, env_
     assert not db.exists(), "the store was opened before the port was checked"
 
 
-def _status(url: str) -> int | None:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except OSError:
-        return None
-
-
 def test_the_app_listens_where_the_environment_says_unless_a_flag_says_otherwise(tmp_path, taken_port):
     db = tmp_path / "app.duckdb"
     Store(db).close()
@@ -103,12 +91,12 @@ def test_the_app_listens_where_the_environment_says_unless_a_flag_says_otherwise
                             text=True, errors="replace")
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while (status := _status(f"http://127.0.0.2:{port}/")) is None:
+        while (status := http_status(f"http://127.0.0.2:{port}/")) is None:
             assert proc.poll() is None, f"app.py exited with {proc.returncode}: {proc.stdout.read()[-1500:]}"
             assert time.monotonic() < deadline, f"app.py did not answer on 127.0.0.2:{port}"
             time.sleep(0.3)
         assert status == 200
-        assert _status(f"http://127.0.0.1:{port}/") is None, "listening on the default host too"
+        assert http_status(f"http://127.0.0.1:{port}/") is None, "listening on the default host too"
     finally:
         proc.terminate()
         try:
