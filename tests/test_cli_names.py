@@ -100,3 +100,17 @@ def test_import_creates_the_store(tmp_path, capsys):
     assert db.is_file()
     assert main(["info", "--db", str(db)]) == 0
     assert "b: 1 images (0 found), 1 questions" in capsys.readouterr().out
+
+
+def test_options_a_mode_does_not_read_are_refused_not_dropped(db, tmp_path, capsys):
+    assert main(["study", "--db", db, "--benchmark", "tri-he"]) == 2
+    assert "--benchmark does not apply to the correlation study (no --analysis)" in _error(capsys)
+    assert main(["study", "--db", db, "--analysis", "frequent-pairs", "--value", "emd=object"]) == 2
+    assert "--value does not apply to --analysis frequent-pairs" in _error(capsys)
+    assert main(["study", "--db", db, "--analysis", "lenght"]) == 2
+    assert "unknown analysis 'lenght' (did you mean 'length'?); known analyses: frequent-pairs, length" in _error(capsys)
+    assert main(["import", "--format", "tri-he", str(tmp_path), "--model", "llava", "--db", db]) == 2
+    assert ("--format tri-he does not take --model (formats that do: halfscore, lmms-eval, vlmevalkit, jsonl)"
+            in _error(capsys))
+    assert main(["import", "--format", "sample", str(tmp_path), "--db", db]) == 2
+    assert "--format sample does not take a PATH" in _error(capsys)

@@ -92,8 +92,21 @@ def _value_keys(store: Store, specs: list[str]) -> dict[str, str]:
     return value_keys
 
 
+def _refuse_options_that_do_not_apply(args: argparse.Namespace) -> None:
+    """An option the chosen mode ignores would be dropped silently: name it instead."""
+    if args.analysis:
+        ignored = ["--value"] if args.value else []
+    else:
+        ignored = [flag for flag, given in (("--benchmark", args.benchmark is not None), ("--runs", args.runs is not None),
+                                            ("--limit", args.limit is not None)) if given]
+    if ignored:
+        mode = f"--analysis {args.analysis}" if args.analysis else "the correlation study (no --analysis)"
+        raise ValueError(f"{' and '.join(ignored)} do{'es' if len(ignored) == 1 else ''} not apply to {mode}")
+
+
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "analysis", None):
+    _refuse_options_that_do_not_apply(args)
+    if args.analysis:
         return run_one_analysis(args)
     from ..studies.collect import annotator_agreement, correlation_table, judge_accuracy_table, probe_detection_table
 
