@@ -12,10 +12,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from hallu_studio.cli import main
 from hallu_studio.model import Benchmark, HumanEvent, Sample
 from hallu_studio.store import Store
 
@@ -25,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 # that live only in the write-ahead log (DuckDB checkpoints a small log only on close).
 HOLDER = """
 import sys
+from hallu_studio.cli import main
 from hallu_studio.model import Benchmark, HumanEvent, Sample
 from hallu_studio.store import Store
 mode, path = sys.argv[1], sys.argv[2]
@@ -80,7 +83,8 @@ def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def test_while_the_app_writes_read_commands_answer_from_a_snapshot_and_say_so(tmp_path, db, holder):
+def test_while_the_app_writes_read_commands_answer_from_a_snapshot_and_say_so(tmp_path, db, holder, capsys,
+                                                                               monkeypatch):
     holder("write")
     with pytest.raises(Exception, match="open in another process"):
         Store(db, read_only=True)  # what makes the snapshot necessary: DuckDB refuses a second reader
@@ -98,13 +102,16 @@ def test_while_the_app_writes_read_commands_answer_from_a_snapshot_and_say_so(tm
     assert "read-only snapshot" in export.stderr
     assert {(r["annotator"], r["rating"]) for r in map(json.loads, out.read_text().splitlines())} == {
         ("ann", 4), ("bob", 2)}
-    leaderboard = _cli(tmp_path, "leaderboard", "--db", str(db))
-    assert leaderboard.returncode == 1 and "no scores yet" in leaderboard.stderr  # an answer, not a lock error
+    # the same in this process (faster than another interpreter): the lock is the holder's
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # tempfile reads TMPDIR once, then caches
+    assert main(["leaderboard", "--db", str(db)]) == 1  # an answer, not a lock error
+    assert "no scores yet" in capsys.readouterr().err
     assert db.read_bytes() == before, "reading changed the live file"
     assert not any((tmp_path / "tmp").iterdir()), "the snapshot was left behind"
     # writing still refuses, with the reason
-    score = _cli(tmp_path, "score", "--metrics", "chair", "--db", str(db))
-    assert score.returncode == 2 and "is open in another process (is the app running?)" in score.stderr
+    assert main(["score", "--metrics", "chair", "--db", str(db)]) == 2
+    assert "is open in another process (is the app running?)" in capsys.readouterr().err
 
 
 def test_while_another_process_only_reads_the_live_file_is_read(tmp_path, db, holder):
