@@ -175,9 +175,38 @@ def _index(target: str, prefix: str) -> int:
     return int(target.split(":", 1)[1]) if target.startswith(prefix + ":") else -1
 
 
+def current_rating_events(events: Iterable[HumanEvent]) -> dict[tuple[str, str], HumanEvent]:
+    """``{(response_id, annotator): the rating event in force}`` (its latest rating not undone)."""
+    return {(rid, ann): e for (rid, ann, _), e in _latest(events, "rating").items()}
+
+
 def current_ratings(events: Iterable[HumanEvent]) -> dict[tuple[str, str], int]:
     """``{(response_id, annotator): rating}`` from the log (latest rating in force)."""
-    return {(rid, ann): int(e.value) for (rid, ann, _), e in _latest(events, "rating").items()}
+    return {key: int(e.value) for key, e in current_rating_events(events).items()}
+
+
+RESOLVED_RATING_COLUMNS: tuple[str, ...] = (
+    "response_id", "sample_id", "run_id", "model", "annotator", "rating", "event_id", "rated_at")
+
+
+def resolved_ratings(store: "Store") -> list[dict[str, Any]]:
+    """Each annotator's current rating of each response, one row per (response, annotator), in
+    response order: what the ``ratings`` export writes beside the raw event log (``judgments``).
+
+    Row keys: ``RESOLVED_RATING_COLUMNS`` (event_id: the rating event in force). Undone ratings are left out; a changed rating shows its latest value.
+    """
+    current = current_rating_events(store.list_events_of_kinds(["rating", "undo"]))
+    responses = store.get_responses(sorted({rid for rid, _ in current}))
+    models = {r["id"]: r["model"] for r in store.list_runs()}
+    rows = []
+    for (rid, annotator), event in current.items():
+        response = responses.get(rid)
+        run_id = response.run_id if response else None
+        rows.append({"response_id": rid, "sample_id": response.sample_id if response else None, "run_id": run_id,
+                     "model": models.get(run_id) if run_id else None, "annotator": annotator,
+                     "rating": int(event.value), "event_id": event.id, "rated_at": event.created_at})
+    rows.sort(key=lambda r: (str(r["run_id"]), str(r["sample_id"]), r["response_id"], r["annotator"]))
+    return rows
 
 
 def current_corrections(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], dict[str, Any]]:

@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
@@ -55,6 +58,32 @@ class StoreError(RuntimeError):
 
 class StoreLockedError(StoreError):
     """Another process holds the DuckDB file (typically a running app)."""
+
+
+class StoreNotFoundError(StoreError):
+    """A command that only reads was pointed at a file that does not exist."""
+
+
+def existing_store_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """``path`` (default: ``default_db_path()``) when a store file is there; reading never creates one."""
+    found = Path(path).expanduser() if path is not None else default_db_path()
+    if not found.is_file():
+        raise StoreNotFoundError(
+            f"no store at {found} (the file does not exist); check --db / ${DEFAULT_DB_ENV}, "
+            "or create one with `hallu-studio import`")
+    return found
+
+
+def _wal_of(path: Path) -> Path:
+    return path.with_name(path.name + ".wal")
+
+
+def _file_state(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_size, st.st_mtime_ns
 
 
 # --------------------------------------------------------------------------- schema
@@ -160,8 +189,67 @@ class Store:
             raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
         self._write_lock = threading.RLock()
         self.read_only = read_only
+        # Set on a read-only snapshot (``open_for_reading`` of a held store): the live file and when.
+        self.snapshot_of: str | None = None
+        self.snapshot_taken_at: datetime | None = None
         if not read_only:
             self.migrate(migrate_to)
+
+    # Copying a file that is being written can tear it; a copy is retried while the file changes under it.
+    SNAPSHOT_ATTEMPTS = 3
+
+    @classmethod
+    def open_for_reading(cls, path: str | os.PathLike[str] | None = None) -> "Store":
+        """Open an existing store read-only, never creating one (``StoreNotFoundError`` when missing).
+
+        While another process holds the file for writing (a running app: DuckDB then refuses even a
+        read-only connection from a second process), the file and its write-ahead log are copied
+        to a temporary folder and the copy is opened read-only instead: ``snapshot_of`` and
+        ``snapshot_taken_at`` say so, and ``close()`` removes the copy. An older schema is
+        migrated first (in place when nobody holds the file, else in the copy).
+        """
+        live = existing_store_path(path)
+        try:
+            return cls._open_read_only_current(live)
+        except StoreLockedError:
+            return cls._open_snapshot(live)
+
+    @classmethod
+    def _open_read_only_current(cls, path: Path) -> "Store":
+        store = cls(path, read_only=True)
+        if store.schema_version() >= SCHEMA_VERSION:
+            return store
+        store.close()
+        cls(path).close()  # a read-write open migrates
+        return cls(path, read_only=True)
+
+    @classmethod
+    def _open_snapshot(cls, live: Path) -> "Store":
+        folder = Path(tempfile.mkdtemp(prefix="hallu-studio-snapshot-"))
+        copy = folder / live.name
+        try:
+            for _ in range(cls.SNAPSHOT_ATTEMPTS):
+                before = (_file_state(live), _file_state(_wal_of(live)))
+                taken_at = datetime.now()
+                shutil.copyfile(live, copy)
+                _wal_of(copy).unlink(missing_ok=True)
+                if before[1] is not None:
+                    try:
+                        shutil.copyfile(_wal_of(live), _wal_of(copy))
+                    except FileNotFoundError:  # checkpointed away meanwhile: copy again
+                        continue
+                if (_file_state(live), _file_state(_wal_of(live))) == before:
+                    break
+            try:
+                store = cls._open_read_only_current(copy)
+            except StoreError as exc:
+                raise StoreError(f"the store {live} is held by another process, and a snapshot of it could not "
+                                 f"be read ({exc}); try again, or stop that process") from exc
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        store.snapshot_of, store.snapshot_taken_at = str(live), taken_at
+        return store
 
     # ----------------------------------------------------------------- plumbing
     def close(self) -> None:
@@ -170,6 +258,8 @@ class Store:
         con, self._con = self._con, None
         if con is not None:
             con.close()
+        if self.snapshot_of is not None:
+            shutil.rmtree(Path(self.path).parent, ignore_errors=True)
 
     def __enter__(self) -> "Store":
         return self
@@ -916,6 +1006,25 @@ class Store:
             "metrics": [r[0] for r in self._rows("SELECT DISTINCT metric FROM scores ORDER BY 1")],
         }
         return out
+
+    def benchmark_names(self) -> list[str]:
+        return [r[0] for r in self._rows("SELECT name FROM benchmarks ORDER BY 1")]
+
+    def scored_metrics(self, benchmark: str | None = None) -> list[str]:
+        """The metrics with at least one stored score (on ``benchmark``'s samples, if given)."""
+        if benchmark is None:
+            return [r[0] for r in self._rows("SELECT DISTINCT metric FROM scores ORDER BY 1")]
+        return [r[0] for r in self._rows(
+            "SELECT DISTINCT c.metric FROM scores c JOIN responses x ON x.id = c.response_id "
+            "JOIN samples s ON s.id = x.sample_id WHERE s.benchmark = ? ORDER BY 1", [benchmark])]
+
+    def score_value_keys(self, metric: str) -> list[str]:
+        """The per-response values of ``metric`` that some stored score holds as a number (or boolean)."""
+        return [r[0] for r in self._rows("""
+            SELECT DISTINCT key FROM (SELECT unnest(json_keys("values")) AS key, "values" AS v
+                                      FROM scores WHERE metric = ?)
+            WHERE json_type(v, '$."' || replace(key, '"', '\\"') || '"') IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'BOOLEAN')
+            ORDER BY 1""", [metric])]
 
     def score_configs(self) -> list[dict[str, Any]]:
         """Each metric's configurations in the store: config key, how many scores, when last computed."""

@@ -7,6 +7,8 @@ Nothing here is a test; ``tests/test_reliability_*.py`` use it.
 from __future__ import annotations
 
 import socket
+import urllib.error
+import urllib.request
 from html.parser import HTMLParser
 from typing import Any
 
@@ -24,6 +26,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def http_status(url: str) -> int | None:
+    """The HTTP status ``url`` answers with, or None while nothing answers there."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return None
 
 
 class PayloadFinder(HTMLParser):

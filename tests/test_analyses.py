@@ -78,7 +78,7 @@ def _store_with(store, samples, runs, responses, scores, stats=None):
 def test_registry_lists_the_nine_analyses_and_refuses_unknown_names(store):
     assert list(ANALYSES) == ["frequent-pairs", "length", "domain-shift", "vocabulary-shift", "extractor-robustness",
                               "judge-agreement", "confidence-layers", "run-comparison", "probe-validity"]
-    with pytest.raises(ValueError, match="unknown analysis 'bleu'; choose from frequent-pairs"):
+    with pytest.raises(ValueError, match="unknown analysis 'bleu'; known analyses: frequent-pairs"):
         run_analysis(store, "bleu")
 
 

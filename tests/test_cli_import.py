@@ -45,7 +45,7 @@ def test_some_records_failed_exits_1_listing_each_capped(tmp_path, capsys):
     (["import", "--format", "tri-he", "/no/such/dir/tri-he.json"], "does not exist"),
     (["import", "--format", "reefknot"], "needs a PATH"),
     (["import", "--format", "lmms-eval", "x.jsonl"], "--benchmark"),
-    (["import", "--format", "vlmevalkit", "x.tsv", "--benchmark", "nothing"], "holds no samples"),
+    (["import", "--format", "vlmevalkit", "x.tsv", "--benchmark", "nothing"], "unknown benchmark 'nothing'; the store holds: none"),
 ])
 def test_fatal_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
     assert main(argv + ["--db", str(tmp_path / "s.duckdb")]) == 2

@@ -25,5 +25,6 @@ def test_leaderboard_prints_each_models_numbers_with_an_interval(tmp_path, capsy
 
 
 def test_leaderboard_of_an_empty_store_says_what_to_do(tmp_path, capsys):
+    Store(tmp_path / "e.duckdb").close()
     assert main(["leaderboard", "--db", str(tmp_path / "e.duckdb")]) == 1
     assert "hallu-studio score" in capsys.readouterr().err

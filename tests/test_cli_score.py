@@ -53,7 +53,7 @@ def test_score_errors_are_one_clear_line(tmp_path, capsys):
     assert main(["score", "--metrics", "bleu", "--db", str(db)]) == 2
     assert "unknown metric 'bleu'" in capsys.readouterr().err
     assert main(["score", "--metrics", "pope", "--run", "nope", "--db", str(db)]) == 2
-    assert "no run 'nope'" in capsys.readouterr().err
+    assert "unknown run 'nope'" in capsys.readouterr().err
     assert main(["score", "--metrics", "pope", "--input", str(tmp_path / "x.jsonl")]) == 2
     assert "--input and --output" in capsys.readouterr().err
 

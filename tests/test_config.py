@@ -2,6 +2,7 @@ import pytest
 
 from hallu_studio.cli import main
 from hallu_studio.config import Settings, load_settings
+from hallu_studio.store import Store
 
 
 def test_defaults_then_file_then_environment(tmp_path):
@@ -32,6 +33,7 @@ def test_the_cli_says_when_it_picked_up_a_settings_file(tmp_path, monkeypatch, c
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("HALLU_STUDIO_CONFIG", raising=False)
     (tmp_path / "hallu-studio.toml").write_text("[scoring]\nnli_threshold = 0.7\n")
+    Store(tmp_path / "s.duckdb").close()
     assert main(["info", "--db", str(tmp_path / "s.duckdb")]) == 0
     assert "using settings from hallu-studio.toml" in capsys.readouterr().err
 

@@ -17,14 +17,12 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from reliability_helpers import free_port
+from reliability_helpers import free_port, http_status
 
 from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
 from hallu_studio.backends import make_backend
@@ -170,13 +168,10 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout_s: float) -> int:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             pytest.fail(f"app.py exited early with {proc.returncode}: {proc.stdout.read()[-800:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                return resp.status
-        except urllib.error.HTTPError as exc:
-            return exc.code
-        except OSError:
-            time.sleep(0.3)
+        status = http_status(url)
+        if status is not None:
+            return status
+        time.sleep(0.3)
     pytest.fail(f"app.py did not answer {url} within {timeout_s}s")
 
 

@@ -5,7 +5,24 @@ Layers: ``render/`` (pure HTML / figure functions), ``inspection`` and ``overvie
 ``tabs/`` (Gradio layout and wiring only).
 """
 
-from .build import build_app, launch_kwargs
-from .context import AppContext
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .build import build_app, launch_kwargs
+    from .context import AppContext
 
 __all__ = ["AppContext", "build_app", "launch_kwargs"]
+
+
+def __getattr__(name: str) -> Any:
+    # Gradio loads on first use, not with the package: ``python app.py`` checks its port
+    # (and answers ``--help``) in a fraction of the time Gradio takes to import.
+    if name in ("build_app", "launch_kwargs"):
+        from . import build
+        return getattr(build, name)
+    if name == "AppContext":
+        from .context import AppContext
+        return AppContext
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,13 +1,20 @@
-"""``python app.py [--db FILE] [--host H] [--port N] [--auth users.json]``: open the store, bootstrap
-an empty one with the offline demo, and serve the app until interrupted."""
+"""``python app.py [--db FILE] [--host H] [--port N] [--auth users.json]`` (or ``hallu-studio app ...``):
+open the store, bootstrap an empty one with the offline demo, and serve the app until interrupted.
+
+Where it listens: ``--host`` / ``--port``, else Gradio's own ``GRADIO_SERVER_NAME`` /
+``GRADIO_SERVER_PORT``, else 127.0.0.1:7860. A port that is taken is one line and exit status 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
+import socket
 import sys
 import threading
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..config import apply_offline_env_defaults, load_settings
 
@@ -16,16 +23,62 @@ if TYPE_CHECKING:
     from .context import AppContext
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="app.py", description="HalluStudio web app")
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
+HOST_ENV, PORT_ENV = "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"
+
+
+def parse_args(argv: Sequence[str] | None = None, prog: str = "app.py") -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=prog, description="HalluStudio web app")
     p.add_argument("--db", help="DuckDB store (default: $HALLU_STUDIO_DB or the user data dir)")
     p.add_argument("--config", help="settings TOML (default: ./hallu-studio.toml or $HALLU_STUDIO_CONFIG)")
-    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--host", default=None,
+                   help=f"interface to listen on (default: ${HOST_ENV}, else {DEFAULT_HOST})")
+    p.add_argument("--port", type=int, default=None, help=f"port (default: ${PORT_ENV}, else {DEFAULT_PORT})")
     p.add_argument("--auth", metavar="USERS_JSON", help="users file for annotator sign-in "
                    "(or set $HALLU_STUDIO_USERS=name:password,...)")
     p.add_argument("--no-bootstrap", action="store_true", help="do not populate an empty store with the demo")
     return p.parse_args(argv)
+
+
+def server_address(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> tuple[str, int]:
+    """``(host, port)`` to listen on: the flags win over Gradio's environment variables, which win
+    over the defaults. A port that is not a number from 1 to 65535 is a ``ValueError`` naming its source."""
+    host = args.host or environ.get(HOST_ENV) or DEFAULT_HOST
+    if args.port is not None:
+        port, source = args.port, "--port"
+    elif environ.get(PORT_ENV):
+        port, source = environ[PORT_ENV].strip(), PORT_ENV
+    else:
+        return host, DEFAULT_PORT
+    try:
+        number = int(port)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 65535:
+        raise ValueError(f"{source} must be a port number from 1 to 65535, got {port!r}")
+    return host, number
+
+
+def why_cannot_listen(host: str, port: int) -> str | None:
+    """Why a server could not listen on ``host:port`` (one line saying what to do), or None when it can.
+
+    Binds a socket the way uvicorn does (``SO_REUSEADDR``), so a port a server listens on counts as
+    taken and one merely left in TIME_WAIT does not.
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        return f"cannot listen on host {host!r} ({exc.strerror}); pass --host or set {HOST_ENV}"
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (f"port {port} on {host} is already in use (another HalluStudio or server?); "
+                        f"choose a free one with --port N or {PORT_ENV}=N")
+            return f"cannot listen on {host}:{port} ({exc.strerror}); choose another with --host / --port"
+    return None
 
 
 def start_demo(ctx: "AppContext", steps: "BootstrapSteps | None" = None) -> None:
@@ -51,9 +104,19 @@ def start_demo(ctx: "AppContext", steps: "BootstrapSteps | None" = None) -> None
     print("first start: scoring in the background; the app opens now and fills in as scores land", flush=True)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "app.py") -> int:
     apply_offline_env_defaults()
-    args = parse_args(argv)
+    args = parse_args(argv, prog)
+    try:
+        host, port = server_address(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    # Before the store is opened and the demo built: a taken port fails at once, in one line.
+    problem = why_cannot_listen(host, port)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per local request is noise
     from ..store import Store, StoreError
@@ -81,8 +144,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         threading.Thread(target=overview.compute, args=(ctx, None, False), daemon=True,
                          name="hallu-studio-warm-overview").start()
         demo.queue(default_concurrency_limit=8)
-        demo.launch(server_name=args.host, server_port=args.port, auth=users, footer_links=[],
-                    **launch_kwargs())
+        try:
+            demo.launch(server_name=host, server_port=port, auth=users, footer_links=[], **launch_kwargs())
+        except OSError:
+            # Taken meanwhile: Gradio's own message advises a launch() argument that does not apply here.
+            problem = why_cannot_listen(host, port)
+            if problem is None:
+                raise
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     finally:
         store.close()
     return 0

@@ -14,7 +14,8 @@ from typing import Sequence
 from ..config import apply_offline_env_defaults
 
 # Modules providing subcommands, in the order ``--help`` lists them.
-COMMAND_MODULES = ["info_cmd", "import_cmd", "export_cmd", "run_cmd", "score_cmd", "study_cmd", "leaderboard_cmd", "derive_cmd"]
+COMMAND_MODULES = ["info_cmd", "import_cmd", "export_cmd", "run_cmd", "score_cmd", "study_cmd", "leaderboard_cmd",
+                   "derive_cmd", "app_cmd"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     apply_offline_env_defaults()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    # Only a command that hands its options on (``app``) takes options this parser does not know.
+    if rest and not getattr(args, "passes_options_on", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.passed_on = rest
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_db_option, open_store
+from .common import add_db_option, check_benchmark, open_store, split_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,15 +33,16 @@ def run(args: argparse.Namespace) -> int:
     from ..model import Benchmark
     from ..pipelines.importing import import_benchmark
 
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    kinds = split_names(args.kinds) or []
     unknown = sorted(set(kinds) - set(CONCEPT_KINDS))
     if unknown or not kinds:
         raise ValueError(f"--kinds takes {', '.join(CONCEPT_KINDS)}; got {args.kinds!r}")
     name = args.name or f"{args.benchmark}-pope-{args.strategy}"
     with open_store(args) as store:
+        check_benchmark(store, args.benchmark)
         source = list(store.iter_samples(args.benchmark))
         if not source:
-            raise ValueError(f"no benchmark {args.benchmark!r} in the store; see `hallu-studio info`")
+            raise ValueError(f"benchmark {args.benchmark!r} has no samples")
         samples = existence_samples(source, benchmark=name, strategy=args.strategy, kinds=kinds, seed=args.seed)
         if not samples:
             raise ValueError(f"benchmark {args.benchmark!r} has no scene graphs to ask about")

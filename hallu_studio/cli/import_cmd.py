@@ -14,9 +14,21 @@ from typing import Callable
 from ..importers.base import ImportProblem, ParsedBenchmark, ParsedResponses
 from ..pipelines.importing import ImportReport, import_benchmark, import_events, import_responses
 from ..store import Store
-from .common import add_db_option, open_store
+from .common import add_db_option, check_benchmark, open_store
 
 FORMATS = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "lmms-eval", "vlmevalkit", "jsonl")
+# The options each format reads; any other given would be dropped silently, so it is refused.
+FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "sample": (),
+    "tri-he": ("path", "images", "benchmark"),
+    "reefknot": ("path", "images", "benchmark"),
+    "vg": ("path", "images", "regions", "benchmark"),
+    "gqa": ("path", "images", "benchmark"),
+    "halfscore": ("path", "images", "benchmark", "model"),
+    "lmms-eval": ("path", "benchmark", "model"),
+    "vlmevalkit": ("path", "benchmark", "model"),
+    "jsonl": ("path", "images", "benchmark", "model"),
+}
 MAX_PROBLEM_LINES = 20
 
 
@@ -72,6 +84,7 @@ def _responses(args: argparse.Namespace, store: Store, reader: Callable[..., Par
     """Run a recorded-responses reader against the stored samples of ``benchmark`` (a name or id prefix)."""
     if not benchmark:
         raise ValueError(f"--format {args.format} needs --benchmark NAME (the benchmark the responses answer)")
+    check_benchmark(store, benchmark.split("/")[0])
     known = store.sample_ids(benchmark.split("/")[0])
     if not known:
         raise ValueError(f"the store holds no samples of benchmark {benchmark.split('/')[0]!r}; import it first")
@@ -128,8 +141,18 @@ def _run_format(args: argparse.Namespace, store: Store) -> list[ImportReport]:
     raise ValueError(f"unknown format {fmt!r}")
 
 
+def refuse_unread_options(args: argparse.Namespace) -> None:
+    """Name the first option given that ``--format`` does not read, and the formats that do."""
+    for option in ("path", "images", "regions", "benchmark", "model"):
+        if getattr(args, option) is not None and option not in FORMAT_OPTIONS[args.format]:
+            flag = "a PATH" if option == "path" else f"--{option}"
+            readers = [f for f, options in FORMAT_OPTIONS.items() if option in options]
+            raise ValueError(f"--format {args.format} does not take {flag} (formats that do: {', '.join(readers)})")
+
+
 def run(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
+    refuse_unread_options(args)
+    with open_store(args, create=True) as store:
         reports = _run_format(args, store)
     status = 0
     for report in reports:

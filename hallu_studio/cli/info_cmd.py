@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_db_option, open_store
+from .common import add_db_option, open_store_for_reading
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,8 +14,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
-        print(f"store: {store.path} (schema v{store.schema_version()})")
+    with open_store_for_reading(args) as store:
+        snapshot = f", read-only snapshot taken at {store.snapshot_taken_at:%H:%M:%S}" if store.snapshot_of else ""
+        print(f"store: {store.snapshot_of or store.path} (schema v{store.schema_version()}{snapshot})")
         infos = store.benchmark_infos()
         print(f"benchmarks: {len(infos)}")
         for b in infos:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_db_option, open_store
+from .common import add_db_option, check_benchmark, check_metrics, open_store_for_reading
 from .output import add_format_option, write_records
 
 
@@ -27,11 +27,13 @@ def _fmt(value: object) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..studies.leaderboard import leaderboard
 
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-    with open_store(args) as store:
+    with open_store_for_reading(args) as store:
+        check_benchmark(store, args.benchmark)
+        metrics = check_metrics(store, args.metrics, args.benchmark)
         rows = leaderboard(store, args.benchmark, by_domain=args.by_domain, metrics=metrics, n_boot=args.n_boot)
     if not rows:
-        print("no scores yet: run `hallu-studio score` first", file=sys.stderr)
+        where = f" on benchmark {args.benchmark!r}" if args.benchmark else ""
+        print(f"no scores{where} yet: run `hallu-studio score` first", file=sys.stderr)
         return 1
     columns = ["model", "benchmark"] + (["domain"] if args.by_domain else []) + [
         "metric", "key", "value", "low", "high", "n", "images", "aggregation", "run_id"]

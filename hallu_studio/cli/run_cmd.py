@@ -6,7 +6,7 @@ import argparse
 
 from ..backends.mitigation import MITIGATIONS
 from ..prompts import GENERATION_PRESETS, PROMPTS
-from .common import add_db_option, open_store, settings_from
+from .common import add_db_option, check_benchmark, open_store, settings_from, split_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,20 +42,20 @@ def run(args: argparse.Namespace) -> int:
     from ..pipelines.running import RunOptions, execute_run
 
     settings = settings_from(args)
-    backend = make_backend(args.model, batch_size=args.batch_size, concurrency=args.concurrency,
-                           timeout_s=args.timeout)
-    # Responses are committed once per chunk: a batch, or one round of concurrent requests.
-    chunk = args.concurrency if backend.kind == "openai" else args.batch_size
-    options = RunOptions(
-        benchmark=args.benchmark, prompt=args.prompt, generation=args.generation,
-        max_new_tokens=args.max_new_tokens, mitigation=args.mitigation, seed=args.seed,
-        token_logprobs=not args.no_logprobs, logit_lens_top_k=args.logit_lens, decoding=settings.decoding,
-        tasks=[t.strip() for t in args.task.split(",") if t.strip()] if args.task else None,
-        limit=args.limit, chunk_size=max(1, chunk))
-    try:
-        with open_store(args) as store:
+    with open_store(args) as store:
+        check_benchmark(store, args.benchmark)  # before a model spends minutes loading
+        backend = make_backend(args.model, batch_size=args.batch_size, concurrency=args.concurrency,
+                               timeout_s=args.timeout)
+        # Responses are committed once per chunk: a batch, or one round of concurrent requests.
+        chunk = args.concurrency if backend.kind == "openai" else args.batch_size
+        options = RunOptions(
+            benchmark=args.benchmark, prompt=args.prompt, generation=args.generation,
+            max_new_tokens=args.max_new_tokens, mitigation=args.mitigation, seed=args.seed,
+            token_logprobs=not args.no_logprobs, logit_lens_top_k=args.logit_lens, decoding=settings.decoding,
+            tasks=split_names(args.task), limit=args.limit, chunk_size=max(1, chunk))
+        try:
             summary = execute_run(store, backend, options, progress=not args.quiet)
-    finally:
-        backend.close()
+        finally:
+            backend.close()
     print(summary.line())
     return 0 if summary.status in ("completed", "cancelled") else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..names import unknown_name
 from .common import add_db_option, open_store, settings_from
 
 DEFAULT_METRICS = "emd,edit,trihe,halfscore,reefknot,chair"
@@ -44,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         return 1 if report.errors else 0  # as `import` and `run`: 1 when some item did not go through
     with open_store(args) as store:
         if args.run is not None and store.get_run(args.run) is None:
-            raise ValueError(f"no run {args.run!r} in the store; see `hallu-studio info`")
+            raise ValueError(unknown_name("run", args.run, [r["id"] for r in store.list_runs()],
+                                          listing="runs in the store"))
         report = score_store(store, settings, names, run_id=args.run, progress=not args.no_progress)
     for failure in report.failures:
         print(f"failed: {failure}", file=sys.stderr)

@@ -7,7 +7,9 @@ import math
 import sys
 from typing import Any
 
-from .common import add_db_option, open_store
+from ..names import unknown_name
+from ..store import Store
+from .common import add_db_option, check_benchmark, check_metrics, open_store, open_store_for_reading, split_names
 from .output import add_format_option, columns_of, write_records
 
 
@@ -54,17 +56,21 @@ def run_one_analysis(args: argparse.Namespace) -> int:
     from ..studies.analyses import run_analysis
     from .common import settings_from
 
+    from ..metrics.registry import parse_metric_names
+
     options: dict[str, Any] = {"n_boot": args.n_boot, "seed": args.seed}
     if args.benchmark:
         options["benchmark"] = args.benchmark
     if args.runs:
-        options["runs"] = [r.strip() for r in args.runs.split(",") if r.strip()]
+        options["runs"] = split_names(args.runs)
     if args.metrics:
-        options["metrics"] = [m.strip() for m in args.metrics.split(",") if m.strip()]
+        # Analyses may re-score in memory: a metric need not be scored in the store, only exist.
+        options["metrics"] = parse_metric_names(args.metrics)
     if args.limit is not None:
         options["limit"] = args.limit
     # Only the length analysis writes (it derives and scores truncated runs).
-    with open_store(args, read_only=args.analysis != "length") as store:
+    with (open_store(args) if args.analysis == "length" else open_store_for_reading(args)) as store:
+        check_benchmark(store, args.benchmark)
         result = run_analysis(store, args.analysis, settings_from(args), **options)
     machine = args.format != "table"
     say = sys.stderr if machine else sys.stdout
@@ -85,21 +91,45 @@ def run_one_analysis(args: argparse.Namespace) -> int:
     return 0
 
 
+def _value_keys(store: Store, specs: list[str]) -> dict[str, str]:
+    """``--value METRIC=KEY`` options as ``{metric: key}``, each a value some stored score of the metric holds."""
+    value_keys = {}
+    for spec in specs:
+        metric, sep, key = spec.partition("=")
+        names = check_metrics(store, metric)
+        if not sep or not key.strip() or not names or len(names) != 1:
+            raise ValueError(f"--value must look like METRIC=KEY, got {spec!r}")
+        metric = names[0]
+        held = store.score_value_keys(metric)
+        if key.strip() not in held:
+            raise ValueError(unknown_name(f"{metric} value", key.strip(), held,
+                                          listing=f"{metric}'s numeric values in the store"))
+        value_keys[metric] = key.strip()
+    return value_keys
+
+
+def _refuse_options_that_do_not_apply(args: argparse.Namespace) -> None:
+    """An option the chosen mode ignores would be dropped silently: name it instead."""
+    if args.analysis:
+        ignored = ["--value"] if args.value else []
+    else:
+        ignored = [flag for flag, given in (("--benchmark", args.benchmark is not None), ("--runs", args.runs is not None),
+                                            ("--limit", args.limit is not None)) if given]
+    if ignored:
+        mode = f"--analysis {args.analysis}" if args.analysis else "the correlation study (no --analysis)"
+        raise ValueError(f"{' and '.join(ignored)} do{'es' if len(ignored) == 1 else ''} not apply to {mode}")
+
+
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "analysis", None):
+    _refuse_options_that_do_not_apply(args)
+    if args.analysis:
         return run_one_analysis(args)
-    from ..metrics.registry import parse_metric_names
     from ..studies.collect import (annotator_agreement, correlation_table, judge_accuracy_table,
                                    probe_detection_records, probe_detection_table)
 
-    metrics = parse_metric_names(args.metrics) if args.metrics else None
-    value_keys = {}
-    for spec in args.value:
-        metric, sep, key = spec.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--value must look like METRIC=KEY, got {spec!r}")
-        value_keys[parse_metric_names(metric)[0]] = key.strip()
-    with open_store(args) as store:  # not read-only: an older store is migrated (score_stats) first
+    with open_store_for_reading(args) as store:
+        metrics = check_metrics(store, args.metrics)
+        value_keys = _value_keys(store, args.value)
         table = correlation_table(store, metrics, n_boot=args.n_boot, seed=args.seed, value_keys=value_keys)
         agreement = annotator_agreement(store)
         judges = judge_accuracy_table(store)

@@ -9,6 +9,10 @@ listing names or checking applicability costs nothing.
 Traceback (most recent call last):
 ...
 ValueError: unknown metric 'bleu'; known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope
+>>> parse_metric_names("emdd")
+Traceback (most recent call last):
+...
+ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import Settings
 from ..model import Sample
+from ..names import unknown_name
 from .base import Metric
 
 if TYPE_CHECKING:
@@ -57,7 +62,7 @@ def parse_metric_names(text: str | list[str]) -> list[str]:
         raise ValueError(f"no metric named; choose from {', '.join(METRIC_NAMES)}")
     for name in names:
         if name not in METRIC_NAMES:
-            raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRIC_NAMES)}")
+            raise ValueError(unknown_name("metric", name, METRIC_NAMES, listing="known metrics"))
     return list(dict.fromkeys(names))
 
 

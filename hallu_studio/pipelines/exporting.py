@@ -4,24 +4,33 @@ JSONL is HalluStudio's own import format (``importers.jsonl``), so an export can
 imported again without loss: samples carry their images (written beside the output as
 ``<output>.images/<sha256>.<ext>``), responses their full run manifest and time,
 judgments their ids, undo links and times. CSV and Parquet are for other tools
-(DuckDB's own writer) and are not re-imported.
+(DuckDB's own writer) and are not re-imported. ``ratings`` is not a stored table but the
+event log resolved (``annotation.resolved_ratings``): each annotator's current rating of
+each response, undone ones left out; it is for reading, the judgments export is for re-importing.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from ..annotation import RESOLVED_RATING_COLUMNS, resolved_ratings
 from ..images import extension_for
 from ..store import Store
 
-TABLES = ("samples", "responses", "scores", "judgments")
+TABLES = ("samples", "responses", "scores", "judgments", "ratings")
+# Tables computed from the store rather than read from it: their columns and what computes their rows.
+DERIVED_TABLES: dict[str, tuple[tuple[str, ...], Callable[[Store], list[dict[str, Any]]]]] = {
+    "ratings": (RESOLVED_RATING_COLUMNS, resolved_ratings)}
 FORMATS = ("jsonl", "csv", "parquet")
 
 
@@ -87,6 +96,25 @@ def _response_lines(store: Store) -> Iterator[str]:
         yield _line(record)
 
 
+def _export_derived(store: Store, table: str, fmt: str, out: Path) -> ExportReport:
+    """A computed table in any format, written under a temporary name and renamed when whole."""
+    columns, compute = DERIVED_TABLES[table]
+    rows = compute(store)
+    tmp = out.with_name(out.name + ".partial")
+    if fmt == "jsonl":
+        tmp.write_text("".join(_line(r) for r in rows), encoding="utf-8")
+    elif fmt == "csv":
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+    else:
+        pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table({c: pa.array([], pa.string()) for c in columns}),
+                       tmp)
+    tmp.replace(out)
+    return ExportReport(table, out, len(rows))
+
+
 def export_table(store: Store, table: str, fmt: str, output: str | os.PathLike[str]) -> ExportReport:
     """Write ``table`` to ``output`` in ``fmt``; returns how many rows (and images) were written."""
     if table not in TABLES:
@@ -95,6 +123,8 @@ def export_table(store: Store, table: str, fmt: str, output: str | os.PathLike[s
         raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if table in DERIVED_TABLES:
+        return _export_derived(store, table, fmt, out)
     if fmt != "jsonl":
         store.export_copy(table, str(out), fmt)
         return ExportReport(table, out, len(store.export_rows(table)))

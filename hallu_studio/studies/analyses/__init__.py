@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Callable
 
 from ...config import Settings
+from ...names import unknown_name
 from .result import AnalysisResult
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def analysis_title(name: str) -> str:
 
 def _checked(name: str) -> str:
     if name not in ANALYSES:
-        raise ValueError(f"unknown analysis {name!r}; choose from {', '.join(ANALYSES)}")
+        raise ValueError(unknown_name("analysis", name, ANALYSES, listing="known analyses"))
     return name
 
 
