@@ -10,7 +10,8 @@ to, in order of trust:
 2. **synonym**: WordNet synonyms and the lexicon's synonym sets ("couch" for a sofa);
 3. **hypernym**: the claim names a kind the node belongs to ("animal" for a dog): a true,
    less specific claim;
-4. **embedding**: cosine of the two names at or above ``threshold`` (calibrated on data;
+4. **hyponym**: the claim names a kind of the node ("attire" for the graph's "clothing");
+5. **embedding**: cosine of the two names at or above ``threshold`` (calibrated on data;
    see docs/validity.md), for what the lexicon does not know.
 
 Every result says how it was found, so a verdict's reason can name it.
@@ -27,6 +28,7 @@ Every result says how it was found, so a verdict's reason can name it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -141,6 +143,26 @@ class Match:
         return f"{label!r} ({self.how}{'' if self.how != 'embedding' else f' {self.score:.2f}'})"
 
 
+# Kinds of match, most trusted first. A hyponym ("attire" for the graph's "clothing", "puppy" for its
+# "dog") is more specific than the graph can confirm, but names the same thing: graphs built from
+# coarse annotations (GQA, Visual Genome) name things by their kind.
+_TRUST = ("lemma", "synonym", "hypernym", "hyponym")
+_CONJUNCTION = re.compile(r"\s*(?:,|\band\b|\bor\b|/)\s*")
+_PLACE = re.compile(r"\s+(?:on|in|at|of|to|with|near|by|from|behind|under|inside|for)\s+.*$")
+
+
+def _alternatives(name: str) -> list[str]:
+    """A node name and the things it names: each of a list ("vegetables and meat"), and the thing a
+    placed name is about ("player on the right" is a player, "food in pan" is food)."""
+    out = [name]
+    for part in _CONJUNCTION.split(name):
+        for alt in (part, _PLACE.sub("", part)):
+            alt = normalize_name(alt)
+            if alt and alt not in out:
+                out.append(alt)
+    return out
+
+
 class Grounder:
     """Finds the nodes of a ``ReferenceGraph`` that a claimed object name refers to (see the module docstring)."""
 
@@ -155,14 +177,17 @@ class Grounder:
     def ground(self, name: str, graph: ReferenceGraph) -> list[Match]:
         """The nodes ``name`` refers to, best kind of match only; empty when none is found."""
         found: dict[str, list[Match]] = {}
+        claim_head = normalize_name(name).rsplit(" ", 1)[-1]
         for i, node in enumerate(graph.nodes):
-            rel = relation(name, node.name)
-            how = {"same": "synonym", "general": "hypernym"}.get(rel or "")
-            if how == "synonym" and normalize_name(name).rsplit(" ", 1)[-1] == node.name.rsplit(" ", 1)[-1]:
-                how = "lemma"
-            if how:
-                found.setdefault(how, []).append(Match(node, i, how))
-        for how in ("lemma", "synonym", "hypernym"):
+            for alt in _alternatives(node.name):
+                rel = relation(name, alt)
+                how = {"same": "synonym", "general": "hypernym", "specific": "hyponym"}.get(rel or "")
+                if how == "synonym" and claim_head == alt.rsplit(" ", 1)[-1]:
+                    how = "lemma"
+                if how:
+                    found.setdefault(how, []).append(Match(node, i, how))
+                    break
+        for how in _TRUST:
             if found.get(how):
                 return found[how]
         return self._by_embedding(name, graph)

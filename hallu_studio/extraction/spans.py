@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ..lexicon.forms import plural, singular_phrase
+from ..lexicon.words import SPECULATION_WORDS
 
 
 def _variants(word: str) -> list[str]:
@@ -49,3 +50,21 @@ def find_span(text: str, words: list[str]) -> tuple[int, int] | None:
         nearest = min(occ, key=lambda se: abs(se[0] - anchors[0][0]))
         start, end = min(start, nearest[0]), max(end, nearest[1])
     return (start, end)
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def speculative_spans(text: str) -> list[tuple[int, int]]:
+    """The sentences of ``text`` that guess rather than report ("the person might be commuting"),
+    as character spans: those holding a modal verb, a hedge or a reasoning word (``SPECULATION_WORDS``).
+
+    >>> t = "A man rides a horse. He might be going to a market."
+    >>> [t[a:b] for a, b in speculative_spans(t)]
+    [' He might be going to a market.']
+    """
+    out = []
+    for m in _SENTENCE.finditer(text):
+        if set(re.findall(r"[a-z]+", m.group(0).lower())) & SPECULATION_WORDS:
+            out.append((m.start(), m.end()))
+    return out

@@ -56,6 +56,7 @@ class JudgeReference:
     answer: str | None = None  # the gold answer (Tri-HE)
     gold: list[Triplet] = field(default_factory=list)  # the question's own gold triplets (also in ``triplets``)
     graph: "SceneGraph | None" = None  # the scene graph itself, where there is one (multiplicities, attributes)
+    speculative: frozenset[int] = frozenset()  # indices of the claims the response states as guesses ("might be")
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.

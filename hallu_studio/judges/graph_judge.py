@@ -11,7 +11,10 @@ The offline default for Tri-HE. A claim ``(subject, predicate, object)`` is read
   in both directions, with predicate synonyms, passives and inverses. A conflicting edge is a
   relation hallucination, and so is no edge at all, as in the paper;
 - an **inference** (a non-visual predicate or noun: "used for transportation", "summer"):
-  supported when it matches one of the question's gold triplets, else labelled *inference*.
+  supported when it matches one of the question's gold triplets, else labelled *inference*;
+  so is a claim the response states as a guess ("the person might be going to a market",
+  ``JudgeReference.speculative``) that the graph cannot check, while a guess the graph
+  contradicts stays a hallucination.
 
 Subjects and objects are grounded by ``hallu_studio.grounding.Grounder`` (lemma, synonym,
 hypernym, embedding); an end that grounds nowhere is an object hallucination. Every verdict
@@ -94,7 +97,20 @@ class SceneGraphAlignmentJudge:
             return []
         graph = (ReferenceGraph.from_scene_graph(reference.graph) if reference.graph is not None
                  else ReferenceGraph.from_triplets(reference.objects, reference.triplets))
-        return [self._one(tuple(c), graph, reference) for c in claims]  # type: ignore[arg-type]
+        out = [self._one(tuple(c), graph, reference) for c in claims]  # type: ignore[arg-type]
+        return [self._as_guess(j) if i in reference.speculative else j for i, j in enumerate(out)]
+
+    @staticmethod
+    def _as_guess(j: TripletJudgement) -> TripletJudgement:
+        """A claim the response states as a guess ("might be going to a market") is an inference when the
+        graph cannot check it (an end it does not hold, no edge, silence); a guess the graph contradicts
+        (a conflicting edge or attribute, a wrong count) stays a hallucination."""
+        unchecked = j.verdict in ("object", "unverifiable") and j.kind != "count" or (
+            j.verdict == "relation" and j.reason.startswith("no edge"))
+        if not unchecked:
+            return j
+        return TripletJudgement(j.triplet, "inference", j.score, f"stated as a guess, and the graph cannot check it "
+                                f"({j.reason})", kind="inference")
 
     def _one(self, claim: Triplet, graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:
         s, p, o = (part.strip() for part in claim)
@@ -176,10 +192,16 @@ class SceneGraphAlignmentJudge:
             return TripletJudgement(claim, "relation", 0.0, f"conflicts with the graph: {nodes} is "
                                     f"{', '.join(repr(a) for a in conflicting)} ({family})", kind="attribute")
         family = attribute_family(attr)
-        silent = f"the graph says nothing of the {family} of {nodes}" if family else (
-            f"the graph gives {nodes} no attribute {attr!r}" + (f" (it has {', '.join(held)})" if held else ""))
+        if family is None:
+            # Outside every visual family ("calm", "ready", "appropriate"): a judgement about the thing, which no
+            # scene graph holds; the graph lists no such attribute for it either.
+            listed = f" (it has {', '.join(held)})" if held else ""
+            return TripletJudgement(claim, "inference", None, f"{attr!r} is no colour, material, size, shape, count, "
+                                    f"state or pattern, and the graph gives {nodes} no such attribute{listed}",
+                                    kind="inference")
         counted = "; counted as a hallucination, as the paper does" if self.unverifiable == "hallucination" else ""
-        return TripletJudgement(claim, "unverifiable", None, f"unverifiable: {silent}{counted}", kind="attribute")
+        return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the graph says nothing of the {family} "
+                                f"of {nodes}{counted}", kind="attribute")
 
     def _relation(self, claim: Triplet, subjects: list[Match], pred: Predicate, objects: list[Match],
                   graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:

@@ -82,6 +82,13 @@ HEDGE_WORDS: frozenset[str] = frozenset({
     "likely", "possibly", "perhaps", "probably", "maybe", "presumably", "apparently", "seemingly",
     "potentially", "either",
 })
+# Words that make a whole sentence a guess rather than a report of what is seen ("the person might be
+# commuting to work"): modal verbs and verbs of reasoning, beside the hedging adverbs above.
+SPECULATION_WORDS: frozenset[str] = HEDGE_WORDS - {"either"} | frozenset({
+    "might", "may", "could", "would", "should", "suggest", "suggests", "suggesting", "indicate", "indicates",
+    "indicating", "imply", "implies", "assume", "guess", "speculate", "perhaps", "possible", "possibility",
+    "unlikely", "considering", "given", "because", "since", "if", "typically", "usually", "often", "reason",
+})
 
 # Nouns whose singular lemma is a different thing or no word ("pants" -> "pant", "glasses" -> "glass").
 PLURAL_ONLY_NOUNS: frozenset[str] = frozenset({

@@ -38,6 +38,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..judges.base import HALLUCINATION_VERDICTS, JudgeReference, Triplet, TripletJudge
+from ..extraction.spans import speculative_spans
 from ..lexicon.forms import number_word
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
@@ -143,6 +144,9 @@ class TriHEMetric:
             return ItemResult(empty, values, evidence,
                               "no triplets in the response (empty, or nothing the extractor could parse); "
                               "Hallu_Q skips this question")
+        guesses = speculative_spans(item.response)
+        reference.speculative = frozenset(i for i, (_, span) in enumerate(claims)
+                                          if span and any(a <= span[0] < b for a, b in guesses))
         judgements = self.judge.judge([t for t, _ in claims], reference)
         if len(judgements) != len(claims):
             raise RuntimeError(f"judge {self.judge.name} returned {len(judgements)} verdicts for "
