@@ -8,6 +8,7 @@ import gradio as gr
 
 from ..config import ASSETS_DIR
 from .context import AppContext
+from .render.palette import md
 from .tabs import annotate, browse, inspect, overview, run, settings, study
 
 TITLE = "HalluStudio"
@@ -78,7 +79,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
 
         def show_background() -> Any:
             line = ctx.background.status()
-            return gr.Markdown(f"**Working:** {line}" if line else "", visible=bool(line))
+            return gr.Markdown(f"**Working:** {md(line)}" if line else "", visible=bool(line))
 
         # While the first start scores the demo, a banner says so (polled; idle once it is done).
         demo.load(show_background, None, banner, api_visibility="private")

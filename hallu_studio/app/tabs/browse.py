@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..columns import BY_KEY, HEADLINE_COLUMNS, headline_keys
 from ..context import AppContext
-from ..render.palette import short_model_label
+from ..render.palette import esc, md, short_model_label
 
 PAGE_SIZE = 200
 
@@ -143,16 +143,16 @@ def build(ctx: AppContext) -> BrowseTab:
             raise gr.Error("give the view a name")
         ctx.store.save_view(name, f or default_filters(),
                             getattr(request, "username", None) or "anonymous")
-        return [gr.update(choices=ctx.store.list_views(), value=name), f"saved view **{name}**"]
+        return [gr.update(choices=ctx.store.list_views(), value=name), f"saved view **{md(name)}**"]
 
     save_btn.click(save, [view_name, filters], [saved_views, status], api_visibility="private")
 
     def load(name: str | None) -> list[Any]:
         saved = ctx.store.get_view(name) if name else None
         if saved is None:
-            raise gr.Error(f"no saved view named {name!r}")
+            raise gr.Error(f"no saved view named {esc(repr(name))}")
         frame, row_ids, message = query(ctx, saved)
-        return [*controls_from_filters(saved), frame, row_ids, saved, f"view **{name}**: {message}", 1]
+        return [*controls_from_filters(saved), frame, row_ids, saved, f"view **{md(name)}**: {message}", 1]
 
     load_btn.click(load, [saved_views], [*controls, table, ids, filters, status, page], api_visibility="private")
     return BrowseTab(table, ids, filters, controls, view_name, saved_views, status, page)
@@ -169,9 +169,9 @@ def load_view_or_default(ctx: AppContext, name: str | None) -> list[Any]:
     f = saved if saved is not None else default_filters()
     frame, row_ids, message = query(ctx, f)
     if name and saved is None:
-        message = f"no saved view named {name!r}; showing everything. " + message
+        message = f"no saved view named {md(repr(name))}; showing everything. " + message
     elif saved is not None:
-        message = f"view **{name}**: {message}"
+        message = f"view **{md(name)}**: {message}"
     # Facet choices are re-read on every page load: runs added since the app started show up.
     facets = ctx.store.browse_facets()
     values = controls_from_filters(f)

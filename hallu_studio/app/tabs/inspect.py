@@ -13,7 +13,7 @@ from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
 from ..inspection import InspectPanels, inspect_response
-from ..render.palette import empty_note, esc, model_label
+from ..render.palette import empty_note, esc, md, model_label
 
 
 @dataclass
@@ -173,8 +173,8 @@ def build(ctx: AppContext) -> InspectTab:
             winner = {"left": left, "right": right, "tie": "tie"}[which]
             actions.prefer(ctx, who, left, right, winner, how)
         except (actions.NotSignedIn, ValidationError) as exc:
-            raise gr.Error(str(exc)) from exc
-        return f"recorded: {which} ({how}) by {who}"
+            raise gr.Error(esc(exc)) from exc
+        return f"recorded: {md(which)} ({md(how)}) by {md(who)}"
 
     for which, btn in (("left", left_btn), ("tie", tie_btn), ("right", right_btn)):
         def on_prefer(left: str, right: str | None, how: str, typed: str, request: gr.Request,
