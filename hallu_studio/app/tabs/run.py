@@ -75,8 +75,10 @@ def build(ctx: AppContext) -> None:
         job_id = gr.Number(label="job id", precision=0)
         cancel = gr.Button("cancel job", elem_id="run-cancel")
     status = gr.Markdown()
-    table = gr.HTML(lambda: jobs_table(ctx), elem_id="run-jobs")
+    table = gr.HTML(elem_id="run-jobs")
     timer = gr.Timer(2.0)
+    # on page load (not a callable value: Gradio makes that a public, unnamed API endpoint)
+    gr.on(None, lambda: jobs_table(ctx), None, [table], api_visibility="private")
 
     start.click(lambda *a: submit_runs(ctx, *a), [benchmark, tasks, limit, models, prompt, preset, mitigation, metrics],
                 [status], api_visibility="private")
