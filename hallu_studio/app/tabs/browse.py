@@ -8,9 +8,11 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ...model import ValidationError
 from ..columns import BY_KEY, HEADLINE_COLUMNS, headline_keys
 from ..context import AppContext
 from ..render.palette import esc, md, short_model_label
+from ..view_names import check_view_name
 
 PAGE_SIZE = 200
 
@@ -138,9 +140,10 @@ def build(ctx: AppContext) -> BrowseTab:
     page_btn.click(show_page, [filters, page], [table, status], api_visibility="private")
 
     def save(name: str, f: dict[str, Any], request: gr.Request) -> list[Any]:
-        name = (name or "").strip()
-        if not name:
-            raise gr.Error("give the view a name")
+        try:
+            name = check_view_name(name)
+        except ValidationError as exc:
+            raise gr.Error(esc(exc)) from exc
         ctx.store.save_view(name, f or default_filters(),
                             getattr(request, "username", None) or "anonymous")
         return [gr.update(choices=ctx.store.list_views(), value=name), f"saved view **{md(name)}**"]
@@ -165,10 +168,17 @@ def default_filters() -> dict[str, Any]:
 
 def load_view_or_default(ctx: AppContext, name: str | None) -> list[Any]:
     """Initial Browse state for a page load: the ``?view=NAME`` view if given, else everything."""
+    refused = None
+    try:
+        name = check_view_name(name) if name else None
+    except ValidationError as exc:
+        refused, name = exc, None  # a crafted link: say so, never look it up or echo it as it came
     saved = ctx.store.get_view(name) if name else None
     f = saved if saved is not None else default_filters()
     frame, row_ids, message = query(ctx, f)
-    if name and saved is None:
+    if refused is not None:
+        message = f"the link's view name was refused ({md(refused)}); showing everything. " + message
+    elif name and saved is None:
         message = f"no saved view named {md(repr(name))}; showing everything. " + message
     elif saved is not None:
         message = f"view **{md(name)}**: {message}"
