@@ -57,7 +57,8 @@ def test_every_page_and_api_response_carries_the_policy(served):
     with httpx.Client(timeout=30) as client:
         for path in paths:
             response = client.get(served + path)
-            assert response.headers.get("content-security-policy") == CONTENT_SECURITY_POLICY, (path, response.status_code)
+            policy = response.headers.get("content-security-policy")
+            assert policy == CONTENT_SECURITY_POLICY, (path, response.status_code)
             assert response.headers.get("referrer-policy") == "no-referrer", path
         # the front end's own script files too
         page = client.get(served + "/").text

@@ -10,11 +10,12 @@ from hallu_studio.app.tabs import browse
 from hallu_studio.app.view_names import MAX_VIEW_NAME, check_view_name
 from hallu_studio.model import ValidationError
 
-HOSTILE = ["![x](http://evil.example/a.png)", '<img src="http://evil.example/b.png">', "a\nb", "x" * (MAX_VIEW_NAME + 1),
-           "worst*", "`code`", "[link](x)", "a/b"]
+HOSTILE = ["![x](http://evil.example/a.png)", '<img src="http://evil.example/b.png">', "a\nb",
+           "x" * (MAX_VIEW_NAME + 1), "worst*", "`code`", "[link](x)", "a/b"]
 
 
-@pytest.mark.parametrize("name", ["worst-sketch", "worst sketch (EMD), v2.1", "schlechteste_Skizze", "最差", "x" * MAX_VIEW_NAME])
+@pytest.mark.parametrize("name", ["worst-sketch", "worst sketch (EMD), v2.1", "schlechteste_Skizze", "最差",
+                                  "x" * MAX_VIEW_NAME])
 def test_good_names_pass(name):
     assert check_view_name(f"  {name} ") == name
 

@@ -112,10 +112,10 @@ def build(ctx: AppContext) -> BrowseTab:
         worst_first = gr.Checkbox(value=True, label="worst first")
         apply_btn = gr.Button("apply", variant="primary", elem_id="browse-apply")
     with gr.Row():
-        view_name = gr.Textbox(label="save this view as", scale=2)
-        save_btn = gr.Button("save view")
-        saved_views = gr.Dropdown(ctx.store.list_views(), label="saved views", scale=2)
-        load_btn = gr.Button("load view")
+        view_name = gr.Textbox(label="save this view as", scale=2, elem_id="browse-view-name")
+        save_btn = gr.Button("save view", elem_id="browse-save-view")
+        saved_views = gr.Dropdown(ctx.store.list_views(), label="saved views", scale=2, elem_id="browse-saved-views")
+        load_btn = gr.Button("load view", elem_id="browse-load-view")
     status = gr.Markdown(elem_id="browse-status")
     with gr.Row():
         page = gr.Number(value=1, precision=0, minimum=1, label=f"page ({PAGE_SIZE} rows each)", scale=1)
@@ -143,7 +143,8 @@ def build(ctx: AppContext) -> BrowseTab:
         try:
             name = check_view_name(name)
         except ValidationError as exc:
-            raise gr.Error(esc(exc)) from exc
+            # said in the status line, not raised: an error would cover the saved-views list until the next event
+            return [gr.update(), f"not saved: {md(exc)}"]
         ctx.store.save_view(name, f or default_filters(),
                             getattr(request, "username", None) or "anonymous")
         return [gr.update(choices=ctx.store.list_views(), value=name), f"saved view **{md(name)}**"]

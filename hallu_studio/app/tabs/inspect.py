@@ -155,7 +155,7 @@ def build(ctx: AppContext) -> InspectTab:
         left_btn = gr.Button("left is better", size="sm", elem_id="prefer-left")
         tie_btn = gr.Button("tie", size="sm", elem_id="prefer-tie")
         right_btn = gr.Button("right is better", size="sm", elem_id="prefer-right")
-        prefer_status = gr.Markdown()
+        prefer_status = gr.Markdown(elem_id="inspect-prefer-status")
     tab = InspectTab(nav, response_id, position, compare,
                      [header, image, text, ref_graph, resp_graph, emd, edit, triplets, halfscore, reefknot],
                      [compare_text, compare_verdicts])

@@ -58,7 +58,8 @@ def build(ctx: AppContext) -> None:
     from ...prompts import GENERATION_PRESETS, PROMPTS
 
     with gr.Row():
-        benchmark = gr.Dropdown([b.name for b in ctx.store.benchmark_infos()], label="benchmark")
+        benchmark = gr.Dropdown([b.name for b in ctx.store.benchmark_infos()], label="benchmark",
+                                elem_id="run-benchmark")
         tasks = gr.Dropdown(list(TASKS), multiselect=True, label="tasks (all when empty)")
         limit = gr.Number(value=0, precision=0, minimum=0, label="first N samples (0: all)")
     models = gr.Textbox("\n".join(DEFAULT_MODELS), lines=3, label="model specs, one per line "
