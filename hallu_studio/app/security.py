@@ -27,7 +27,7 @@ CONTENT_SECURITY_POLICY = "; ".join([
     "connect-src 'self'",  # the queue's event stream and uploads, same origin only
     "media-src 'self' data: blob:",
     "worker-src 'self' blob:",
-    "frame-src 'self' blob: data:",
+    "frame-src 'self'",  # the graphs are srcdoc frames, which this does not govern
     "object-src 'none'",
     "base-uri 'self'",
     "form-action 'self'",
