@@ -14,11 +14,16 @@ from typing import Any
 
 # Each piece would run script if it reached the page as markup: an image error handler, a
 # script element, an SVG load handler, an unknown element with a marker attribute, and quotes
-# to break out of an attribute first.
+# to break out of an attribute first. The last two would make the browser fetch from another host
+# (Gradio's sanitizer drops handlers but keeps images): a Markdown image and a raw <img>.
+REMOTE = "![x](http://evil.example/md.png) <img src=\"http://evil.example/raw.png\">"
 XSS = ("\"'><img src=x onerror=\"window.__xss=1\"><script>window.__xss=2</script>"
-       "<svg onload=window.__xss=3><hsxss data-hsxss=1>")
-# For names that end up in ids split on "/" (benchmarks): the same without a slash.
-XSS_NO_SLASH = "\"'><img src=x onerror=window.__xss=1><svg onload=window.__xss=3><hsxss data-hsxss=1>"
+       "<svg onload=window.__xss=3><hsxss data-hsxss=1> " + REMOTE)
+# For names that end up in ids split on "/" (benchmarks): the same without a slash (browsers read
+# http:\\host\path as http://host/path).
+XSS_NO_SLASH = ("\"'><img src=x onerror=window.__xss=1><svg onload=window.__xss=3><hsxss data-hsxss=1> "
+                "![x](http:\\\\evil.example\\md.png) <img src=http:\\\\evil.example\\raw.png>")
+REMOTE_HOST = "evil.example"
 PAYLOAD_SCRIPT_BODIES = {"window.__xss=1", "window.__xss=2", "window.__xss=3"}
 
 
@@ -48,7 +53,8 @@ class PayloadFinder(HTMLParser):
         self._in_script = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "hsxss" or (tag == "img" and dict(attrs).get("src") == "x"):
+        src = dict(attrs).get("src") or ""
+        if tag == "hsxss" or (tag == "img" and (src == "x" or REMOTE_HOST in src)):
             self.found.append(f"element <{tag} {attrs}>")
         for name, value in attrs:
             value = value or ""
@@ -108,7 +114,12 @@ def fill_hostile_store(store: Any) -> dict[str, str]:
     text = f"A cat {XSS} on a mat."
     resp = Response(run.id, sample.id, text, signals={"logit_lens": {"position": 0, "top_k": 1, "layers": [
         {"layer": 1, "tokens": [XSS], "probs": [0.5]}]}})
-    store.add_responses([resp])
+    # a second model's response to the same sample, so Inspect can put one beside the other (A/B preference)
+    other = Run(id=Run.make_id(bench, XSS_NO_SLASH, "probe", "", {}, "none", 0), benchmark=bench, model=XSS_NO_SLASH,
+                backend="probe", synthetic=True)
+    store.add_run(other)
+    store.add_responses([resp, Response(other.id, sample.id, f"A dog {XSS} under a table.")])
+    store.set_run_status(other.id, "done")
     key = SYNTHETIC_CONFIG_KEY
     store.put_scores([
         Score(resp.id, "concepts", key, {"objects": 2, "attributes": 1, "relations": 1},

@@ -9,7 +9,7 @@ The browser half (every tab in Chromium, ``window.__xss`` never set) is
 from __future__ import annotations
 
 import pytest
-from reliability_helpers import XSS, fill_hostile_store, find_payload
+from reliability_helpers import REMOTE, XSS, XSS_NO_SLASH, fill_hostile_store, find_payload
 
 from hallu_studio.app import AppContext, render
 from hallu_studio.app.inspection import inspect_response
@@ -94,3 +94,21 @@ def test_tab_tables_with_hostile_models_benchmarks_judges_and_annotators(hostile
     _clean("jobs", run.jobs_table(ctx))
     for key, page in study_compute.all_tables_html(ctx).items():
         _clean(f"study {key}", page)
+
+
+def test_markdown_status_lines_with_hostile_names(hostile):
+    # What reaches gr.Markdown, rendered by a CommonMark renderer with raw HTML on (as permissive as Gradio's):
+    # the names show as text, no image or element forms (the browser half: test_reliability_browser.py).
+    markdown_it = pytest.importorskip("markdown_it")
+    from hallu_studio.app.tabs import annotate, browse
+
+    ctx, _ = hostile
+    render = markdown_it.MarkdownIt("commonmark", {"html": True}).render
+    lines = {"annotate progress": annotate._status(ctx, XSS, "rated"),
+             "?view= a stored hostile name": browse.load_view_or_default(ctx, XSS_NO_SLASH)[-1],
+             "?view= a markdown image": browse.load_view_or_default(ctx, REMOTE)[-1]}
+    for name, line in lines.items():
+        page = render(line)
+        _clean(name, page)
+        assert "<img" not in page and "<a " not in page, (name, page)
+    assert "![x](http://evil.example/md.png)" in __import__("html").unescape(render(lines["annotate progress"]))

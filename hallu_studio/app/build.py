@@ -8,17 +8,20 @@ import gradio as gr
 
 from ..config import ASSETS_DIR
 from .context import AppContext
+from .render.palette import md
+from .security import app_kwargs
 from .tabs import annotate, browse, inspect, overview, run, settings, study
 
 TITLE = "HalluStudio"
 
 
 def launch_kwargs() -> dict[str, Any]:
-    """What Gradio 6 takes at ``launch()``: the theme, our CSS and the keyboard-shortcut script."""
+    """What Gradio 6 takes at ``launch()``: the theme, our CSS, the keyboard-shortcut script and the
+    Content-Security-Policy middleware (``security.py``)."""
     css = (ASSETS_DIR / "app.css").read_text(encoding="utf-8")
     js = (ASSETS_DIR / "shortcuts.js").read_text(encoding="utf-8")
-    return {"css": css, "head": f"<script>{js}</script>", "theme": gr.themes.Default(font=["sans-serif"],
-                                                                                     font_mono=["monospace"])}
+    return {"css": css, "head": f"<script>{js}</script>", "app_kwargs": app_kwargs(),
+            "theme": gr.themes.Default(font=["sans-serif"], font_mono=["monospace"])}
 
 
 def build_app(ctx: AppContext) -> gr.Blocks:
@@ -78,7 +81,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
 
         def show_background() -> Any:
             line = ctx.background.status()
-            return gr.Markdown(f"**Working:** {line}" if line else "", visible=bool(line))
+            return gr.Markdown(f"**Working:** {md(line)}" if line else "", visible=bool(line))
 
         # While the first start scores the demo, a banner says so (polled; idle once it is done).
         demo.load(show_background, None, banner, api_visibility="private")

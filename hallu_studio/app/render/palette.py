@@ -24,7 +24,11 @@ TRIHE_TO_VERDICT = {
 
 
 def esc(value: Any) -> str:
-    """``html.escape`` of ``str(value)``; ``None`` becomes an empty string."""
+    """``html.escape`` of ``str(value)``; ``None`` becomes an empty string.
+
+    For HTML: ``gr.HTML`` and the ``gr.Error`` / ``gr.Info`` / ``gr.Warning`` messages, which Gradio 6
+    renders as HTML (not Markdown). Not enough for ``gr.Markdown``: use ``md`` there.
+    """
     return "" if value is None else html.escape(str(value), quote=True)
 
 
@@ -34,7 +38,9 @@ _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~=:;,?/^$%@])")
 
 
 def md(value: Any) -> str:
-    """Untrusted text made inert for ``gr.Markdown``, ``gr.Info`` and labels: Markdown and HTML alike.
+    """Untrusted text made inert for ``gr.Markdown``: Markdown and HTML alike.
+
+    (Component labels and dropdown choices are plain text in Gradio 6: they need neither.)
 
     Every Markdown punctuation mark is backslash-escaped (no link, image, emphasis or
     heading can form), then HTML is escaped (no tag can form); newlines become spaces.

@@ -17,7 +17,7 @@ from ...model import ValidationError
 from .. import actions
 from ..context import AppContext
 from ..inspection import inspect_response
-from ..render.palette import empty_note
+from ..render.palette import empty_note, esc, md
 
 GUIDELINE_MD = ("**Tri-HE rating guideline (Table 8)** — higher is better\n\n" +
                 "\n".join(f"- **{k}**: {v}" for k, v in sorted(RATING_GUIDELINE.items(), reverse=True)) +
@@ -36,7 +36,7 @@ def _who(ctx: AppContext, request: gr.Request | None, typed: str | None) -> str:
     try:
         return actions.annotator_for(ctx, getattr(request, "username", None), typed)
     except (actions.NotSignedIn, ValidationError) as exc:
-        raise gr.Error(str(exc)) from exc
+        raise gr.Error(esc(exc)) from exc
 
 
 def _guard(fn: Callable[[], Any]) -> Any:
@@ -44,7 +44,7 @@ def _guard(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except (ValidationError, ValueError, KeyError, PermissionError) as exc:
-        raise gr.Error(str(exc)) from exc
+        raise gr.Error(esc(exc)) from exc
 
 
 def _item_view(ctx: AppContext, rid: str | None, annotator: str | None) -> list[Any]:
@@ -59,7 +59,7 @@ def _item_view(ctx: AppContext, rid: str | None, annotator: str | None) -> list[
 
 def _status(ctx: AppContext, annotator: str, message: str) -> str:
     prog = actions.progress(ctx, annotator)
-    return f"{message}\n\n**{annotator}**: {prog['rated']} rated of {prog['total']} responses"
+    return f"{message}\n\n**{md(annotator)}**: {int(prog['rated'])} rated of {int(prog['total'])} responses"
 
 
 def build(ctx: AppContext) -> AnnotateTab:
@@ -115,7 +115,7 @@ def build(ctx: AppContext) -> AnnotateTab:
             if rid:
                 sess["history"].append(rid)
                 sess["index"] = len(sess["history"]) - 1
-        return [sess, rid or "", *_item_view(ctx, rid, who), _status(ctx, who, f"item `{rid}`" if rid else "done")]
+        return [sess, rid or "", *_item_view(ctx, rid, who), _status(ctx, who, f"item {md(rid)}" if rid else "done")]
 
     nav_in = [session, name, mode, per_item]
     nav_out = [session, current, *view_outputs, status]
@@ -136,7 +136,7 @@ def build(ctx: AppContext) -> AnnotateTab:
         def on_rate(rid: str, typed: str, request: gr.Request, value: int = value) -> list[Any]:
             who = _who(ctx, request, typed)
             _guard(lambda: actions.rate(ctx, who, rid, value))
-            return after_action(rid, who, f"rated `{rid}` **{value}**")
+            return after_action(rid, who, f"rated {md(rid)} **{int(value)}**")
         btn.click(on_rate, [current, name], [*view_outputs, status], api_visibility="private")
 
     def on_correct(rid: str, typed: str, index: int | None, v: str | None, why: str,
@@ -145,7 +145,7 @@ def build(ctx: AppContext) -> AnnotateTab:
         if index is None or not v:
             raise gr.Error("choose a triplet and your verdict")
         _guard(lambda: actions.correct_triplet(ctx, who, rid, int(index), v, why or ""))
-        return after_action(rid, who, f"triplet {index} corrected to **{v}**")
+        return after_action(rid, who, f"triplet {int(index)} corrected to **{md(v)}**")
 
     correct_btn.click(on_correct, [current, name, triplet, verdict, reason], [*view_outputs, status],
                       api_visibility="private")
@@ -155,7 +155,7 @@ def build(ctx: AppContext) -> AnnotateTab:
         if index is None:
             raise gr.Error("choose an edit of the revision")
         _guard(lambda: actions.review_edit(ctx, who, rid, int(index), accept))
-        return after_action(rid, who, f"edit {index} {'accepted' if accept else 'rejected'}")
+        return after_action(rid, who, f"edit {int(index)} {'accepted' if accept else 'rejected'}")
 
     def on_accept(r: str, t: str, i: int | None, request: gr.Request) -> list[Any]:
         return on_review(r, t, i, True, request)

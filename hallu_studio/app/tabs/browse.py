@@ -8,9 +8,11 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ...model import ValidationError
 from ..columns import BY_KEY, HEADLINE_COLUMNS, headline_keys
 from ..context import AppContext
-from ..render.palette import short_model_label
+from ..render.palette import esc, md, short_model_label
+from ..view_names import check_view_name
 
 PAGE_SIZE = 200
 
@@ -110,10 +112,10 @@ def build(ctx: AppContext) -> BrowseTab:
         worst_first = gr.Checkbox(value=True, label="worst first")
         apply_btn = gr.Button("apply", variant="primary", elem_id="browse-apply")
     with gr.Row():
-        view_name = gr.Textbox(label="save this view as", scale=2)
-        save_btn = gr.Button("save view")
-        saved_views = gr.Dropdown(ctx.store.list_views(), label="saved views", scale=2)
-        load_btn = gr.Button("load view")
+        view_name = gr.Textbox(label="save this view as", scale=2, elem_id="browse-view-name")
+        save_btn = gr.Button("save view", elem_id="browse-save-view")
+        saved_views = gr.Dropdown(ctx.store.list_views(), label="saved views", scale=2, elem_id="browse-saved-views")
+        load_btn = gr.Button("load view", elem_id="browse-load-view")
     status = gr.Markdown(elem_id="browse-status")
     with gr.Row():
         page = gr.Number(value=1, precision=0, minimum=1, label=f"page ({PAGE_SIZE} rows each)", scale=1)
@@ -138,21 +140,23 @@ def build(ctx: AppContext) -> BrowseTab:
     page_btn.click(show_page, [filters, page], [table, status], api_visibility="private")
 
     def save(name: str, f: dict[str, Any], request: gr.Request) -> list[Any]:
-        name = (name or "").strip()
-        if not name:
-            raise gr.Error("give the view a name")
+        try:
+            name = check_view_name(name)
+        except ValidationError as exc:
+            # said in the status line, not raised: an error would cover the saved-views list until the next event
+            return [gr.update(), f"not saved: {md(exc)}"]
         ctx.store.save_view(name, f or default_filters(),
                             getattr(request, "username", None) or "anonymous")
-        return [gr.update(choices=ctx.store.list_views(), value=name), f"saved view **{name}**"]
+        return [gr.update(choices=ctx.store.list_views(), value=name), f"saved view **{md(name)}**"]
 
     save_btn.click(save, [view_name, filters], [saved_views, status], api_visibility="private")
 
     def load(name: str | None) -> list[Any]:
         saved = ctx.store.get_view(name) if name else None
         if saved is None:
-            raise gr.Error(f"no saved view named {name!r}")
+            raise gr.Error(f"no saved view named {esc(repr(name))}")
         frame, row_ids, message = query(ctx, saved)
-        return [*controls_from_filters(saved), frame, row_ids, saved, f"view **{name}**: {message}", 1]
+        return [*controls_from_filters(saved), frame, row_ids, saved, f"view **{md(name)}**: {message}", 1]
 
     load_btn.click(load, [saved_views], [*controls, table, ids, filters, status, page], api_visibility="private")
     return BrowseTab(table, ids, filters, controls, view_name, saved_views, status, page)
@@ -165,13 +169,20 @@ def default_filters() -> dict[str, Any]:
 
 def load_view_or_default(ctx: AppContext, name: str | None) -> list[Any]:
     """Initial Browse state for a page load: the ``?view=NAME`` view if given, else everything."""
+    refused = None
+    try:
+        name = check_view_name(name) if name else None
+    except ValidationError as exc:
+        refused, name = exc, None  # a crafted link: say so, never look it up or echo it as it came
     saved = ctx.store.get_view(name) if name else None
     f = saved if saved is not None else default_filters()
     frame, row_ids, message = query(ctx, f)
-    if name and saved is None:
-        message = f"no saved view named {name!r}; showing everything. " + message
+    if refused is not None:
+        message = f"the link's view name was refused ({md(refused)}); showing everything. " + message
+    elif name and saved is None:
+        message = f"no saved view named {md(repr(name))}; showing everything. " + message
     elif saved is not None:
-        message = f"view **{name}**: {message}"
+        message = f"view **{md(name)}**: {message}"
     # Facet choices are re-read on every page load: runs added since the app started show up.
     facets = ctx.store.browse_facets()
     values = controls_from_filters(f)

@@ -13,7 +13,7 @@ from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
 from ..inspection import InspectPanels, inspect_response
-from ..render.palette import empty_note, esc, model_label
+from ..render.palette import empty_note, esc, md, model_label
 
 
 @dataclass
@@ -155,7 +155,7 @@ def build(ctx: AppContext) -> InspectTab:
         left_btn = gr.Button("left is better", size="sm", elem_id="prefer-left")
         tie_btn = gr.Button("tie", size="sm", elem_id="prefer-tie")
         right_btn = gr.Button("right is better", size="sm", elem_id="prefer-right")
-        prefer_status = gr.Markdown()
+        prefer_status = gr.Markdown(elem_id="inspect-prefer-status")
     tab = InspectTab(nav, response_id, position, compare,
                      [header, image, text, ref_graph, resp_graph, emd, edit, triplets, halfscore, reefknot],
                      [compare_text, compare_verdicts])
@@ -173,8 +173,8 @@ def build(ctx: AppContext) -> InspectTab:
             winner = {"left": left, "right": right, "tie": "tie"}[which]
             actions.prefer(ctx, who, left, right, winner, how)
         except (actions.NotSignedIn, ValidationError) as exc:
-            raise gr.Error(str(exc)) from exc
-        return f"recorded: {which} ({how}) by {who}"
+            raise gr.Error(esc(exc)) from exc
+        return f"recorded: {md(which)} ({md(how)}) by {md(who)}"
 
     for which, btn in (("left", left_btn), ("tie", tie_btn), ("right", right_btn)):
         def on_prefer(left: str, right: str | None, how: str, typed: str, request: gr.Request,

@@ -58,7 +58,8 @@ def build(ctx: AppContext) -> None:
     from ...prompts import GENERATION_PRESETS, PROMPTS
 
     with gr.Row():
-        benchmark = gr.Dropdown([b.name for b in ctx.store.benchmark_infos()], label="benchmark")
+        benchmark = gr.Dropdown([b.name for b in ctx.store.benchmark_infos()], label="benchmark",
+                                elem_id="run-benchmark")
         tasks = gr.Dropdown(list(TASKS), multiselect=True, label="tasks (all when empty)")
         limit = gr.Number(value=0, precision=0, minimum=0, label="first N samples (0: all)")
     models = gr.Textbox("\n".join(DEFAULT_MODELS), lines=3, label="model specs, one per line "
@@ -75,8 +76,10 @@ def build(ctx: AppContext) -> None:
         job_id = gr.Number(label="job id", precision=0)
         cancel = gr.Button("cancel job", elem_id="run-cancel")
     status = gr.Markdown()
-    table = gr.HTML(lambda: jobs_table(ctx), elem_id="run-jobs")
+    table = gr.HTML(elem_id="run-jobs")
     timer = gr.Timer(2.0)
+    # on page load (not a callable value: Gradio makes that a public, unnamed API endpoint)
+    gr.on(None, lambda: jobs_table(ctx), None, [table], api_visibility="private")
 
     start.click(lambda *a: submit_runs(ctx, *a), [benchmark, tasks, limit, models, prompt, preset, mitigation, metrics],
                 [status], api_visibility="private")

@@ -61,7 +61,9 @@ def build(ctx: AppContext) -> None:
                 "settings never mix. Change the file and restart to score under new settings.")
     gr.HTML(settings_html(ctx), elem_id="settings-table")
     gr.Markdown("**Scores in the store, by configuration**")
-    configs = gr.HTML(lambda: configs_html(ctx, False), elem_id="settings-configs")
+    configs = gr.HTML(elem_id="settings-configs")
+    # on page load (not a callable value: Gradio makes that a public, unnamed API endpoint)
+    gr.on(None, lambda: configs_html(ctx, False), None, [configs], api_visibility="private")
     refresh = gr.Button("mark the configurations these settings produce (builds the metrics)", size="sm",
                         elem_id="settings-mark")
     refresh.click(lambda: configs_html(ctx, True), None, [configs], api_visibility="private")
