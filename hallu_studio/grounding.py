@@ -36,7 +36,7 @@ import numpy as np
 
 from .vectors import PhraseEncoder, unit_rows
 from .lexicon.attributes import attribute_family
-from .lexicon.forms import normalize_name
+from .lexicon.forms import normalize_name, unplaced
 from .lexicon.nouns import is_animate, relation
 from .lexicon.predicates import Predicate, parse_predicate
 from .model import SceneGraph
@@ -48,6 +48,10 @@ AGENTIVE_VERBS = frozenset({"wear", "hold", "use", "ride", "carry", "eat", "look
                             "walk", "catch", "kick", "swing", "type"})
 # Predicates that only say "is": the triplet gives its subject an attribute (or a kind).
 COPULAS = frozenset({"", "is", "are", "be", "has color", "has colour", "color", "colour", "made of", "is made of"})
+
+
+_LEADING_PREP = re.compile(r"^(on|in|at|to|toward|towards|into|onto|near|by|under|behind|inside|beside)\s+(.+)$",
+                           re.I)
 
 
 @dataclass
@@ -83,6 +87,15 @@ class ReferenceGraph:
         self.nodes.append(Node(key, [name]))
         return len(self.nodes) - 1
 
+    def names_relation(self, s: str, p: str, o: str) -> Node | None:
+        """A node whose own name states the relation ("food in pan" for (food, in, pan)), or None."""
+        words = f"{normalize_name(s)} {p.strip().lower()} {normalize_name(o)}"
+        for node in self.nodes:
+            if node.name == normalize_name(words) or any(normalize_name(label) == normalize_name(words)
+                                                         for label in node.labels):
+                return node
+        return None
+
     def edges_between(self, a: Iterable[int], b: Iterable[int]) -> list[Edge]:
         sa, sb = set(a), set(b)
         return [e for e in self.edges if e.subject in sa and e.object in sb]
@@ -96,7 +109,14 @@ class ReferenceGraph:
                                             not any(n.name == normalize_name(o) for n in self.nodes)):
             self.nodes[si].attributes.add(o.strip().lower())
             return
+        # "(rain, is falling, on street)": the preposition belongs to the predicate.
+        m = _LEADING_PREP.match(o.strip())
+        if m:
+            p, o = f"{p} {m.group(1)}", m.group(2)
         oi = self.node_index(o)
+        # "(snow, is on the ground, ground)": the predicate repeats its object.
+        head = normalize_name(o).rsplit(" ", 1)[-1]
+        p = re.sub(rf"\b(?:the\s+|a\s+)?{re.escape(head)}s?\s*$", "", p.strip(), flags=re.I) if head else p
         pred = parse_predicate(p)
         backwards = pred.verb in AGENTIVE_VERBS and not pred.passive and is_animate(o) and not is_animate(s)
         if backwards:
@@ -148,7 +168,6 @@ class Match:
 # coarse annotations (GQA, Visual Genome) name things by their kind.
 _TRUST = ("lemma", "synonym", "hypernym", "hyponym")
 _CONJUNCTION = re.compile(r"\s*(?:,|\band\b|\bor\b|/)\s*")
-_PLACE = re.compile(r"\s+(?:on|in|at|of|to|with|near|by|from|behind|under|inside|for)\s+.*$")
 
 
 def _alternatives(name: str) -> list[str]:
@@ -156,7 +175,7 @@ def _alternatives(name: str) -> list[str]:
     placed name is about ("player on the right" is a player, "food in pan" is food)."""
     out = [name]
     for part in _CONJUNCTION.split(name):
-        for alt in (part, _PLACE.sub("", part)):
+        for alt in (part, unplaced(part)):
             alt = normalize_name(alt)
             if alt and alt not in out:
                 out.append(alt)

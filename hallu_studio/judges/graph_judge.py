@@ -40,7 +40,8 @@ from ..grounding import Edge, Grounder, Match, ReferenceGraph
 from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
-from ..lexicon.predicates import Predicate, entails, inverse, is_symmetric, parse_predicate
+from ..lexicon.predicates import (VISUAL_VERBS, Predicate, entails, inverse, is_symmetric, parse_predicate,
+                                  part_of)
 from ..lexicon.words import INFERENCE_PREDICATES
 from ..vectors import PhraseEncoder, unit_rows
 from .base import JudgeReference, Triplet, TripletJudgement, triplet_text
@@ -53,6 +54,10 @@ def _edge_text(graph: ReferenceGraph, e: Edge) -> str:
     s, o = graph.nodes[e.subject], graph.nodes[e.object]
     backwards = " (read backwards)" if e.reversed else ""
     return f"({s.labels[0] if s.labels else s.name}, {e.text}, {o.labels[0] if o.labels else o.name}){backwards}"
+
+
+def _is_visual(pred: Predicate) -> bool:
+    return (pred.verb is None and pred.prep is not None) or (pred.verb is not None and pred.verb in VISUAL_VERBS)
 
 
 class SceneGraphAlignmentJudge:
@@ -106,7 +111,10 @@ class SceneGraphAlignmentJudge:
         graph cannot check it (an end it does not hold, no edge, silence); a guess the graph contradicts
         (a conflicting edge or attribute, a wrong count) stays a hallucination."""
         unchecked = j.verdict in ("object", "unverifiable") and j.kind != "count" or (
-            j.verdict == "relation" and j.reason.startswith("no edge"))
+            j.verdict == "relation" and j.reason.startswith("no edge")) or (
+            # A guessed relation no picture shows ("fascinated by", "playing with"): the edge it meets
+            # says what is seen, not that the guess is wrong.
+            j.verdict == "relation" and j.kind == "relation" and not _is_visual(parse_predicate(j.triplet[1])))
         if not unchecked:
             return j
         return TripletJudgement(j.triplet, "inference", j.score, f"stated as a guess, and the graph cannot check it "
@@ -141,6 +149,10 @@ class SceneGraphAlignmentJudge:
                 return TripletJudgement(claim, "supported", 1.0, f"{o!r} names the same node as {s!r}: "
                                         f"{objects[0].describe()}", kind="attribute")
             return self._attribute(claim, subjects, o, reference)
+        named = graph.names_relation(s, p, o)
+        if named is not None:
+            return TripletJudgement(claim, "supported", 1.0, f"the graph has a node named "
+                                    f"{named.labels[0] if named.labels else named.name!r}", kind="relation")
         objects = self.grounder.ground(o, graph)
         if not objects:
             return self._absent(claim, "object", o, graph)
@@ -214,9 +226,10 @@ class SceneGraphAlignmentJudge:
             if entails(e.predicate, pred):
                 return self._supported(claim, f"edge {_edge_text(graph, e)}", subjects, objects)
         for e in backward:
-            if (inv is not None and entails(e.predicate, inv)) or (is_symmetric(pred) and entails(e.predicate, pred)):
+            if ((inv is not None and entails(e.predicate, inv)) or (is_symmetric(pred) and entails(e.predicate, pred))
+                    or part_of(e.predicate, pred)):
                 return self._supported(claim, f"edge {_edge_text(graph, e)}, the other way round", subjects, objects)
-        gold = self._gold_match(claim, reference)
+        gold = self._gold_match(claim, reference, strict=True)
         if gold:
             return TripletJudgement(claim, "supported", 1.0, f"matches the question's gold triplet {gold}",
                                     kind="relation")
@@ -232,24 +245,32 @@ class SceneGraphAlignmentJudge:
         return TripletJudgement(claim, "supported", 1.0, f"{why}; subject {subjects[0].describe()}, object "
                                 f"{objects[0].describe()}", kind="relation")
 
-    def _gold_match(self, claim: Triplet, reference: JudgeReference) -> str | None:
+    def _gold_match(self, claim: Triplet, reference: JudgeReference, *, strict: bool = False) -> str | None:
         """The gold triplet of the question that says what ``claim`` says, as text, or None.
 
         Same (or more general) subject and an object that shares its head noun or grounds the same
-        way; failing that, cosine of the triplet texts at or above ``gold_threshold``.
+        way, and a predicate the gold one does not contradict: with ``strict`` (a visual relation) the
+        gold predicate must entail the claim's; otherwise a visual predicate of the claim that the gold
+        one does not entail rules it out too. Failing that, cosine of the triplet texts at or above
+        ``gold_threshold`` (not with ``strict``).
         """
         if not reference.gold:
             return None
-        s, _, o = claim
+        s, p, o = claim
+        pred = parse_predicate(p)
+        visual = strict or pred.prep is not None or (pred.verb is not None and pred.verb in VISUAL_VERBS)
         o_norm = normalize_name(o)
         for gs, gp, go in reference.gold:
-            if not noun_relation(s, gs) in ("same", "general"):
+            if noun_relation(s, gs) not in ("same", "general"):
                 continue
             g_words = set(normalize_name(go).split()) | set(go.lower().split())
-            if o_norm and (o_norm in g_words or o_norm.rsplit(" ", 1)[-1] in g_words or
-                           noun_relation(o, go) in ("same", "general")):
-                return f"({gs}, {gp}, {go})"
-        if self.encoder is None:
+            if not (o_norm and (o_norm in g_words or o_norm.rsplit(" ", 1)[-1] in g_words or
+                                noun_relation(o, go) in ("same", "general"))):
+                continue
+            if visual and not entails(parse_predicate(gp), pred):
+                continue
+            return f"({gs}, {gp}, {go})"
+        if self.encoder is None or strict:
             return None
         texts = [triplet_text(claim)] + [triplet_text(t) for t in reference.gold]
         vecs = unit_rows(self.encoder.encode(texts))
@@ -257,5 +278,7 @@ class SceneGraphAlignmentJudge:
         best = int(np.argmax(sims))
         if sims[best] >= self.gold_threshold:
             gs, gp, go = reference.gold[best]
+            if visual and not entails(parse_predicate(gp), pred):
+                return None
             return f"({gs}, {gp}, {go}) at cosine {sims[best]:.2f}"
         return None

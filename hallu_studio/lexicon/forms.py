@@ -142,7 +142,16 @@ def normalize_name(name: str) -> str:
     return " ".join(words[:-1] + [singular(words[-1])])
 
 
+# A name that places its thing: "person with helmet", "food in pan", "player on the right".
+_PLACED = re.compile(r"\s+(?:on|in|at|of|to|with|near|by|from|behind|under|inside|for)\s+.*$")
+
+
+def unplaced(name: str) -> str:
+    """The thing a placed name is about: "person with helmet" -> "person" (names that place nothing unchanged)."""
+    return _PLACED.sub("", name.strip()) or name.strip()
+
+
 def head_noun(name: str) -> str:
-    """The last word of the normalised name: "red sports car" -> "car"."""
-    norm = normalize_name(name)
+    """The head noun of the normalised name: "red sports car" -> "car", "person with helmet" -> "person"."""
+    norm = normalize_name(unplaced(name))
     return norm.rsplit(" ", 1)[-1] if norm else ""

@@ -87,6 +87,9 @@ _VERB_GROUPS: dict[str, tuple[str, ...]] = {
     "grow": ("grow", "sprout"),
 }
 _VERBS: dict[str, str] = {v: canon for canon, vs in _VERB_GROUPS.items() for v in vs}
+# Verbs whose claims a picture can show (what the probe and real hallucinations swap between).
+VISUAL_VERBS: frozenset[str] = frozenset(_VERB_GROUPS) | frozenset({"drop", "lack", "face", "touch", "follow",
+                                                                     "chase", "cross", "climb", "swim", "jump", "run"})
 # Verbs that only say where a thing is placed: "sitting on" states no more than "on" can check.
 PLACEMENT_VERBS: frozenset[str] = frozenset({"sit", "lie", "stand", "hang", "park", "lean", "place", "set", "put",
                                              "locate", "situate", "position", "mount", "attach", "float", "sleep",
@@ -203,6 +206,13 @@ def inverse(p: Predicate) -> Predicate | None:
     return None
 
 
+def part_of(edge: Predicate, claim: Predicate) -> bool:
+    """Whether an edge ``A has B`` supports the claim ``B <claim> A`` ("the bicycle has bags": the bags are on
+    it, attached to it, hang from it)."""
+    return edge.verb is None and edge.prep in GENERIC and not claim.passive and (
+        claim.verb in PLACEMENT_VERBS or claim.verb == "attach" or claim.prep in ("on", "in", "of", "toward", "near"))
+
+
 def is_symmetric(p: Predicate) -> bool:
     return p.verb is None and p.prep in _SYMMETRIC
 
@@ -215,8 +225,8 @@ def entails(edge: Predicate, claim: Predicate) -> bool:
         return False
     if claim.verb is None and claim.prep in GENERIC:
         return True  # "has", "with": any edge between them
-    if claim.verb is None and edge.verb is not None and edge.verb == "wear" and claim.prep == "with":
-        return True
+    if claim.verb is None and edge.verb is not None and edge.verb == "wear" and claim.prep in ("with", "in"):
+        return True  # "a man in an apron", "a man with a hat": what he wears
     if claim.verb is None:
         # A less specific claim: "on" from "sitting on"; "near" from anything that touches or faces it.
         return claim.prep == edge.prep or (claim.prep == "near" and edge.prep not in ("far from", "outside"))
