@@ -1,0 +1,102 @@
+"""The scene-graph alignment judge, the grounding under it and the lexicon it reads: worked examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from hallu_studio.grounding import Grounder, ReferenceGraph
+from hallu_studio.judges import JudgeReference, SceneGraphAlignmentJudge
+from hallu_studio.lexicon import attributes_conflict, entails, inverse, noun_phrase, parse_predicate, plural, singular
+from hallu_studio.lexicon.wordnet import load_wordnet
+from hallu_studio.metrics.base import ScoringItem
+from hallu_studio.metrics.trihe import TriHEMetric
+from hallu_studio.model import ConceptSet, Sample, SceneGraph
+
+GRAPH = SceneGraph.from_dict({
+    "objects": [{"id": "1", "name": "dog", "attributes": ["brown"]}, {"id": "2", "name": "sofa"},
+                {"id": "3", "name": "man"}, {"id": "4", "name": "horse"}, {"id": "5", "name": "shirt"},
+                {"id": "6", "name": "cup"}, {"id": "7", "name": "cup"}, {"id": "8", "name": "table"}],
+    "relations": [{"subject": "1", "predicate": "on", "object": "2"},
+                  {"subject": "3", "predicate": "riding", "object": "4"},
+                  {"subject": "5", "predicate": "wearing", "object": "3"},  # written backwards, as Tri-HE does
+                  {"subject": "6", "predicate": "on", "object": "8"}]})
+needs_wordnet = pytest.mark.skipif(load_wordnet() is None, reason="WordNet (Debian's wordnet-base) is not installed")
+
+
+def verdict(claim, gold=(), speculative=False):
+    ref = JudgeReference(graph=GRAPH, gold=list(gold), speculative=frozenset({0}) if speculative else frozenset())
+    return SceneGraphAlignmentJudge().judge([claim], ref)[0]
+
+
+@pytest.mark.parametrize("claim,expected,kind", [
+    (("dog", "on", "couch"), "supported", "relation"),          # synonym of the node's name
+    (("dog", "under", "sofa"), "relation", "relation"),         # the edge says "on"
+    (("sofa", "under", "dog"), "supported", "relation"),        # the inverse of the edge
+    (("horse", "riding", "man"), "relation", "relation"),       # reversed roles
+    (("horse", "ridden by", "man"), "supported", "relation"),   # passive
+    (("man", "wearing", "shirt"), "supported", "relation"),     # a backwards agentive edge read the right way
+    (("man", "holding", "shirt"), "relation", "relation"),      # conflicting edge
+    (("man", "near", "horse"), "supported", "relation"),        # riding it is near it
+    (("dog", "near", "table"), "relation", "relation"),         # no edge at all, as the paper counts it
+    (("cat", "on", "sofa"), "object", "object"),                # no node
+    (("dog", "is", "black"), "relation", "attribute"),          # colour conflict
+    (("dog", "is", "brown"), "supported", "attribute"),
+    (("dog", "is", "large"), "unverifiable", "attribute"),      # the graph is silent on size
+    (("dog", "is", "calm"), "inference", "inference"),          # no visual family
+    (("cup", "is", "two"), "supported", "count"),
+    (("cup", "is", "three"), "object", "count"),
+    (("dog", "is", "two"), "object", "count"),
+])
+def test_verdicts(claim, expected, kind):
+    j = verdict(claim)
+    assert (j.verdict, j.kind) == (expected, kind), j.reason
+    assert j.reason
+
+
+@needs_wordnet
+def test_a_less_specific_true_claim_is_supported():
+    assert verdict(("animal", "on", "sofa")).verdict == "supported"
+
+
+def test_inferences_against_gold_triplets():
+    assert verdict(("car", "used for", "transportation")).verdict == "inference"
+    gold = [("car", "used for", "transportation")]
+    assert verdict(("car", "used for", "transportation"), gold).verdict == "supported"
+    # A gold triplet supports a visual claim only with a predicate that entails it.
+    assert verdict(("dog", "under", "ball"), [("dog", "on", "ball")]).verdict in ("object", "relation")
+
+
+def test_a_guess_the_graph_cannot_check_is_an_inference_but_a_contradicted_guess_is_not():
+    assert verdict(("man", "near", "market"), speculative=True).verdict == "inference"
+    assert verdict(("dog", "under", "sofa"), speculative=True).verdict == "relation"
+
+
+def test_unverifiable_policy_decides_what_counts():
+    counting = TriHEMetric(SceneGraphAlignmentJudge())
+    ignoring = TriHEMetric(SceneGraphAlignmentJudge(unverifiable="ignore"))
+    sample = Sample(id="s/1", benchmark="s", image_key="1", task="caption", scene_graph=GRAPH)
+    concepts = ConceptSet.from_dict({"attributes": [["dog", "large"], ["dog", "brown"]]})
+    item = ScoringItem("r", "The dog is large and brown.", sample, mentioned=concepts)
+    assert counting.update(item).stats["hallucinated"] == 1
+    assert ignoring.update(item).stats["hallucinated"] == 0
+    assert counting.update(item).evidence["triplets"][0]["hallucinated"] is True
+
+
+def test_reference_graph_merges_names_and_keeps_multiplicity():
+    g = ReferenceGraph.from_scene_graph(GRAPH)
+    cup = next(n for n in g.nodes if n.name == "cup")
+    assert cup.multiplicity == 2
+    assert [m.how for m in Grounder().ground("cups", g)] == ["lemma"]
+    placed = ReferenceGraph.from_triplets(["food in pan", "vegetables and meat"], [])
+    assert Grounder().ground("food", placed) and Grounder().ground("meat", placed)
+
+
+def test_lexicon_forms_and_predicates():
+    assert [singular(w) for w in ("petals", "leaves", "glasses", "bus", "women")] == [
+        "petal", "leaf", "glasses", "bus", "woman"]
+    assert plural("woman") == "women" and noun_phrase(1, "umbrella") == "an umbrella"
+    assert noun_phrase(2, "glasses") == "two pairs of glasses" and noun_phrase(1, "grass") == "grass"
+    assert entails(parse_predicate("sitting on"), parse_predicate("on"))
+    assert not entails(parse_predicate("on"), parse_predicate("under"))
+    assert inverse(parse_predicate("to the left of")) == parse_predicate("right of")
+    assert attributes_conflict("red", "blue") and not attributes_conflict("tall", "wide")
