@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..lexicon.forms import count_of, normalize_name
-from ..lexicon.nouns import is_activity_noun, is_colour_noun, is_visual_noun
+from ..lexicon.nouns import is_abstract_noun, is_activity_noun, is_adjective_only, is_colour_noun, is_visual_noun
 from ..lexicon.words import (COLORS, FRAMING_NOUNS, HEDGE_WORDS, INFERENCE_PREDICATES, MATERIALS, NON_ATTRIBUTES,
                              NON_PREDICATES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS, SCENE_SUBJECT)
 from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
@@ -99,16 +99,23 @@ def _compound_tokens(root: Any) -> list[Any]:
     """The compound modifiers left of a head noun, outermost first ("living room table")."""
     out: list[Any] = []
     for child in root.lefts:
-        if child.dep_ == "compound" and child.is_alpha and child.lower_ not in DESCRIPTIVE_NOUNS:
+        if child.dep_ == "compound" and child.is_alpha and not _describes(child):
             out.extend(_compound_tokens(child))
             out.append(child)
     return out
+
+
+def _describes(compound: Any) -> bool:
+    """A compound modifier that describes rather than names: "plastic table", "spiky hair"."""
+    return compound.lower_ in DESCRIPTIVE_NOUNS or (compound.pos_ != "PROPN" and is_adjective_only(compound.lower_))
 
 
 def object_name(root: Any) -> str:
     """The object's name: compound modifiers and the head, through the lexicon's normaliser
     ("tennis rackets" -> "tennis racket", "storage silos" -> "storage silo", "glasses" stays)."""
     parts = [t.lower_ for t in _compound_tokens(root)] + [root.lower_]
+    if root.pos_ == "PROPN":  # "United States", "Olympic Games": a name, not a plural
+        return " ".join(parts)
     return normalize_name(" ".join(parts)) or root.lower_
 
 
@@ -234,6 +241,11 @@ class ParserExtractor:
                 compounds = [c for c in root.lefts if c.dep_ == "compound" and c.is_alpha]
                 if compounds:
                     named, aliases = compounds[-1], (root.i,)
+            # "a silver Nissan" parsed as the noun "silver" with "Nissan" beside it: the Nissan is silver.
+            elif is_colour_noun(root.lower_):
+                apposed = [c for c in root.children if c.dep_ == "appos" and c.pos_ in ("NOUN", "PROPN")]
+                if apposed:
+                    named, aliases = apposed[0], (root.i,)
             if is_thing(named):
                 compounds = _compound_tokens(named)
                 out.append(_Mention(root=named.i, name=object_name(named), span=_char_span(compounds + [named]),
@@ -253,7 +265,8 @@ class ParserExtractor:
             for child in token.children:
                 if child.dep_ in ("nsubj", "nsubjpass"):
                     subjects = [child]
-            if not subjects and token.dep_ == "conj" and token.head.pos_ in ("VERB", "AUX"):
+            # "they are sitting and talking"; "the cars appear to be parked".
+            if not subjects and token.dep_ in ("conj", "xcomp") and token.head.pos_ in ("VERB", "AUX"):
                 return self._subject_mention(token.head, by_root)
         out: list[_Mention] = []
         for subj in subjects:
@@ -278,8 +291,10 @@ class ParserExtractor:
 
         for root_i, mention in by_root.items():
             root = doc[root_i]
+            if root_i != mention.root and is_colour_noun(root.lower_):
+                add(mention, root)
             for child in root.children:
-                if child.dep_ == "amod" or (child.dep_ == "compound" and child.lower_ in DESCRIPTIVE_NOUNS):
+                if child.dep_ == "amod" or (child.dep_ == "compound" and _describes(child)):
                     for adj in _conjuncts(child):
                         add(mention, adj)
             # "a car parked" (participle with nothing after it) describes the car.
@@ -293,7 +308,7 @@ class ParserExtractor:
                     for adj in _conjuncts(token):
                         add(mention, adj)
             # Passive participle with no object: "the column is intricately carved".
-            elif token.tag_ == "VBN" and token.dep_ in ("ROOT", "conj", "ccomp", "relcl") and \
+            elif token.tag_ == "VBN" and token.dep_ in ("ROOT", "conj", "ccomp", "relcl", "xcomp") and \
                     any(c.dep_ == "auxpass" for c in token.children) and not _has_prep_object(token):
                 for mention in self._subject_mention(token, by_root):
                     add(mention, token)
@@ -324,16 +339,25 @@ class ParserExtractor:
             if prep.dep_ not in ("prep", "agent") or verb.pos_ not in ("VERB", "AUX"):
                 continue
             lemma = verb.lemma_.lower()
+            active = False
             if verb.tag_ == "VBN" or prep.dep_ == "agent":
                 predicate = f"{verb.lower_} {prep.lower_}"
             elif lemma in COPULAS:
                 predicate = prep.lower_
+            elif any(c.dep_ == "dobj" for c in verb.children):
+                continue  # "has a stick in his hand": the preposition places the object, not the subject
             else:
-                continue  # sng_parser already handles active verbs
+                # sng_parser finds active verbs but keeps only the preposition ("standing on" -> "on").
+                predicate, active = f"{verb.lower_} {prep.lower_}", True
+            negated = any(c.dep_ == "neg" for c in verb.children)
             for subject in self._subject_mention(verb, by_root):
                 for obj in _conjuncts(token):
                     if obj.i in by_root and subject.root != obj.i:
-                        found[(subject.root, obj.i)] = (predicate, [verb, prep])
+                        key = (subject.root, obj.i)
+                        if negated:  # "may not be engaging with the women" claims no relation
+                            found.pop(key, None)
+                        elif not active or found.get(key, (prep.lower_,))[0] == prep.lower_:
+                            found[key] = (predicate, [verb, prep])
         out: list[RelationConcept] = []
         for (s, o), (predicate, extra) in found.items():
             sm, om = by_root.get(s), by_root.get(o)
@@ -361,7 +385,9 @@ def is_thing(root: Any) -> bool:
         return False
     if lemma in FRAMING_NOUNS or lemma in QUANTIFIER_NOUNS or root.lower_ in QUANTIFIER_NOUNS:
         return False
-    return not is_colour_noun(root.lower_) and not _is_activity(root)
+    if root.pos_ == "PROPN":  # a name: "Nissan" is a car here, not WordNet's month
+        return True
+    return not is_colour_noun(root.lower_) and not _is_activity(root) and not is_abstract_noun(lemma)
 
 
 def _is_activity(token: Any) -> bool:
@@ -373,7 +399,7 @@ def _is_claim_end(token: Any) -> bool:
     if token.pos_ not in ("NOUN", "VERB") or not token.is_alpha or token.lower_ in PRONOUNS:
         return False
     lemma = (token.lemma_ or token.text).lower()
-    return _is_activity(token) or (lemma in FRAMING_NOUNS and lemma not in QUANTIFIER_NOUNS)
+    return _is_activity(token) or is_abstract_noun(lemma) or (lemma in FRAMING_NOUNS and lemma not in QUANTIFIER_NOUNS)
 
 
 def _is_inference(predicate: str) -> bool:
@@ -393,7 +419,9 @@ def _scene_claims(doc: Any) -> list[tuple[int, RelationConcept]]:
     """
     out: list[tuple[int, RelationConcept]] = []
     for token in doc:
-        if token.dep_ != "attr" or token.pos_ != "NOUN" or token.head.lemma_ != "be":
+        # spaCy's small model tags some time words as adjectives ("it appears to be daytime").
+        if token.dep_ not in ("attr", "acomp") or token.head.lemma_ != "be" or not (
+                token.pos_ == "NOUN" or token.lemma_.lower() in FRAMING_NOUNS):
             continue
         copula = token.head
         governor = copula.head if copula.dep_ == "xcomp" else copula
@@ -412,7 +440,8 @@ def _scene_claims(doc: Any) -> list[tuple[int, RelationConcept]]:
         else:
             continue
         for noun in _conjuncts(token):
-            if noun.pos_ != "NOUN" or (is_thing(noun) and is_visual_noun(noun.lower_) is not False):
+            if not (noun.pos_ == "NOUN" or noun.lemma_.lower() in FRAMING_NOUNS) or \
+                    (is_thing(noun) and is_visual_noun(noun.lower_) is not False):
                 continue
             out.append((noun.i, RelationConcept(SCENE_SUBJECT, predicate, object_name(noun),
                                                 _char_span([marker, noun]))))

@@ -17,7 +17,8 @@ from functools import lru_cache
 from .attributes import attribute_family
 from .forms import head_noun, normalize_name
 from .wordnet import load_wordnet
-from .words import FRAMING_NOUNS, MASS_NOUNS, NON_VISUAL_LEXNAMES, VISUAL_LEXNAMES
+from .words import (ABSTRACT_LEXNAMES, FRAMING_NOUNS, MASS_NOUNS, NON_VISUAL_LEXNAMES, VISIBLE_ABSTRACT_NOUNS,
+                    VISUAL_LEXNAMES)
 
 # CHAIR-style categories (COCO's synonym list in spirit): a category and the words counted as it.
 # Broader than synonymy ("man" counts as "person"), so only CHAIR and POPE use it as a category map.
@@ -140,11 +141,34 @@ def _hypernyms(word: str) -> frozenset[int]:
     return frozenset(out)
 
 
-# Senses of an "-ing" noun that make it a thing rather than an activity ("building", "frosting", "packaging").
+# Senses of an "-ing" noun that make it a thing rather than an activity ("building", "frosting", "packaging",
+# and "lettering", "writing": text one sees).
 _THING_LEXNAMES = frozenset({"noun.artifact", "noun.food", "noun.object", "noun.substance", "noun.plant",
-                             "noun.animal", "noun.body", "noun.location"})
+                             "noun.animal", "noun.body", "noun.location", "noun.communication"})
 # Senses of a colour word used as a noun that are a thing ("an orange" is a fruit; "the blue" is not).
 _COLOUR_THING_LEXNAMES = frozenset({"noun.food", "noun.plant", "noun.animal", "noun.artifact"})
+
+
+@lru_cache(maxsize=100_000)
+def is_abstract_noun(name: str) -> bool:
+    """Whether a noun names nothing one could point at: its head's first WordNet senses are all attributes,
+    states, feelings, relations, times ... ("posture", "likelihood", "readiness"); False where WordNet is
+    missing or does not know the word."""
+    head = head_noun(name)
+    if not head or head in VISIBLE_ABSTRACT_NOUNS:
+        return False
+    wn = load_wordnet()
+    senses = wn.synsets(head, "n")[:3] if wn is not None else []
+    return bool(senses) and all(s.lexname in ABSTRACT_LEXNAMES for s in senses)
+
+
+@lru_cache(maxsize=100_000)
+def is_adjective_only(word: str) -> bool:
+    """Whether WordNet knows a word as an adjective and never as a noun ("spiky" in "spiky hair", which
+    spaCy's small model sometimes tags as a compound noun)."""
+    wn = load_wordnet()
+    w = word.strip().lower()
+    return wn is not None and bool(wn.synsets(w, "a")) and not wn.synsets(w, "n")
 
 
 @lru_cache(maxsize=100_000)

@@ -36,6 +36,7 @@ FRAMING_NOUNS: frozenset[str] = frozenset({
     "mode", "transportation", "flavor", "flavour", "scent", "smell", "taste", "sound", "precaution",
     "content", "contents", "season", "spring", "summer", "autumn", "winter", "evening", "morning",
     "afternoon", "night", "daytime", "nighttime", "weather", "reason", "purpose", "possibility", "idea",
+    "indoors", "outdoors", "indoor", "outdoor",
 })
 
 # Collective nouns in "a group of people": the thing is the noun after "of".
@@ -45,6 +46,7 @@ QUANTIFIER_NOUNS: frozenset[str] = frozenset({
     "cluster", "multitude", "abundance", "piece", "few", "several", "majority", "dozen", "total",
     "row", "line", "body", "stack", "pile", "crowd", "herd", "flock", "bundle", "string", "gathering",
     "flow", "series",
+    "amount", "quantity",
     # Fractions: "half of the pizza" is about the pizza.
     "half", "halves", "quarter", "fraction",
 })
@@ -135,6 +137,15 @@ NON_VISUAL_LEXNAMES: frozenset[str] = frozenset({
     "noun.attribute", "noun.cognition", "noun.feeling", "noun.motive", "noun.relation", "noun.time",
     "noun.act", "noun.event", "noun.process", "noun.state", "noun.communication", "noun.quantity",
     "noun.possession", "noun.Tops"})
+# Lexicographer files of abstract nouns: a noun all of whose first senses sit here names no thing one could
+# point at ("posture", "likelihood", "readiness", "identity"). Narrower than NON_VISUAL_LEXNAMES: acts,
+# events and communication ("sign", "text", "wave", "game") are often seen, so they stay objects.
+ABSTRACT_LEXNAMES: frozenset[str] = frozenset({
+    "noun.attribute", "noun.cognition", "noun.feeling", "noun.motive", "noun.state", "noun.relation", "noun.time",
+    "noun.possession"})
+# Nouns WordNet files as abstract whose sense in a picture description is a thing ("three levels", "fish scales").
+VISIBLE_ABSTRACT_NOUNS: frozenset[str] = frozenset({"level", "scale", "finish", "price", "gradient", "shade",
+                                                    "darkness", "shadow", "stripe", "spot"})
 # Lexicographer files of nouns that name things one can see.
 VISUAL_LEXNAMES: frozenset[str] = frozenset({
     "noun.artifact", "noun.animal", "noun.person", "noun.plant", "noun.food", "noun.object", "noun.body",
