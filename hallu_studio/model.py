@@ -207,6 +207,19 @@ class RelationConcept:
     span: Span | None = None
 
 
+@dataclass(frozen=True)
+class CountConcept:
+    """A number the text gives for an object: "two dogs" -> ("dog", 2).
+
+    ``span`` covers the counting word only ("two"), so an edit that changes the number
+    leaves the object's own span alone.
+    """
+
+    object: str
+    count: int
+    span: Span | None = None
+
+
 @dataclass
 class ConceptSet:
     """Objects, (object, attribute) pairs and (subject, predicate, object) triplets.
@@ -219,11 +232,19 @@ class ConceptSet:
     ...      "relations": [{"subject": "a", "predicate": "chasing", "object": "b"}]}))
     >>> cs.to_dict()
     {'objects': ['dog', 'ball'], 'attributes': [['dog', 'brown']], 'relations': [['dog', 'chasing', 'ball']]}
+    >>> counted = ConceptSet(objects=[ObjectConcept("dog", (4, 8))], counts=[CountConcept("dog", 2, (0, 3))])
+    >>> counted.to_dict(with_spans=True)["counts"], counted.to_dict(with_spans=True)["count_spans"], len(counted)
+    ([['dog', 2]], [[0, 3]], 1)
+    >>> ConceptSet.from_dict(counted.to_dict(with_spans=True)) == counted
+    True
     """
 
     objects: list[ObjectConcept] = field(default_factory=list)
     attributes: list[AttributeConcept] = field(default_factory=list)
     relations: list[RelationConcept] = field(default_factory=list)
+    # Numbers the text gives; not concepts of their own (``len`` and EMD leave them out), but what a
+    # judge checks against a graph's node multiplicity.
+    counts: list[CountConcept] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.objects) + len(self.attributes) + len(self.relations)
@@ -239,7 +260,9 @@ class ConceptSet:
     def to_dict(self, with_spans: bool = False) -> dict[str, Any]:
         """The stateless scoring format: ``{"objects": [o], "attributes": [[o, a]], "relations": [[s, p, o]]}``.
 
-        With ``with_spans`` the spans travel in parallel lists ``object_spans`` etc.
+        With ``with_spans`` the spans travel in parallel lists ``object_spans`` etc. Counts appear as
+        ``"counts": [[object, n]]`` (and ``count_spans``) only when there are any, so a set without
+        counts has the same dict (and content key) as before counts existed.
         """
         d: dict[str, Any] = {
             "objects": [c.name for c in self.objects],
@@ -250,6 +273,10 @@ class ConceptSet:
             d["object_spans"] = [list(c.span) if c.span else None for c in self.objects]
             d["attribute_spans"] = [list(c.span) if c.span else None for c in self.attributes]
             d["relation_spans"] = [list(c.span) if c.span else None for c in self.relations]
+        if self.counts:
+            d["counts"] = [[c.object, c.count] for c in self.counts]
+            if with_spans:
+                d["count_spans"] = [list(c.span) if c.span else None for c in self.counts]
         return d
 
     @classmethod
@@ -267,13 +294,16 @@ class ConceptSet:
             objs = [str(o) for o in d.get("objects") or []]
             attrs = [(str(o), str(a)) for o, a in d.get("attributes") or []]
             rels = [(str(s), str(p), str(o)) for s, p, o in d.get("relations") or []]
+            counts = [(str(o), int(n)) for o, n in d.get("counts") or []]
         except (TypeError, ValueError) as exc:
             raise ValidationError(f"concept set has a malformed entry: {exc}") from exc
         osp, asp, rsp = spans("object_spans", len(objs)), spans("attribute_spans", len(attrs)), spans("relation_spans", len(rels))
+        csp = spans("count_spans", len(counts))
         return cls(
             objects=[ObjectConcept(n, osp[i]) for i, n in enumerate(objs)],
             attributes=[AttributeConcept(o, a, asp[i]) for i, (o, a) in enumerate(attrs)],
             relations=[RelationConcept(s, p, o, rsp[i]) for i, (s, p, o) in enumerate(rels)],
+            counts=[CountConcept(o, n, csp[i]) for i, (o, n) in enumerate(counts)],
         )
 
 

@@ -7,7 +7,8 @@ for _k, _v in {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_H
                "TOKENIZERS_PARALLELISM": "false"}.items():
     os.environ.setdefault(_k, _v)
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# ../shared beside the checkout; $HALLU_STUDIO_SHARED points elsewhere (a git worktree one level deeper).
+SHARED = Path(os.environ.get("HALLU_STUDIO_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
 DATASETS = SHARED / "datasets"
 
 

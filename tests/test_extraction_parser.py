@@ -80,7 +80,7 @@ def test_spans_point_into_the_text(ex):
     cs = ex.extract_one(text)
     assert [text[a:b] for a, b in (o.span for o in cs.objects)] == ["man", "hat", "horse"]
     red = next(a for a in cs.attributes if a.attribute == "red")
-    assert text[red.span[0]:red.span[1]] == "red hat"
+    assert text[red.span[0]:red.span[1]] == "red"  # the attribute's own word, so a flag on it hits nothing beside it
     riding = next(r for r in cs.relations if r.predicate == "riding")
     assert text[riding.span[0]:riding.span[1]] == "man wearing a red hat is riding a horse"
 
@@ -120,3 +120,57 @@ def test_any_text_gives_spans_inside_it(ex):
         assert len({o.name for o in cs.objects}) == len(cs.objects)
 
     check()
+
+
+def test_counts_name_the_object_and_span_the_number_only(ex):
+    text = "Two dogs are sleeping next to 3 cats and two pairs of glasses."
+    cs = ex.extract_one(text)
+    assert [(c.object, c.count) for c in cs.counts] == [("dog", 2), ("cat", 3), ("glasses", 2)]
+    assert [text[a:b] for a, b in (c.span for c in cs.counts)] == ["Two", "3", "two"]
+    assert {"dog", "cat", "glasses"} <= {o.name for o in cs.objects}
+    d = cs.to_dict(with_spans=True)
+    assert d["counts"] == [["dog", 2], ["cat", 3], ["glasses", 2]] and len(d["count_spans"]) == 3
+
+
+def test_no_count_without_a_number(ex):
+    for text in ("A pair of glasses lies on a table.", "Several dogs and a cat.",
+                 "A tree takes up about three quarters of the top."):
+        cs = ex.extract_one(text)
+        assert cs.counts == [] and "counts" not in cs.to_dict()
+
+
+def test_colour_words_activities_and_fractions_are_not_objects(ex):
+    d = concepts(ex, "A silver Nissan with a yellow plate. The plates have borders sprinkled on the blue. "
+                     "People are walking and relaxing. Half of the pizza is eaten.")
+    assert {"nissan", "plate", "border", "pizza"} <= set(d["objects"])
+    assert not {"silver", "blue", "walking", "relaxing", "half"} & set(d["objects"])
+
+
+def test_object_names_are_normalised(ex):
+    d = concepts(ex, "Six storage silos, two pairs of sunglasses and the United States flag.")
+    assert "storage silo" in d["objects"] and "sunglasses" in d["objects"]
+    assert not any(o.endswith("silos") for o in d["objects"])
+
+
+def test_abstract_nouns_and_adjective_compounds(ex):
+    d = concepts(ex, "The person's relaxed posture shows readiness. A mask with spiky hair.")
+    assert not {"posture", "readiness"} & set(d["objects"])
+    assert "hair" in d["objects"] and ["hair", "spiky"] in d["attributes"]
+
+
+def test_inferences_stay_claims(ex):
+    d = concepts(ex, "A car used for transportation. The people are engaged in surfing. It is probably summer. "
+                     "It may be evening or night.")
+    assert ["car", "used for", "transportation"] in d["relations"]
+    assert ["people", "engaged in", "surfing"] in d["relations"]
+    assert ["scene", "is probably", "summer"] in d["relations"]
+    assert ["scene", "may be", "evening"] in d["relations"] and ["scene", "may be", "night"] in d["relations"]
+    assert not {"transportation", "surfing", "summer", "evening", "scene"} & set(d["objects"])
+
+
+def test_active_verbs_keep_their_verb_and_negation_drops_the_relation(ex):
+    d = concepts(ex, "The man is standing on a board. The cars appear to be parked.")
+    assert ["man", "standing on", "board"] in d["relations"]
+    assert ["car", "parked"] in d["attributes"]
+    d = concepts(ex, "The person may not be engaging with the women.")
+    assert d["relations"] == []

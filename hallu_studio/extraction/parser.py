@@ -12,14 +12,27 @@ repaired here on the same parse:
 * copular prepositions become relations ("the cat is on the table" -> (cat, on, table));
 * hyphenated words stay whole ("multi-tiered" is one attribute; see ``spacy_pipeline``);
 * hedged appositives ("people in water, likely a river or a stream") give alternative objects
-  (river, stream) but no relations, and "a remote or a phone" gives both objects.
+  (river, stream) but no relations, and "a remote or a phone" gives both objects;
+* colour words used as nouns ("a silver Nissan", "on the blue"), activities ("walking",
+  "relaxing") and fractions ("half of the pizza") are not objects; a gerund after a compound
+  ("a woven mat hanging") gives way to the compound;
+* object names go through the lexicon's ``normalize_name`` (singular head, plural-only nouns kept);
+* inferences stay claims (Tri-HE Appendix C counts them): "a car used for transportation" ->
+  (car, used for, transportation) and "the people engaged in surfing" -> (people, engaged in,
+  surfing) although neither transportation nor surfing is an object; "it is probably summer" ->
+  (scene, is probably, summer), whose predicate is one of the lexicon's inference predicates.
 
-Number is not an attribute: "two dogs" gives one object ``dog`` (as an LLM lists entity words),
-and counting words ("several", "two") are dropped. Each concept is reported once per response.
+Number is not an attribute: "two dogs" gives one object ``dog`` (as an LLM lists entity words)
+and a count ``CountConcept("dog", 2)`` whose span is the word "two" alone; "two pairs of
+glasses" counts the glasses, "a pair of glasses" gives no count. Counting words without a
+number ("several") are dropped. Each concept is reported once per response.
 
 >>> ex = ParserExtractor()
 >>> ex.extract(["A fountain topped with a statue."])[0].to_dict()
 {'objects': ['fountain', 'statue'], 'attributes': [], 'relations': [['fountain', 'topped with', 'statue']]}
+>>> counted = ex.extract(["Two dogs are sleeping on a sofa."])[0]
+>>> counted.counts, counted.to_dict()["counts"]
+([CountConcept(object='dog', count=2, span=(0, 3))], [['dog', 2]])
 """
 
 from __future__ import annotations
@@ -29,13 +42,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
+from ..lexicon.forms import count_of, normalize_name
+from ..lexicon.nouns import is_abstract_noun, is_activity_noun, is_adjective_only, is_colour_noun, is_visual_noun
+from ..lexicon.words import (COLORS, FRAMING_NOUNS, HEDGE_WORDS, INFERENCE_PREDICATES, MATERIALS, NON_ATTRIBUTES,
+                             NON_PREDICATES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS, SCENE_SUBJECT)
+from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
 from .spacy_pipeline import load_english, loaded_model_name
-from ..lexicon.words import (COLORS, FRAMING_NOUNS, MATERIALS, HEDGE_WORDS, NON_ATTRIBUTES, NON_PREDICATES, PLURAL_ONLY_NOUNS, PRONOUNS,
-                         QUANTIFIER_NOUNS, RELATIVE_PRONOUNS)
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
-RULES_VERSION = "6"
+RULES_VERSION = "7"
 COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
 DESCRIPTIVE_NOUNS = COLORS | MATERIALS
 NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})
@@ -69,6 +84,10 @@ class _Mention:
     name: str
     span: tuple[int, int]
     hedged: bool = False
+    # False for a noun that is no object but may end a claim: an activity ("engaged in surfing") or
+    # an inferred notion ("used for transportation").
+    listed: bool = True
+    aliases: tuple[int, ...] = ()  # other token indices standing for it ("hanging" in "a mat hanging")
 
 
 def _char_span(tokens: Iterable[Any]) -> tuple[int, int]:
@@ -80,17 +99,24 @@ def _compound_tokens(root: Any) -> list[Any]:
     """The compound modifiers left of a head noun, outermost first ("living room table")."""
     out: list[Any] = []
     for child in root.lefts:
-        if child.dep_ == "compound" and child.is_alpha and child.lower_ not in DESCRIPTIVE_NOUNS:
+        if child.dep_ == "compound" and child.is_alpha and not _describes(child):
             out.extend(_compound_tokens(child))
             out.append(child)
     return out
 
 
+def _describes(compound: Any) -> bool:
+    """A compound modifier that describes rather than names: "plastic table", "spiky hair"."""
+    return compound.lower_ in DESCRIPTIVE_NOUNS or (compound.pos_ != "PROPN" and is_adjective_only(compound.lower_))
+
+
 def object_name(root: Any) -> str:
-    """The object's name: compound modifiers and the lemmatised head ("tennis rackets" -> "tennis racket")."""
-    head = root.lower_ if root.lower_ in PLURAL_ONLY_NOUNS or not root.lemma_ else root.lemma_.lower()
-    parts = [t.lower_ for t in _compound_tokens(root)] + [head]
-    return " ".join(p for p in parts if p)
+    """The object's name: compound modifiers and the head, through the lexicon's normaliser
+    ("tennis rackets" -> "tennis racket", "storage silos" -> "storage silo", "glasses" stays)."""
+    parts = [t.lower_ for t in _compound_tokens(root)] + [root.lower_]
+    if root.pos_ == "PROPN":  # "United States", "Olympic Games": a name, not a plural
+        return " ".join(parts)
+    return normalize_name(" ".join(parts)) or root.lower_
 
 
 def _conjuncts(token: Any) -> list[Any]:
@@ -168,13 +194,20 @@ class ParserExtractor:
             return ConceptSet()
         graph = _sng_parse(doc)
         mentions = self._mentions(doc, graph)
-        by_root = {m.root: m for m in mentions}
-        attributes = self._attributes(doc, by_root)
-        relations = self._relations(doc, graph, by_root)
+        scene_claims = _scene_claims(doc)
+        # "it might be early fall": the fall is what the picture is claimed to show, not a thing in it.
+        claimed = {i for i, _ in scene_claims}
+        for m in mentions:
+            m.listed = m.listed and m.root not in claimed
+        by_root = {i: m for m in mentions for i in (m.root, *m.aliases)}
+        things = {i: m for i, m in by_root.items() if m.listed}
+        attributes = self._attributes(doc, things)
+        relations = self._relations(doc, graph, by_root) + [c for _, c in scene_claims]
         return _dedupe(
-            [ObjectConcept(m.name, m.span) for m in mentions],
+            [ObjectConcept(m.name, m.span) for m in mentions if m.listed],
             attributes,
             relations,
+            _counts(doc, [m for m in mentions if m.listed]),
         )
 
     def _mentions(self, doc: Any, graph: dict[str, Any]) -> list[_Mention]:
@@ -201,16 +234,26 @@ class ParserExtractor:
                         seen.add(c.i)
         out: list[_Mention] = []
         for root in sorted(roots, key=lambda t: t.i):
-            if not self._is_thing(root):
-                continue
-            compounds = _compound_tokens(root)
-            out.append(_Mention(root=root.i, name=object_name(root), span=_char_span(compounds + [root]),
-                                hedged=_is_hedged(root)))
+            aliases: tuple[int, ...] = ()
+            named = root
+            # "a woven mat hanging": the gerund is what the mat does; the mat is the thing.
+            if _is_activity(root):
+                compounds = [c for c in root.lefts if c.dep_ == "compound" and c.is_alpha]
+                if compounds:
+                    named, aliases = compounds[-1], (root.i,)
+            # "a silver Nissan" parsed as the noun "silver" with "Nissan" beside it: the Nissan is silver.
+            elif is_colour_noun(root.lower_):
+                apposed = [c for c in root.children if c.dep_ == "appos" and c.pos_ in ("NOUN", "PROPN")]
+                if apposed:
+                    named, aliases = apposed[0], (root.i,)
+            if is_thing(named):
+                compounds = _compound_tokens(named)
+                out.append(_Mention(root=named.i, name=object_name(named), span=_char_span(compounds + [named]),
+                                    hedged=_is_hedged(named), aliases=aliases))
+            elif _is_claim_end(named):
+                out.append(_Mention(root=named.i, name=object_name(named), span=_char_span([named]),
+                                    hedged=_is_hedged(named), listed=False))
         return out
-
-    @staticmethod
-    def _is_thing(root: Any) -> bool:
-        return is_thing(root)
 
     def _subject_mention(self, token: Any, by_root: dict[int, _Mention]) -> list[_Mention]:
         """Mentions that are the subject of a verb / copula / participle ``token``."""
@@ -222,7 +265,8 @@ class ParserExtractor:
             for child in token.children:
                 if child.dep_ in ("nsubj", "nsubjpass"):
                     subjects = [child]
-            if not subjects and token.dep_ == "conj" and token.head.pos_ in ("VERB", "AUX"):
+            # "they are sitting and talking"; "the cars appear to be parked".
+            if not subjects and token.dep_ in ("conj", "xcomp") and token.head.pos_ in ("VERB", "AUX"):
                 return self._subject_mention(token.head, by_root)
         out: list[_Mention] = []
         for subj in subjects:
@@ -248,8 +292,10 @@ class ParserExtractor:
 
         for root_i, mention in by_root.items():
             root = doc[root_i]
+            if root_i != mention.root and is_colour_noun(root.lower_):
+                add(mention, root)
             for child in root.children:
-                if child.dep_ == "amod" or (child.dep_ == "compound" and child.lower_ in DESCRIPTIVE_NOUNS):
+                if child.dep_ == "amod" or (child.dep_ == "compound" and _describes(child)):
                     for adj in _conjuncts(child):
                         add(mention, adj)
             # "a car parked" (participle with nothing after it) describes the car.
@@ -263,7 +309,7 @@ class ParserExtractor:
                     for adj in _conjuncts(token):
                         add(mention, adj)
             # Passive participle with no object: "the column is intricately carved".
-            elif token.tag_ == "VBN" and token.dep_ in ("ROOT", "conj", "ccomp", "relcl") and \
+            elif token.tag_ == "VBN" and token.dep_ in ("ROOT", "conj", "ccomp", "relcl", "xcomp") and \
                     any(c.dep_ == "auxpass" for c in token.children) and not _has_prep_object(token):
                 for mention in self._subject_mention(token, by_root):
                     add(mention, token)
@@ -294,23 +340,35 @@ class ParserExtractor:
             if prep.dep_ not in ("prep", "agent") or verb.pos_ not in ("VERB", "AUX"):
                 continue
             lemma = verb.lemma_.lower()
+            active = False
             if verb.tag_ == "VBN" or prep.dep_ == "agent":
                 predicate = f"{verb.lower_} {prep.lower_}"
             elif lemma in COPULAS:
                 predicate = prep.lower_
+            elif any(c.dep_ == "dobj" for c in verb.children):
+                continue  # "has a stick in his hand": the preposition places the object, not the subject
             else:
-                continue  # sng_parser already handles active verbs
+                # sng_parser finds active verbs but keeps only the preposition ("standing on" -> "on").
+                predicate, active = f"{verb.lower_} {prep.lower_}", True
+            negated = any(c.dep_ == "neg" for c in verb.children)
             for subject in self._subject_mention(verb, by_root):
                 for obj in _conjuncts(token):
                     if obj.i in by_root and subject.root != obj.i:
-                        found[(subject.root, obj.i)] = (predicate, [verb, prep])
+                        key = (subject.root, obj.i)
+                        if negated:  # "may not be engaging with the women" claims no relation
+                            found.pop(key, None)
+                        elif not active or found.get(key, (prep.lower_,))[0] == prep.lower_:
+                            found[key] = (predicate, [verb, prep])
         out: list[RelationConcept] = []
         for (s, o), (predicate, extra) in found.items():
             sm, om = by_root.get(s), by_root.get(o)
-            if sm is None or om is None or sm.hedged or om.hedged or s == o:
+            if sm is None or om is None or sm.hedged or om.hedged or sm is om:
                 continue
             predicate = " ".join(predicate.split())
             if not predicate or predicate in NON_PREDICATES:
+                continue
+            # A noun that is no object ends a claim only as what is done or inferred, never as its subject.
+            if not sm.listed or not (om.listed or _is_activity(doc[om.root]) or _is_inference(predicate)):
                 continue
             tokens = [doc[s], doc[o]] + extra
             out.append(RelationConcept(sm.name, predicate, om.name, _char_span(tokens)))
@@ -319,13 +377,93 @@ class ParserExtractor:
 
 
 def is_thing(root: Any) -> bool:
-    """Whether a head noun names something visible: not a pronoun, number, framing or collective word."""
+    """Whether a head noun names something visible: not a pronoun, number, framing, collective or
+    colour word, fraction or activity."""
     lemma = (root.lemma_ or root.text).lower()
     if root.pos_ in ("PRON", "NUM", "DET") or lemma in PRONOUNS or root.lower_ in PRONOUNS:
         return False
     if not any(ch.isalpha() for ch in root.text):
         return False
-    return lemma not in FRAMING_NOUNS and lemma not in QUANTIFIER_NOUNS
+    if lemma in FRAMING_NOUNS or lemma in QUANTIFIER_NOUNS or root.lower_ in QUANTIFIER_NOUNS:
+        return False
+    if root.pos_ == "PROPN":  # a name: "Nissan" is a car here, not WordNet's month
+        return True
+    return not is_colour_noun(root.lower_) and not _is_activity(root) and not is_abstract_noun(lemma)
+
+
+def _is_activity(token: Any) -> bool:
+    return token.lower_.endswith("ing") and (token.tag_ == "VBG" or is_activity_noun(token.lower_))
+
+
+def _is_claim_end(token: Any) -> bool:
+    """A noun that is no object but can end an inference or activity claim (see ``_Mention.listed``)."""
+    if token.pos_ not in ("NOUN", "VERB") or not token.is_alpha or token.lower_ in PRONOUNS:
+        return False
+    lemma = (token.lemma_ or token.text).lower()
+    return _is_activity(token) or is_abstract_noun(lemma) or (lemma in FRAMING_NOUNS and lemma not in QUANTIFIER_NOUNS)
+
+
+def _is_inference(predicate: str) -> bool:
+    return predicate in INFERENCE_PREDICATES or predicate.split()[-1] == "for"
+
+
+_MODALS = frozenset({"may", "might", "could", "must"})
+_SEEMING_VERBS = frozenset({"appear", "seem"})
+_PICTURE_PRONOUNS = frozenset({"it", "this", "that"})
+
+
+def _scene_claims(doc: Any) -> list[tuple[int, RelationConcept]]:
+    """Hedged claims about the whole picture: "it is probably summer", "it may be evening or night",
+    "it appears to be a birthday celebration" -> (scene, <hedged copula>, noun).
+
+    Only nouns that are no object make such a claim ("it is probably a kitchen" names a kitchen).
+    """
+    out: list[tuple[int, RelationConcept]] = []
+    for token in doc:
+        # spaCy's small model tags some time words as adjectives ("it appears to be daytime").
+        if token.dep_ not in ("attr", "acomp") or token.head.lemma_ != "be" or not (
+                token.pos_ == "NOUN" or token.lemma_.lower() in FRAMING_NOUNS):
+            continue
+        copula = token.head
+        governor = copula.head if copula.dep_ == "xcomp" else copula
+        subjects = [c for c in governor.children if c.dep_ == "nsubj"]
+        if not subjects or subjects[0].lower_ not in _PICTURE_PRONOUNS:
+            continue
+        modal = next((c for c in copula.children if c.dep_ == "aux" and c.lower_ in _MODALS), None)
+        hedge = next((c for c in (*copula.children, *governor.children)
+                      if c.dep_ == "advmod" and c.lower_ in HEDGE_WORDS), None)
+        if modal is not None:
+            predicate, marker = f"{modal.lower_} be", modal
+        elif governor is not copula and governor.lemma_ in _SEEMING_VERBS:
+            predicate, marker = f"{governor.lemma_}s to be", governor
+        elif hedge is not None:
+            predicate, marker = f"is {hedge.lower_}", hedge
+        else:
+            continue
+        for noun in _conjuncts(token):
+            if not (noun.pos_ == "NOUN" or noun.lemma_.lower() in FRAMING_NOUNS) or \
+                    (is_thing(noun) and is_visual_noun(noun.lower_) is not False):
+                continue
+            out.append((noun.i, RelationConcept(SCENE_SUBJECT, predicate, object_name(noun),
+                                                _char_span([marker, noun]))))
+    return out
+
+
+def _counts(doc: Any, mentions: list[_Mention]) -> list[CountConcept]:
+    """ "two dogs" -> (dog, 2), "two pairs of glasses" -> (glasses, 2); the span is the number's alone."""
+    out: list[CountConcept] = []
+    for m in mentions:
+        root = doc[m.root]
+        counted = root
+        # "two pairs of glasses": the number sits on "pairs".
+        if root.head.dep_ == "prep" and root.head.lower_ == "of" and root.head.head.lemma_.lower() == "pair":
+            counted = root.head.head
+        for child in counted.children:
+            n = count_of(child.text) if child.dep_ == "nummod" else None
+            if n is not None and n > 0:
+                out.append(CountConcept(m.name, n, _char_span([child])))
+                break
+    return out
 
 
 def _has_prep_object(verb: Any) -> bool:
@@ -334,7 +472,7 @@ def _has_prep_object(verb: Any) -> bool:
 
 
 def _dedupe(objects: list[ObjectConcept], attributes: list[AttributeConcept],
-            relations: list[RelationConcept]) -> ConceptSet:
+            relations: list[RelationConcept], counts: list[CountConcept]) -> ConceptSet:
     """Each concept once per response, at its first mention."""
     seen_o: set[str] = set()
     seen_a: set[tuple[str, str]] = set()
@@ -344,4 +482,6 @@ def _dedupe(objects: list[ObjectConcept], attributes: list[AttributeConcept],
              not ((a.object, a.attribute) in seen_a or seen_a.add((a.object, a.attribute)))]  # type: ignore[func-returns-value]
     rels = [r for r in relations if not ((r.subject, r.predicate, r.object) in seen_r or
                                          seen_r.add((r.subject, r.predicate, r.object)))]  # type: ignore[func-returns-value]
-    return ConceptSet(objects=objs, attributes=attrs, relations=rels)
+    seen_c: set[tuple[str, int]] = set()
+    cnts = [c for c in counts if not ((c.object, c.count) in seen_c or seen_c.add((c.object, c.count)))]  # type: ignore[func-returns-value]
+    return ConceptSet(objects=objs, attributes=attrs, relations=rels, counts=cnts)

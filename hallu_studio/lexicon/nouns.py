@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from .attributes import attribute_family
 from .forms import head_noun, normalize_name
 from .wordnet import load_wordnet
-from .words import FRAMING_NOUNS, NON_VISUAL_LEXNAMES, VISUAL_LEXNAMES
+from .words import (ABSTRACT_LEXNAMES, FRAMING_NOUNS, MASS_NOUNS, NON_VISUAL_LEXNAMES, VISIBLE_ABSTRACT_NOUNS,
+                    VISUAL_LEXNAMES)
 
 # CHAIR-style categories (COCO's synonym list in spirit): a category and the words counted as it.
 # Broader than synonymy ("man" counts as "person"), so only CHAIR and POPE use it as a category map.
@@ -137,6 +139,64 @@ def _hypernyms(word: str) -> frozenset[int]:
         if not set(w.lower() for w in syn.words) & _TOO_GENERAL:
             out.add(off)
     return frozenset(out)
+
+
+# Senses of an "-ing" noun that make it a thing rather than an activity ("building", "frosting", "packaging",
+# and "lettering", "writing": text one sees).
+_THING_LEXNAMES = frozenset({"noun.artifact", "noun.food", "noun.object", "noun.substance", "noun.plant",
+                             "noun.animal", "noun.body", "noun.location", "noun.communication"})
+# Senses of a colour word used as a noun that are a thing ("an orange" is a fruit; "the blue" is not).
+_COLOUR_THING_LEXNAMES = frozenset({"noun.food", "noun.plant", "noun.animal", "noun.artifact"})
+
+
+@lru_cache(maxsize=100_000)
+def is_abstract_noun(name: str) -> bool:
+    """Whether a noun names nothing one could point at: its head's first WordNet senses are all attributes,
+    states, feelings, relations, times ... ("posture", "likelihood", "readiness"); False where WordNet is
+    missing or does not know the word."""
+    head = head_noun(name)
+    if not head or head in VISIBLE_ABSTRACT_NOUNS:
+        return False
+    wn = load_wordnet()
+    senses = wn.synsets(head, "n")[:3] if wn is not None else []
+    return bool(senses) and all(s.lexname in ABSTRACT_LEXNAMES for s in senses)
+
+
+@lru_cache(maxsize=100_000)
+def is_adjective_only(word: str) -> bool:
+    """Whether WordNet knows a word as an adjective and never as a noun ("spiky" in "spiky hair", which
+    spaCy's small model sometimes tags as a compound noun)."""
+    wn = load_wordnet()
+    w = word.strip().lower()
+    return wn is not None and bool(wn.synsets(w, "a")) and not wn.synsets(w, "n")
+
+
+@lru_cache(maxsize=100_000)
+def is_activity_noun(word: str) -> bool:
+    """Whether an "-ing" word names an activity, not a thing: "walking", "surfing", "relaxing" are;
+    "building", "packaging", "frosting" are not (one of their WordNet senses is a thing).
+
+    Without WordNet only "-ing" words that are not listed mass nouns count as activities.
+    """
+    w = word.strip().lower()
+    if not w.endswith("ing") or len(w) <= 4 or w in MASS_NOUNS:
+        return False
+    wn = load_wordnet()
+    if wn is None:
+        return True
+    return not any(s.lexname in _THING_LEXNAMES for s in wn.synsets(w, "n"))
+
+
+@lru_cache(maxsize=100_000)
+def is_colour_noun(word: str) -> bool:
+    """Whether a word used as a noun only names a colour ("the blue", "a silver Nissan"), not a thing
+    ("an orange")."""
+    w = word.strip().lower()
+    if attribute_family(w) != "colour":
+        return False
+    wn = load_wordnet()
+    senses = wn.synsets(w, "n")[:1] if wn is not None else []
+    return not (senses and senses[0].lexname in _COLOUR_THING_LEXNAMES)
 
 
 @lru_cache(maxsize=100_000)

@@ -36,6 +36,7 @@ FRAMING_NOUNS: frozenset[str] = frozenset({
     "mode", "transportation", "flavor", "flavour", "scent", "smell", "taste", "sound", "precaution",
     "content", "contents", "season", "spring", "summer", "autumn", "winter", "evening", "morning",
     "afternoon", "night", "daytime", "nighttime", "weather", "reason", "purpose", "possibility", "idea",
+    "indoors", "outdoors", "indoor", "outdoor",
 })
 
 # Collective nouns in "a group of people": the thing is the noun after "of".
@@ -45,6 +46,9 @@ QUANTIFIER_NOUNS: frozenset[str] = frozenset({
     "cluster", "multitude", "abundance", "piece", "few", "several", "majority", "dozen", "total",
     "row", "line", "body", "stack", "pile", "crowd", "herd", "flock", "bundle", "string", "gathering",
     "flow", "series",
+    "amount", "quantity",
+    # Fractions: "half of the pizza" is about the pizza.
+    "half", "halves", "quarter", "fraction",
 })
 
 # spaCy 3 lemmatises pronouns to themselves, so the parser's own "-PRON-" filter does nothing.
@@ -69,6 +73,8 @@ NON_ATTRIBUTES: frozenset[str] = frozenset({
     "seen", "located", "present", "shown", "depicted", "captured", "positioned", "situated",
     "closer", "further", "farther", "left", "right", "top", "front", "bottom", "back", "center",
     "central", "middle", "nearby", "daily", "everyday", "able", "possibly", "available", "focal",
+    # "used" alone says the thing serves a purpose; "used for X" is kept as a relation.
+    "used",
 })
 
 # Predicates that state identity or membership ("X is a Y", "items, including Z"), not a relation.
@@ -126,12 +132,27 @@ INFERENCE_PREDICATES: frozenset[str] = frozenset({
     "indicates", "imply", "implies", "signify", "signifies", "mean", "means", "show", "shows", "help", "helps",
     "allow", "allows", "provide", "provides", "enjoy", "enjoys", "enjoying", "serve", "serves", "serving as",
     "purpose", "reason", "cause", "causes", "because of", "likely", "probably", "might", "may", "could",
+    # Hedged copulas of the claims the parser makes about the whole picture ("it is probably summer").
+    "is probably", "is likely", "is possibly", "is perhaps", "may be", "might be", "could be", "must be",
+    "appears to be", "seems to be", "looks like",
 })
+# The subject of a claim about the whole picture rather than a thing in it: "it is probably summer"
+# -> (scene, is probably, summer). A framing word, so never an object itself.
+SCENE_SUBJECT = "scene"
 # Lexicographer files of nouns that are never things one sees (WordNet's first senses).
 NON_VISUAL_LEXNAMES: frozenset[str] = frozenset({
     "noun.attribute", "noun.cognition", "noun.feeling", "noun.motive", "noun.relation", "noun.time",
     "noun.act", "noun.event", "noun.process", "noun.state", "noun.communication", "noun.quantity",
     "noun.possession"})
+# Lexicographer files of abstract nouns: a noun all of whose first senses sit here names no thing one could
+# point at ("posture", "likelihood", "readiness", "identity"). Narrower than NON_VISUAL_LEXNAMES: acts,
+# events and communication ("sign", "text", "wave", "game") are often seen, so they stay objects.
+ABSTRACT_LEXNAMES: frozenset[str] = frozenset({
+    "noun.attribute", "noun.cognition", "noun.feeling", "noun.motive", "noun.state", "noun.relation", "noun.time",
+    "noun.possession"})
+# Nouns WordNet files as abstract whose sense in a picture description is a thing ("three levels", "fish scales").
+VISIBLE_ABSTRACT_NOUNS: frozenset[str] = frozenset({"level", "scale", "finish", "price", "gradient", "shade",
+                                                    "darkness", "shadow", "stripe", "spot"})
 # Lexicographer files of nouns that name things one can see.
 VISUAL_LEXNAMES: frozenset[str] = frozenset({
     "noun.artifact", "noun.animal", "noun.person", "noun.plant", "noun.food", "noun.object", "noun.body",

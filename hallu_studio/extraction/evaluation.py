@@ -1,0 +1,141 @@
+"""Precision and recall of an extractor against hand-labelled sentences.
+
+The labels (``tests/data/extraction_gold.jsonl``) hold no dataset text: each line points
+at a sentence (a dataset file under the shared datasets folder, a JSON path to the text
+in it, the sentence's character range and a sha256 of it) and gives the objects,
+attributes, relations and counts a person read in it. ``resolve`` reads the sentences
+back and checks each hash, so a changed dataset fails loudly instead of scoring the
+wrong text.
+
+Matching is on comparable forms: object names through ``normalize_name``; attributes by
+object and ``same_attribute``; relations by both ends and the parsed predicate (equal, or
+the same preposition where one side has no verb: "seen in front of" ~ "in front of", or
+the same verb); counts by object and number. Scores are micro-averaged over sentences.
+
+>>> gold = [{"objects": ["dog", "ball"], "attributes": [["ball", "red"]],
+...          "relations": [["dog", "chasing", "ball"]], "counts": [["dog", 2]]}]
+>>> from hallu_studio.model import ConceptSet
+>>> found = ConceptSet.from_dict({"objects": ["dogs", "grass"], "attributes": [["balls", "red"]],
+...                               "relations": [["dog", "chases", "ball"]], "counts": [["dog", 2]]})
+>>> {k: (s.precision, s.recall) for k, s in score([found], gold).items()}
+{'objects': (0.5, 0.5), 'attributes': (1.0, 1.0), 'relations': (1.0, 1.0), 'counts': (1.0, 1.0)}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..lexicon.attributes import same_attribute
+from ..lexicon.forms import normalize_name
+from ..lexicon.predicates import parse_predicate
+from ..model import ConceptSet
+
+CONCEPT_TYPES: tuple[str, ...] = ("objects", "attributes", "relations", "counts")
+
+
+@dataclass(frozen=True)
+class GoldSentence:
+    dataset: str  # a file under the datasets folder: "tri-he/tri-he.json"
+    pointer: tuple[Any, ...]  # JSON path to the text in it: ["2327560", "instance", 2, "answer"]
+    chars: tuple[int, int]  # the sentence's character range in that text
+    sha256: str
+    labels: dict[str, list[Any]]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GoldSentence":
+        return cls(dataset=str(d["dataset"]), pointer=tuple(d["pointer"]), chars=(int(d["chars"][0]), int(d["chars"][1])),
+                   sha256=str(d["sha256"]), labels={k: list(d.get(k) or []) for k in CONCEPT_TYPES})
+
+
+def sentence_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def load_gold(path: str | Path) -> list[GoldSentence]:
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(GoldSentence.from_dict(json.loads(line)))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ValueError(f"{path}:{n}: not a gold sentence: {exc}") from exc
+    return out
+
+
+def resolve(gold: Sequence[GoldSentence], datasets_dir: str | Path) -> list[str]:
+    """The sentences the labels point at, read from ``datasets_dir`` (each file read once)."""
+    files: dict[str, Any] = {}
+    out = []
+    for g in gold:
+        if g.dataset not in files:
+            files[g.dataset] = json.loads((Path(datasets_dir) / g.dataset).read_text(encoding="utf-8"))
+        node = files[g.dataset]
+        for key in g.pointer:
+            node = node[key]
+        sentence = str(node)[g.chars[0]:g.chars[1]]
+        if sentence_hash(sentence) != g.sha256:
+            raise ValueError(f"{g.dataset} {list(g.pointer)} {list(g.chars)}: the text there is not the labelled "
+                             "sentence (sha256 differs); the dataset changed")
+        out.append(sentence)
+    return out
+
+
+@dataclass(frozen=True)
+class TypeScore:
+    matched_found: int  # found concepts that match a label
+    found: int
+    matched_gold: int  # labels that some found concept matches
+    gold: int
+
+    @property
+    def precision(self) -> float | None:
+        """None when nothing was found (an extractor without counts has no count precision)."""
+        return self.matched_found / self.found if self.found else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.matched_gold / self.gold if self.gold else None
+
+
+def _same_predicate(a: str, b: str) -> bool:
+    pa, pb = parse_predicate(a), parse_predicate(b)
+    if pa == pb:
+        return True
+    if pa.prep is not None and pa.prep == pb.prep and (pa.verb is None or pb.verb is None):
+        return True
+    return pa.verb is not None and pa.verb == pb.verb and (pa.prep is None or pb.prep is None or pa.prep == pb.prep)
+
+
+def _matches(kind: str, x: Sequence[Any], y: Sequence[Any]) -> bool:
+    if kind == "objects":
+        return normalize_name(x[0]) == normalize_name(y[0])
+    if kind == "attributes":
+        return normalize_name(x[0]) == normalize_name(y[0]) and same_attribute(str(x[1]), str(y[1]))
+    if kind == "relations":
+        return (normalize_name(x[0]) == normalize_name(y[0]) and normalize_name(x[2]) == normalize_name(y[2])
+                and _same_predicate(str(x[1]), str(y[1])))
+    return normalize_name(x[0]) == normalize_name(y[0]) and int(x[1]) == int(y[1])
+
+
+def _found(cs: ConceptSet, kind: str) -> list[list[Any]]:
+    d = cs.to_dict()
+    return [[o] for o in d["objects"]] if kind == "objects" else list(d.get(kind) or [])
+
+
+def score(found: Iterable[ConceptSet], gold: Sequence[dict[str, list[Any]]]) -> dict[str, TypeScore]:
+    """Per concept type, how many found concepts match a label and how many labels are found."""
+    totals = {k: [0, 0, 0, 0] for k in CONCEPT_TYPES}
+    for cs, labels in zip(found, gold, strict=True):
+        for kind in CONCEPT_TYPES:
+            mine = _found(cs, kind)
+            theirs = [[x] if kind == "objects" else x for x in labels.get(kind) or []]
+            t = totals[kind]
+            t[0] += sum(any(_matches(kind, m, g) for g in theirs) for m in mine)
+            t[1] += len(mine)
+            t[2] += sum(any(_matches(kind, m, g) for m in mine) for g in theirs)
+            t[3] += len(theirs)
+    return {k: TypeScore(*v) for k, v in totals.items()}
