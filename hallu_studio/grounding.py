@@ -171,6 +171,10 @@ class Grounder:
                 how = "lemma"
             if how:
                 found.setdefault(how, []).append(Match(node, i, how))
+        # A node of exactly the claimed name is the one meant: "lightning tower" is not also the "tower".
+        exact = [m for m in found.get("lemma", []) if m.node.name == normalize_name(name)]
+        if exact:
+            return exact
         for how in ("lemma", "synonym", "hypernym"):
             if found.get(how):
                 return found[how]

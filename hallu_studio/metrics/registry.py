@@ -124,11 +124,10 @@ def _build_trihe(cls: type, parts: _Parts) -> Any:
 
 
 def _build_halfscore(cls: type, parts: _Parts) -> Any:
-    from .halfscore import EmbeddingConceptMatcher
-
-    sc = parts.settings.scoring
-    return cls(EmbeddingConceptMatcher(parts.embedder(), threshold=sc.halfscore_match_threshold,
-                                       model_name=sc.embedding_model))
+    # The matcher is ``scoring.halfscore_matcher`` (graph by default); a dense reference caption
+    # goes through the same extractor as the responses.
+    return cls.from_settings(parts.settings, store=parts.store, encoder=parts.embedder(),
+                             extract=lambda text: parts.extractor().extract([text])[0])
 
 
 def _build_reefknot(cls: type, parts: _Parts) -> Any:
