@@ -207,9 +207,9 @@ class EmbeddingConceptMatcher:
     def config(self) -> dict[str, Any]:
         return {"matcher": self.name, "model": self.model_name, "threshold": self.threshold}
 
-    def warm(self, concepts: Sequence[Concept]) -> None:
+    def warm(self, pairs: Sequence[tuple[Sequence[Concept], Sequence[Concept]]]) -> None:
         """Encode many items' concept phrases in one call (a caching encoder then answers from memory)."""
-        texts = list(dict.fromkeys(c.text() for c in concepts))
+        texts = list(dict.fromkeys(c.text() for response, reference in pairs for c in (*response, *reference)))
         if texts:
             self.encoder.encode(texts)
 
@@ -446,18 +446,20 @@ class HalFscoreMetric:
         return ItemResult(stats, values, evidence, reason)
 
     def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
-        """``update`` for each item, after the matcher pre-encodes all their concepts at once."""
+        """``update`` for each item, after the matcher pre-encodes what it will compare, at once.
+
+        A matcher's ``warm`` takes the (response, reference) concept lists of every item.
+        """
         warm = getattr(self.matcher, "warm", None)
         if warm is not None:
-            concepts: list[Concept] = []
+            pairs: list[tuple[list[Concept], list[Concept]]] = []
             for item in items:
                 try:
-                    concepts += self._reference(item.sample)
+                    reference = self._reference(item.sample)
                 except ValueError:
                     continue  # update() reports it for that item
-                if item.mentioned is not None:
-                    concepts += concept_list(item.mentioned)
-            warm(concepts)
+                pairs.append((concept_list(item.mentioned) if item.mentioned is not None else [], reference))
+            warm(pairs)
         return [self.update(item) for item in items]
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:

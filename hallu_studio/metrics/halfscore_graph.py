@@ -91,11 +91,18 @@ class GraphConceptMatcher:
         return {"matcher": self.name, "version": 1, **self.grounder.config(), "model": self.model_name or None,
                 "silent_attribute": "hallucinated (A.8)"}
 
-    def warm(self, concepts: Sequence[Concept]) -> None:
-        """Encode every name the embedding fallback may compare, in one call."""
+    def warm(self, pairs: Sequence[tuple[Sequence[Concept], Sequence[Concept]]]) -> None:
+        """Encode, in one call, the names the lexicon cannot ground and the nodes they will be compared with."""
         if self.encoder is None:
             return
-        names = {normalize_name(n) or n for c in concepts for n in c.objects()}
+        names: set[str] = set()
+        lexical = Grounder()
+        for response, reference in pairs:
+            graph = self._reference(reference).graph
+            missing = {n for c in response for n in c.objects() if not lexical.ground(n, graph)}
+            if missing:
+                names.update(normalize_name(n) or n for n in missing)
+                names.update(node.name for node in graph.nodes)
         names.discard("")
         if names:
             self.encoder.encode(sorted(names))
