@@ -53,7 +53,7 @@ REVISERS: tuple[str, ...] = ("rule", "llm")
 TRIHE_JUDGES: tuple[str, ...] = ("embedding", "nli", "llm", "graph")
 TRIHE_EXTRACTIONS: tuple[str, ...] = ("parser", "llm-trihe")
 TRIHE_UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
-HALFSCORE_MATCHERS: tuple[str, ...] = ("embedding", "llm", "graph")
+HALFSCORE_MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 EMD_EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
 
 
@@ -118,8 +118,8 @@ class ScoringSettings:
     trihe_support_threshold: float = setting(0.6, "embedding judge: cosine above which a claim is supported")
     trihe_top_k: int = setting(3, "embedding and NLI judges: reference triplets compared with each claim")
     nli_threshold: float = setting(0.6, "NLI judge: entailment probability above which a claim is supported")
-    halfscore_matcher: str = setting("embedding", "HalFscore's concept matcher: embedding cosine, an LLM (the "
-                                                  "A.8 prompt), or scene-graph grounding", choices=HALFSCORE_MATCHERS)
+    halfscore_matcher: str = setting("graph", "HalFscore's concept matcher: scene-graph grounding (offline default), "
+                                              "embedding cosine, or an LLM (the A.8 prompt)", choices=HALFSCORE_MATCHERS)
     halfscore_match_threshold: float = setting(0.7, "HalFscore embedding matcher: cosine at which two concepts "
                                                     "match")
     emd_empty_side: str = setting("undefined", "EMD when the reference or the response has no concept of a type: "

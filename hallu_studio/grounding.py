@@ -30,15 +30,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .vectors import PhraseEncoder, unit_rows
-from .lexicon.attributes import attribute_family
+from .lexicon.attributes import attribute_family, same_attribute, shares_scale
 from .lexicon.forms import normalize_name, unplaced
 from .lexicon.nouns import is_animate, relation
-from .lexicon.predicates import Predicate, parse_predicate
+from .lexicon.predicates import Predicate, entails, inverse, is_symmetric, parse_predicate, part_of
 from .model import SceneGraph
 
 # Predicates whose subject acts on the object: a person wears, holds, rides. Tri-HE's (GQA-derived)
@@ -52,6 +52,12 @@ COPULAS = frozenset({"", "is", "are", "be", "has color", "has colour", "color", 
 
 _LEADING_PREP = re.compile(r"^(on|in|at|to|toward|towards|into|onto|near|by|under|behind|inside|beside)\s+(.+)$",
                            re.I)
+
+
+def fold_preposition(p: str, o: str) -> tuple[str, str]:
+    """ "(rain, is falling, on street)" -> ("is falling on", "street"): the preposition belongs to the predicate."""
+    m = _LEADING_PREP.match(o.strip())
+    return (f"{p} {m.group(1)}", m.group(2)) if m else (p, o)
 
 
 @dataclass
@@ -109,10 +115,7 @@ class ReferenceGraph:
                                             not any(n.name == normalize_name(o) for n in self.nodes)):
             self.nodes[si].attributes.add(o.strip().lower())
             return
-        # "(rain, is falling, on street)": the preposition belongs to the predicate.
-        m = _LEADING_PREP.match(o.strip())
-        if m:
-            p, o = f"{p} {m.group(1)}", m.group(2)
+        p, o = fold_preposition(p, o)
         oi = self.node_index(o)
         # "(snow, is on the ground, ground)": the predicate repeats its object.
         head = normalize_name(o).rsplit(" ", 1)[-1]
@@ -142,12 +145,21 @@ class ReferenceGraph:
         return g
 
     @classmethod
-    def from_triplets(cls, objects: Sequence[str], triplets: Sequence[tuple[str, str, str]]) -> "ReferenceGraph":
+    def from_triplets(cls, objects: Sequence[str], triplets: Sequence[tuple[str, str, str]],
+                      attributes: Sequence[tuple[str, str]] = (),
+                      counts: Mapping[str, int] | None = None) -> "ReferenceGraph":
+        """A graph from extracted concepts (a dense caption's): each listed object once, unless
+        ``counts`` (name -> how many the text says) tells its multiplicity."""
         g = cls()
         for name in objects:
             g.nodes[g.node_index(name)].multiplicity += 1
+        for name, attr in attributes:
+            if name.strip() and attr.strip():
+                g.nodes[g.node_index(name)].attributes.add(attr.strip().lower())
         for t in triplets:
             g.add_triplet(*t)
+        for name, n in (counts or {}).items():
+            g.nodes[g.node_index(name)].multiplicity = n
         return g
 
 
@@ -206,6 +218,10 @@ class Grounder:
                 if how:
                     found.setdefault(how, []).append(Match(node, i, how))
                     break
+        # A node of exactly the claimed name is the one meant: "lightning tower" is not also the "tower".
+        exact = [m for m in found.get("lemma", []) if m.node.name == normalize_name(name)]
+        if exact:
+            return exact
         for how in _TRUST:
             if found.get(how):
                 return found[how]
@@ -230,3 +246,55 @@ class Grounder:
         if sims is None:
             return []
         return [Match(graph.nodes[i], i, "embedding", float(s)) for i, s in enumerate(sims) if s >= self.threshold]
+
+
+@dataclass(frozen=True)
+class EdgeSupport:
+    """What the edges between two grounded ends say of a claimed predicate."""
+
+    edge: Edge | None  # the edge that entails the claim, if one does
+    the_other_way: bool  # that edge runs object -> subject (an inverse or symmetric predicate)
+    between: list[Edge]  # every edge between the ends, either way (a conflict's reason names them)
+
+    @property
+    def supported(self) -> bool:
+        return self.edge is not None
+
+
+def edge_support(graph: ReferenceGraph, subjects: Iterable[int], pred: Predicate, objects: Iterable[int]) -> EdgeSupport:
+    """Whether an edge between ``subjects`` and ``objects`` (node indices) entails ``pred``.
+
+    Checked in both directions: forward by entailment, backward by the inverse predicate
+    ("under" for "on", "held by" for "holding") or a symmetric one ("near"). A passive claim
+    is read active with its ends swapped.
+    """
+    si, oi = list(subjects), list(objects)
+    if pred.passive:
+        si, oi, pred = oi, si, Predicate(pred.verb, pred.prep, False)
+    forward, backward = graph.edges_between(si, oi), graph.edges_between(oi, si)
+    for e in forward:
+        if entails(e.predicate, pred):
+            return EdgeSupport(e, False, forward + backward)
+    inv = inverse(pred)
+    for e in backward:
+        if ((inv is not None and entails(e.predicate, inv)) or (is_symmetric(pred) and entails(e.predicate, pred))
+                or part_of(e.predicate, pred)):
+            return EdgeSupport(e, True, forward + backward)
+    return EdgeSupport(None, False, forward + backward)
+
+
+@dataclass(frozen=True)
+class AttributeSupport:
+    """What the grounded nodes' attributes say of a claimed attribute."""
+
+    held: list[str]  # every attribute the nodes have
+    agreeing: list[str]  # those that say the same ("grey" for "gray")
+    conflicting: list[str]  # those on the same scale that say otherwise ("black" for "red")
+
+
+def attribute_support(matches: Sequence[Match], attr: str) -> AttributeSupport:
+    """The grounded nodes' attributes that agree or conflict with ``attr``; neither: the graph is silent."""
+    held = sorted({a for m in matches for a in m.node.attributes})
+    agreeing = [a for a in held if same_attribute(attr, a)]
+    conflicting = [] if agreeing else [a for a in held if shares_scale(attr, a)]
+    return AttributeSupport(held, agreeing, conflicting)

@@ -78,3 +78,11 @@ def test_no_mentions_counts_in_chair_s_only(mentions):
 def test_no_scene_graph_is_undefined():
     r = ChairMetric().update(item(["cat"], SceneGraph()))
     assert "no vocabulary" in r.undefined_reason and r.stats["responses"] == 0
+
+
+def test_grounding_counts_wordnet_synonyms_and_less_specific_words_as_present():
+    """ "animal" for a dog is true, only less specific; "lounge" is a WordNet synonym of sofa; a cat is not there."""
+    graph = SceneGraph.from_dict({"objects": [{"id": "1", "name": "dog"}, {"id": "2", "name": "sofa"}]})
+    r = ChairMetric().update(item(["animal", "lounge", "cat"], graph))
+    assert r.evidence["hallucinated"] == ["cat"]
+    assert r.evidence["grounded"] == [["animal", "dog", "hypernym"], ["lounge", "sofa", "synonym"]]

@@ -34,6 +34,7 @@ def test_database_answers_none_keep_or_what_it_knows():
     assert db.get_relation("man", "street") == KEEP  # both exist, relation not annotated
     assert db.get_relation("man", "dog") == NONE
     assert db.get_description("coffee table") == "wooden table"  # same head noun
+    assert db.get_description("automobile") == "blue car"  # a synonym
     assert db.seen_objects() == ["car_0", "street_0", "man_0", "trees_0", "table_0"]
 
 
@@ -57,6 +58,9 @@ def test_database_executes_llm_calls():
     ("A plastic table with a vase on it.", "A wooden table."),
     ("The man stands on the street, and a woman walks her dog.", "The man stands on the street."),
     ("A blue car, a man and green trees.", "A blue car, a man and green trees."),  # all KEEP
+    # Grounded through the lexicon: a synonym ("automobile") and a kind ("vehicle") of the car are kept.
+    ("A blue automobile near a man.", "A blue automobile near a man."),
+    ("A red vehicle and a dog.", "A blue vehicle."),
 ])
 def test_rule_reviser_removes_none_fixes_conflicts_keeps_the_rest(reviser, original, revised):
     assert reviser.revise(original, GRAPH).revised == revised

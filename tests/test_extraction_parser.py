@@ -36,6 +36,16 @@ def test_copular_preposition_is_a_relation(ex):
     assert concepts(ex, "The cat is on the table.")["relations"] == [["cat", "on", "table"]]
 
 
+@pytest.mark.parametrize("text,relation", [
+    ("The flag is right of the astronaut.", ("flag", "right of", "astronaut")),
+    ("The ring is next to the face.", ("ring", "next to", "face")),
+    ("The man is in front of the car.", ("man", "in front of", "car")),
+    ("The lamp is on the left side of the sofa.", ("lamp", "on left side of", "sofa")),
+])
+def test_prepositions_of_several_words_are_relations(ex, text, relation):
+    assert [(r.subject, r.predicate, r.object) for r in ex.extract_one(text).relations] == [relation]
+
+
 def test_hyphenated_word_is_one_attribute(ex):
     d = concepts(ex, "A multi-tiered cake sits on a table.")
     assert ["cake", "multi-tiered"] in d["attributes"]

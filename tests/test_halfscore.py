@@ -175,3 +175,100 @@ def test_update_many_matches_update():
         metric.update(items[2])
     many = metric.update_many(items[:2])
     assert [(r.stats, r.values) for r in many] == [(r.stats, r.values) for r in map(metric.update, items[:2])]
+
+
+# --------------------------------------------------------------------------- the graph matcher
+
+DOGS = Sample(id="d/2", benchmark="d", image_key="2", task="caption", scene_graph=SceneGraph.from_dict({
+    "objects": [{"id": "1", "name": "dog", "attributes": ["brown"]}, {"id": "2", "name": "dog"},
+                {"id": "3", "name": "sofa"}, {"id": "4", "name": "external tank"}],
+    "relations": [{"subject": "1", "predicate": "on", "object": "3"}]}))
+
+
+def with_counts(cs: ConceptSet, *counts: tuple[str, int, tuple[int, int] | None]) -> ConceptSet:
+    """Counts as the parser gives them (``ConceptSet.counts``), whether or not the model has the field yet."""
+    from types import SimpleNamespace
+
+    cs.counts = [SimpleNamespace(object=o, count=n, span=sp) for o, n, sp in counts]
+    return cs
+
+
+def test_graph_matcher_worked_example():
+    """The halfscore_graph docstring: hypernym and synonym ground; conflicts, wrong edges and counts are caught."""
+    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+
+    metric = HalFscoreMetric(GraphConceptMatcher())
+    cs = with_counts(concepts(objects=["animal", "couch", "dog", "tank"],
+                              attributes=[("dog", "brown"), ("dog", "black"), ("tank", "external")],
+                              relations=[("dog", "under", "sofa")]), ("dog", 3, None))
+    r = metric.update(ScoringItem("r", "t", DOGS, mentioned=cs))
+    assert sorted(r.evidence["hallucinated"]) == [["attribute", "dog", "black"], ["count", "dog", "3"],
+                                                  ["relation", "dog", "under", "sofa"]]
+    reasons = dict(zip(map(tuple, r.evidence["hallucinated"]), r.evidence["reasons"]["hallucinated"]))
+    assert "is brown" in reasons[("attribute", "dog", "black")]
+    assert "'on'" in reasons[("relation", "dog", "under", "sofa")]
+    assert "has 2" in reasons[("count", "dog", "3")]
+    # Omitted: the count (dog, 2) and the edge (dog, on, sofa); every object was matched.
+    assert sorted(r.evidence["omitted"]) == [["count", "dog", "2"], ["relation", "dog", "on", "sofa"]]
+    assert r.stats["generated_count"] == 1 and r.stats["reference_count"] == 1
+    # Generated: 5 objects (sofa is the relation's end), 3 attributes, 1 relation, 1 count.
+    assert r.values["precision"] == pytest.approx(1 - 3 / 10)
+
+
+def test_graph_matcher_inverse_edges_silent_attributes_and_absorption():
+    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+
+    metric = HalFscoreMetric(GraphConceptMatcher())
+    # (sofa, under, dog) is the edge read the other way; "fluffy" the graph is silent on counts (A.8);
+    # the cat is hallucinated and its attribute and relation are absorbed.
+    cs = concepts(objects=["dog", "sofa", "cat"], attributes=[("dog", "fluffy"), ("cat", "white")],
+                  relations=[("sofa", "under", "dog"), ("cat", "on", "sofa")])
+    r = metric.update(ScoringItem("r", "t", DOGS, mentioned=cs))
+    assert sorted(r.evidence["hallucinated"]) == [["attribute", "dog", "fluffy"], ["object", "cat"]]
+    assert "does not say" in r.evidence["reasons"]["hallucinated"][r.evidence["hallucinated"].index(
+        ["attribute", "dog", "fluffy"])]
+    assert ["relation", "dog", "on", "sofa"] not in r.evidence["omitted"]
+
+
+def test_graph_matcher_ignores_colour_words_taken_for_objects_and_reads_dense_references():
+    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+
+    caption = Sample(id="x/3", benchmark="x", image_key="3", task="caption", reference_text="Two grey cats on a sofa.")
+    extracted = with_counts(concepts(objects=["cat", "sofa"], attributes=[("cat", "grey")],
+                                     relations=[("cat", "on", "sofa")]), ("cat", 2, None))
+    metric = HalFscoreMetric(GraphConceptMatcher(), reference=lambda s: reference_concepts(s, lambda t: extracted))
+    response = with_counts(concepts(objects=["cats", "gold", "couch"], attributes=[("cat", "gray"), ("sofa", "gold")],
+                                    relations=[("cat", "sitting on", "couch")]), ("cat", 2, None))
+    r = metric.update(ScoringItem("r", "t", caption, mentioned=response))
+    assert r.evidence["ignored"] == [["object", "gold"]]
+    assert r.evidence["hallucinated"] == [["attribute", "sofa", "gold"]]
+    assert r.evidence["omitted"] == []
+    assert r.stats["generated_object"] == 4  # cats, couch, and the attributes' owners cat and sofa; not "gold"
+
+
+def test_halfscore_evidence_points_probe_detection_at_the_distinctive_words():
+    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+    from hallu_studio.model import AttributeConcept, ObjectConcept, RelationConcept
+    from hallu_studio.studies.probe_detection import flagged_spans
+
+    text = "The image shows three dogs and a sofa. The dog is brown and black. The dog is under the sofa."
+    at = text.index
+    cs = ConceptSet(
+        objects=[ObjectConcept("dog", (at("dogs"), at("dogs") + 4)), ObjectConcept("sofa", (at("sofa"), at("sofa") + 4))],
+        attributes=[AttributeConcept("dog", "brown", (at("dog is brown"), at(" brown") + 6)),
+                    AttributeConcept("dog", "black", (at("dog is brown"), at(" black") + 6))],
+        relations=[RelationConcept("dog", "under", "sofa", (at("dog is under"), len(text) - 1))])
+    with_counts(cs, ("dog", 3, (at("three"), at("three") + 5)))
+    r = HalFscoreMetric(GraphConceptMatcher()).update(ScoringItem("r", text, DOGS, mentioned=cs))
+    flagged = sorted(text[a:b] for a, b in flagged_spans("halfscore", r.values, r.evidence, text))
+    assert flagged == ["black", "three", "under"]
+
+
+def test_matcher_choice_defaults_to_graph_and_names_the_choices():
+    from hallu_studio.config import Settings
+
+    encoder = BagOfWordsEncoder()
+    assert HalFscoreMetric.from_settings(Settings(), encoder=encoder).matcher.name == "graph"
+    assert HalFscoreMetric.from_settings(Settings(), matcher="embedding", encoder=encoder).matcher.name == "embedding"
+    with pytest.raises(ValueError, match="graph, embedding, llm"):
+        HalFscoreMetric.from_settings(Settings(), matcher="fuzzy", encoder=encoder)

@@ -125,3 +125,12 @@ def test_questions_from_real_trihe_scene_graphs():
         always_yes = scored.compute([scored.update(ScoringItem("r", "Yes", s)).stats for s in out])
         assert always_yes["yes_ratio"] == 1.0 and always_yes["recall"] == 1.0
         assert always_yes["accuracy"] == pytest.approx(len(yes) / len(out))
+
+
+def test_negatives_skip_kinds_and_sub_kinds_of_present_objects():
+    """With a dog in the image, neither "animal" (its kind) nor "poodle" (a kind of dog) is absent."""
+    corpus = [graph([("animal", [])]), graph([("poodle", [])]), graph([("animal", []), ("car", [])])]
+    stats = CorpusStatistics.from_graphs(corpus)
+    negs = [q.concept[0] for q in existence_questions(graph([("dog", [])]), stats, strategy="popular",
+                                                      kinds=["object"]) if q.answer == "no"]
+    assert negs == ["car"]

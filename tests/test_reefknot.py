@@ -163,3 +163,12 @@ def test_real_reefknot_rows_with_synthetic_answers():
     for task in files:
         assert out[f"halr.{task}"] == pytest.approx(100.0 * expected_wrong[task] / 60), task
     assert 0 < out["r_score"] < 100
+
+
+def test_relation_phrase_match_uses_the_lexicon_before_embeddings():
+    prompt = "What is the relation with man and horse in this photo?"
+    m = RelationPhraseMatch()
+    assert m.correct("man is on top of horse", "man is on horse", prompt)[0]
+    assert m.correct("man is holding horse", "man is grasping horse", prompt)[0]
+    ok, why = m.correct("man is on horse", "man is under horse", prompt)
+    assert not ok and "lexicon" in why

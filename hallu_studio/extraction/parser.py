@@ -330,12 +330,30 @@ class ParserExtractor:
                 continue
             prep = token.head
             verb = prep.head
-            if prep.dep_ == "prep" and verb.i in by_root:
+            place_noun = verb.dep_ == "pobj" and verb.lower_ in _PLACE_NOUNS  # "on the left side of": see below
+            if prep.dep_ == "prep" and verb.i in by_root and not place_noun:
                 # "a remote or a phone on the table": a noun the parser did not chunk.
                 for subject in _conjuncts(verb):
                     for obj in _conjuncts(token):
                         if subject.i in by_root and obj.i in by_root and (subject.i, obj.i) not in found:
                             found[(subject.i, obj.i)] = (prep.lower_, [prep])
+                continue
+            if prep.dep_ == "prep" and verb.pos_ in ("ADJ", "ADV") and verb.head.lemma_.lower() in COPULAS:
+                # "The flag is right of the astronaut", "is next to": a two-word preposition led by an adverb.
+                predicate = f"{verb.lower_} {prep.lower_}"
+                for subject in self._subject_mention(verb.head, by_root):
+                    for obj in _conjuncts(token):
+                        if obj.i in by_root and subject.root != obj.i:
+                            found.setdefault((subject.root, obj.i), (predicate, [verb, prep]))
+                continue
+            if (prep.dep_ == "prep" and verb.dep_ == "pobj" and verb.lower_ in _PLACE_NOUNS
+                    and verb.head.dep_ == "prep" and verb.head.head.pos_ in ("VERB", "AUX")):
+                # "is in front of the car", "sits on top of the box": a preposition of three words.
+                predicate = " ".join(t.lower_ for t in doc[verb.head.i:prep.i + 1] if t.pos_ != "DET")
+                for subject in self._subject_mention(verb.head.head, by_root):
+                    for obj in _conjuncts(token):
+                        if obj.i in by_root and subject.root != obj.i:
+                            found.setdefault((subject.root, obj.i), (predicate, [verb.head, verb, prep]))
                 continue
             if prep.dep_ not in ("prep", "agent") or verb.pos_ not in ("VERB", "AUX"):
                 continue
@@ -374,6 +392,11 @@ class ParserExtractor:
             out.append(RelationConcept(sm.name, predicate, om.name, _char_span(tokens)))
         out.sort(key=lambda r: r.span or (0, 0))
         return out
+
+
+# Nouns that make a preposition of three words with the ones around them ("in front of", "on top of").
+_PLACE_NOUNS = frozenset({"front", "top", "back", "side", "middle", "left", "right", "bottom", "edge", "center",
+                          "centre"})
 
 
 def is_thing(root: Any) -> bool:

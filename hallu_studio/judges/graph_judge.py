@@ -36,12 +36,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..grounding import Edge, Grounder, Match, ReferenceGraph
-from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
+from ..grounding import Edge, Grounder, Match, ReferenceGraph, attribute_support, edge_support, fold_preposition
+from ..lexicon.attributes import attribute_family, same_attribute
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
-from ..lexicon.predicates import (VISUAL_VERBS, Predicate, entails, inverse, is_symmetric, parse_predicate,
-                                  part_of)
+from ..lexicon.predicates import VISUAL_VERBS, Predicate, entails, parse_predicate
 from ..lexicon.words import INFERENCE_PREDICATES
 from ..vectors import PhraseEncoder, unit_rows
 from .base import JudgeReference, Triplet, TripletJudgement, triplet_text
@@ -122,8 +121,14 @@ class SceneGraphAlignmentJudge:
 
     def _one(self, claim: Triplet, graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:
         s, p, o = (part.strip() for part in claim)
+        p, o = fold_preposition(p, o)
         pred = parse_predicate(p)
         if self._is_inference(s, p, pred, o):
+            subjects, objects = self.grounder.ground(s, graph), self.grounder.ground(o, graph)
+            if subjects and objects and not pred.copula:
+                support = edge_support(graph, [m.index for m in subjects], pred, [m.index for m in objects])
+                if support.edge is not None:
+                    return self._supported(claim, f"edge {_edge_text(graph, support.edge)}", subjects, objects)
             gold = self._gold_match(claim, reference)
             if gold:
                 return TripletJudgement(claim, "supported", 1.0, f"an inference that matches the question's gold "
@@ -188,9 +193,9 @@ class SceneGraphAlignmentJudge:
 
     def _attribute(self, claim: Triplet, subjects: list[Match], attr: str,
                    reference: JudgeReference) -> TripletJudgement:
-        held = sorted({a for m in subjects for a in m.node.attributes})
+        support = attribute_support(subjects, attr)
+        held, agreeing, conflicting = support.held, support.agreeing, support.conflicting
         nodes = ", ".join(m.describe() for m in subjects)
-        agreeing = [a for a in held if same_attribute(attr, a)]
         if agreeing:
             return TripletJudgement(claim, "supported", 1.0, f"{nodes} is {agreeing[0]!r} in the graph",
                                     kind="attribute")
@@ -198,7 +203,6 @@ class SceneGraphAlignmentJudge:
         if gold:
             return TripletJudgement(claim, "supported", 1.0, f"the question's gold triplet {gold[0]} says so",
                                     kind="attribute")
-        conflicting = [a for a in held if shares_scale(attr, a)]
         if conflicting:
             family = attribute_family(attr) or "attribute"
             return TripletJudgement(claim, "relation", 0.0, f"conflicts with the graph: {nodes} is "
@@ -217,25 +221,17 @@ class SceneGraphAlignmentJudge:
 
     def _relation(self, claim: Triplet, subjects: list[Match], pred: Predicate, objects: list[Match],
                   graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:
-        si, oi = [m.index for m in subjects], [m.index for m in objects]
-        if pred.passive:
-            si, oi, pred = oi, si, Predicate(pred.verb, pred.prep, False)
-        forward, backward = graph.edges_between(si, oi), graph.edges_between(oi, si)
-        inv = inverse(pred)
-        for e in forward:
-            if entails(e.predicate, pred):
-                return self._supported(claim, f"edge {_edge_text(graph, e)}", subjects, objects)
-        for e in backward:
-            if ((inv is not None and entails(e.predicate, inv)) or (is_symmetric(pred) and entails(e.predicate, pred))
-                    or part_of(e.predicate, pred)):
-                return self._supported(claim, f"edge {_edge_text(graph, e)}, the other way round", subjects, objects)
+        support = edge_support(graph, [m.index for m in subjects], pred, [m.index for m in objects])
+        if support.edge is not None:
+            way = ", the other way round" if support.the_other_way else ""
+            return self._supported(claim, f"edge {_edge_text(graph, support.edge)}{way}", subjects, objects)
         gold = self._gold_match(claim, reference, strict=True)
         if gold:
             return TripletJudgement(claim, "supported", 1.0, f"matches the question's gold triplet {gold}",
                                     kind="relation")
         ends = f"{', '.join(m.describe() for m in subjects)} and {', '.join(m.describe() for m in objects)}"
-        if forward or backward:
-            edges = "; ".join(_edge_text(graph, e) for e in forward + backward)
+        if support.between:
+            edges = "; ".join(_edge_text(graph, e) for e in support.between)
             return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "
                                     f"{edges}, not {pred.text()!r}", kind="relation")
         return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph", kind="relation")

@@ -8,7 +8,10 @@ graph. Matching, in order:
    noun singularised (``lexicon.normalize_name``), then mapped through ``SYNONYMS``
    (``lexicon.nouns.CATEGORY_GROUPS``, in the spirit of CHAIR's COCO synonym list). The full phrase and its head noun are
    both tried, so "red sports car" matches "car";
-2. optionally, embedding cosine ≥ ``threshold`` to a graph object name.
+2. grounding (``grounding.Grounder``, lexicon only): a WordNet synonym ("couch" for a
+   sofa) or a kind the object belongs to ("animal" for a dog: a true, less specific word,
+   not a hallucination);
+3. optionally, embedding cosine ≥ ``threshold`` to a graph object name.
 
 Framing words that are never things in the picture ("image", "scene", "background"
 …, ``FRAMING_WORDS`` from the lexicon) are ignored, as CHAIR ignores words outside its vocabulary.
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from ..grounding import Grounder, ReferenceGraph
 from ..judges.base import PhraseEncoder, unit_rows
 from ..lexicon.forms import normalize_name
 from ..lexicon.nouns import CATEGORY_OF
@@ -71,6 +75,7 @@ class ChairMetric:
         self.threshold = threshold
         self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
         self._vectors: dict[str, Any] = {}  # unit vectors encoded by ``update_many`` for its batch
+        self._grounder = Grounder()  # the lexicon's grounding; the embedding fallback stays this metric's own
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, encoder: PhraseEncoder | None = None) -> "ChairMetric":
@@ -79,6 +84,7 @@ class ChairMetric:
 
     def config(self) -> dict[str, Any]:
         return {"metric": self.name, "synonyms": len(SYNONYMS), "framing_words": len(FRAMING_WORDS),
+                "grounding": "lemma>synonym>hypernym",
                 "embedding_model": self.model_name or None, "threshold": self.threshold if self.encoder else None}
 
     def _embedding_matches(self, names: list[str], vocabulary: list[str]) -> list[float]:
@@ -133,13 +139,21 @@ class ChairMetric:
         ignored = [m for m in mentions if is_framing(m)]
         counted = [m for m in mentions if not is_framing(m)]
         unmatched = [m for m in counted if not vocabulary.intersection(canonical_forms(m))]
+        grounded: list[list[str]] = []
+        if unmatched:
+            graph = ReferenceGraph.from_scene_graph(item.sample.scene_graph)
+            for m in unmatched:
+                found = self._grounder.ground(m, graph)
+                if found:
+                    grounded.append([m, found[0].node.name, found[0].how])
+            unmatched = [m for m in unmatched if m not in {g[0] for g in grounded}]
         sims = self._embedding_matches(unmatched, graph_names)
         hallucinated = [m for m, sim in zip(unmatched, sims) if sim < self.threshold]
         stats.update(mentioned=float(len(counted)), hallucinated=float(len(hallucinated)),
                      hallucinated_responses=float(bool(hallucinated)))
         values.update(hallucinated_objects=len(hallucinated), mentioned_objects=len(counted),
                       chair_i_item=100.0 * len(hallucinated) / len(counted) if counted else None)
-        evidence = {"hallucinated": hallucinated, "mentioned": counted, "ignored": ignored}
+        evidence = {"hallucinated": hallucinated, "mentioned": counted, "ignored": ignored, "grounded": grounded}
         reason = None if counted else "the response mentions no objects: CHAIR_i is undefined for it"
         return ItemResult(stats, values, evidence, reason)
 

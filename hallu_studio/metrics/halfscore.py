@@ -20,8 +20,14 @@ omitted → P = 0.75, R = 0.6, F = 0.667. Response B: 1 concept, 1 hallucinated;
 reference 5, 5 omitted → P = 0, R = 0, F = 0. Micro: P = 1 − 2/5 = 0.6,
 R = 1 − 7/10 = 0.3, F = 0.4. Macro: P = 0.375, R = 0.3, F = 0.333.
 
-Matchers: ``EmbeddingConceptMatcher`` (offline; cosine ≥ ``halfscore_match_threshold``
-between same-kind concept phrases) and ``LLMConceptMatcher`` (the A.8 prompt).
+Counts are concepts of their own ("two dogs" is the count concept (dog, 2)); a reference
+object the scene graph has two or more of gives one.
+
+Matchers (``scoring.halfscore_matcher``): ``GraphConceptMatcher`` (the offline default,
+``metrics/halfscore_graph.py``: concepts grounded on the reference's scene graph with the
+lexicon, as the graph judge does), ``EmbeddingConceptMatcher`` (cosine ≥
+``halfscore_match_threshold`` between same-kind concept phrases) and ``LLMConceptMatcher``
+(the A.8 prompt).
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ import networkx as nx
 import numpy as np
 
 from ..judges.base import PhraseEncoder, unit_rows
-from ..model import ConceptSet, Sample
+from ..lexicon.forms import number_word
+from ..model import ConceptSet, Sample, Span
 from .base import ItemResult, ScoringItem
 
 if TYPE_CHECKING:
@@ -43,19 +50,26 @@ if TYPE_CHECKING:
     from ..llm import LLMClient
     from ..store import Store
 
-KINDS: tuple[str, ...] = ("object", "attribute", "relation")
+KINDS: tuple[str, ...] = ("object", "attribute", "relation", "count")
+MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 
 
 @dataclass(frozen=True)
 class Concept:
-    kind: str  # object | attribute | relation
-    parts: tuple[str, ...]  # (name,) | (object, attribute) | (subject, predicate, object)
+    kind: str  # object | attribute | relation | count
+    parts: tuple[str, ...]  # (name,) | (object, attribute) | (subject, predicate, object) | (object, "2")
 
     def text(self) -> str:
-        """The phrase matched: "cat", "grey cat", "cat on sofa"."""
+        """The phrase matched: "cat", "grey cat", "cat on sofa", "two cat"."""
         if self.kind == "attribute":
             return f"{self.parts[1]} {self.parts[0]}"
+        if self.kind == "count":
+            return f"{self.number_word()} {self.parts[0]}"
         return " ".join(self.parts)
+
+    def number_word(self) -> str:
+        """A count concept's number as a word ("two")."""
+        return number_word(int(self.parts[1])) if self.parts[1].isdigit() else self.parts[1]
 
     def objects(self) -> tuple[str, ...]:
         if self.kind == "relation":
@@ -93,6 +107,61 @@ def concept_graph(concepts: ConceptSet) -> nx.MultiDiGraph:
     return g
 
 
+def count_concepts(concepts: ConceptSet) -> list[Concept]:
+    """(object, n) for each count the concept set states.
+
+    An extracted set carries ``counts`` ("two dogs"); a scene graph's set lists each object,
+    so a name listed two or more times is a count.
+    """
+    counts: dict[str, int] = {}
+    for c in getattr(concepts, "counts", None) or []:
+        key = _norm(c.object)
+        if key and key not in counts:
+            counts[key] = int(c.count)
+    if not counts:
+        tally = Counter(_norm(o.name) for o in concepts.objects)
+        counts = {name: n for name, n in tally.items() if name and n >= 2}
+    return [Concept("count", (name, str(n))) for name, n in counts.items()]
+
+
+def concept_list(concepts: ConceptSet) -> list[Concept]:
+    """The distinct concepts HalFscore counts: the concept graph's, then the counts."""
+    return graph_concepts(concept_graph(concepts)) + count_concepts(concepts)
+
+
+def concept_spans(concepts: ConceptSet) -> dict[Concept, Span]:
+    """Where the response first states each concept (extracted concepts carry spans)."""
+    out: dict[Concept, Span] = {}
+    found: list[tuple[Concept, Span | None]] = [(Concept("object", (_norm(o.name),)), o.span) for o in concepts.objects]
+    found += [(Concept("attribute", (_norm(a.object), _norm(a.attribute))), a.span) for a in concepts.attributes]
+    found += [(Concept("relation", (_norm(r.subject), _norm(r.predicate), _norm(r.object))), r.span)
+              for r in concepts.relations]
+    found += [(Concept("count", (_norm(c.object), str(int(c.count)))), getattr(c, "span", None))
+              for c in getattr(concepts, "counts", None) or []]
+    for concept, span in found:
+        if span is not None and concept not in out:
+            out[concept] = span
+    return out
+
+
+def pointer(concept: Concept, span: Span | None, text: str) -> list[int] | None:
+    """The words of a concept's span that make it itself: an attribute's word, a relation's predicate.
+
+    An attribute span runs from its object to the word ("helmet is black, wooden") and a relation
+    span over the clause; pointing at the distinctive word leaves correct neighbours unflagged.
+    """
+    if span is None:
+        return None
+    start, end = int(span[0]), int(span[1])
+    if concept.kind in ("attribute", "relation"):
+        pattern = re.compile(r"(?<![\w])" + re.escape(concept.parts[1]) + r"(?![\w])", re.IGNORECASE)
+        hits = list(pattern.finditer(text, start, end))
+        if hits:
+            hit = hits[-1] if concept.kind == "attribute" else hits[0]
+            return [hit.start(), hit.end()]
+    return [start, end]
+
+
 def graph_concepts(g: nx.MultiDiGraph) -> list[Concept]:
     """The distinct concepts of a concept graph: objects, then attributes, then relations."""
     out = [Concept("object", (n,)) for n in g.nodes]
@@ -106,6 +175,9 @@ class MatchOutcome:
     hallucinated: list[Concept] = field(default_factory=list)
     omitted: list[Concept] = field(default_factory=list)
     matched: list[tuple[Concept, Concept | None, float | None]] = field(default_factory=list)
+    # Response concepts that are no claim (an attribute word the extractor took for a thing).
+    ignored: list[Concept] = field(default_factory=list)
+    reasons: dict[Concept, str] = field(default_factory=dict)  # why a concept is hallucinated or omitted
 
 
 class ConceptMatcher(Protocol):
@@ -135,9 +207,9 @@ class EmbeddingConceptMatcher:
     def config(self) -> dict[str, Any]:
         return {"matcher": self.name, "model": self.model_name, "threshold": self.threshold}
 
-    def warm(self, concepts: Sequence[Concept]) -> None:
+    def warm(self, pairs: Sequence[tuple[Sequence[Concept], Sequence[Concept]]]) -> None:
         """Encode many items' concept phrases in one call (a caching encoder then answers from memory)."""
-        texts = list(dict.fromkeys(c.text() for c in concepts))
+        texts = list(dict.fromkeys(c.text() for response, reference in pairs for c in (*response, *reference)))
         if texts:
             self.encoder.encode(texts)
 
@@ -201,6 +273,8 @@ def a8_entry(c: Concept) -> str:
         return f'("NODE":{c.parts[0].upper()})'
     if c.kind == "attribute":
         return f'("NODE":{c.parts[0].upper()}||"EDGE":is||"NODE":{c.parts[1]})'
+    if c.kind == "count":
+        return f'("NODE":{c.parts[0].upper()}||"EDGE":is||"NODE":{c.number_word()})'
     return f'("NODE":{c.parts[0].upper()}||"NODE":{c.parts[2].upper()}||"EDGE":{c.parts[1]})'
 
 
@@ -273,6 +347,30 @@ def _prf(hallucinated: float, generated: float, omitted: float, reference: float
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
+def build_matcher(settings: "Settings", matcher: str | None = None, *, store: "Store | None" = None,
+                  encoder: PhraseEncoder | None = None, llm_client: "LLMClient | None" = None) -> ConceptMatcher:
+    """The configured concept matcher: ``matcher`` or ``scoring.halfscore_matcher`` (graph by default)."""
+    sc = settings.scoring
+    name = matcher or sc.halfscore_matcher
+    if name in ("graph", "embedding") and encoder is None:
+        from ..embedding import Embedder
+
+        encoder = Embedder(sc.embedding_model, store=store, batch_size=sc.batch_size)
+    if name == "graph":
+        from .halfscore_graph import GraphConceptMatcher
+
+        return GraphConceptMatcher(encoder, grounding_threshold=sc.graph_grounding_threshold,
+                                   model_name=sc.embedding_model)
+    if name == "embedding":
+        return EmbeddingConceptMatcher(encoder, threshold=sc.halfscore_match_threshold,  # type: ignore[arg-type]
+                                       model_name=sc.embedding_model)
+    if name == "llm":
+        from ..llm import LLMClient
+
+        return LLMConceptMatcher(llm_client or LLMClient(settings.llm, store))
+    raise ValueError(f"unknown HalFscore matcher {name!r}; choose one of {', '.join(MATCHERS)}")
+
+
 class HalFscoreMetric:
     name = "halfscore"
 
@@ -286,27 +384,11 @@ class HalFscoreMetric:
     def from_settings(cls, settings: "Settings", *, matcher: str | None = None, store: "Store | None" = None,
                       encoder: PhraseEncoder | None = None, llm_client: "LLMClient | None" = None,
                       extract: Callable[[str], ConceptSet] | None = None) -> "HalFscoreMetric":
-        """``matcher`` (default ``scoring.halfscore_matcher``): embedding (offline, ``halfscore_match_threshold``)
-        or llm (the A.8 prompt).
+        """``matcher``: graph, embedding or llm; by default ``scoring.halfscore_matcher`` (graph).
 
         ``extract`` turns a sample's dense reference caption into concepts (the pipeline's extractor).
         """
-        sc = settings.scoring
-        matcher = matcher or sc.halfscore_matcher
-        built: ConceptMatcher
-        if matcher == "embedding":
-            if encoder is None:
-                from ..embedding import Embedder
-
-                encoder = Embedder(sc.embedding_model, store=store, batch_size=sc.batch_size)
-            built = EmbeddingConceptMatcher(encoder, threshold=sc.halfscore_match_threshold,
-                                            model_name=sc.embedding_model)
-        elif matcher == "llm":
-            from ..llm import LLMClient
-
-            built = LLMConceptMatcher(llm_client or LLMClient(settings.llm, store))
-        else:
-            raise ValueError(f"unknown HalFscore matcher {matcher!r}; choose embedding or llm")
+        built = build_matcher(settings, matcher, store=store, encoder=encoder, llm_client=llm_client)
         return cls(built, lambda sample: reference_concepts(sample, extract))
 
     def config(self) -> dict[str, Any]:
@@ -315,12 +397,12 @@ class HalFscoreMetric:
     def _reference(self, sample: Sample) -> list[Concept]:
         if sample.id not in self._reference_cache:
             cs = self.reference(sample)
-            self._reference_cache[sample.id] = graph_concepts(concept_graph(cs)) if cs is not None else []
+            self._reference_cache[sample.id] = concept_list(cs) if cs is not None else []
         return self._reference_cache[sample.id]
 
     def update(self, item: ScoringItem) -> ItemResult:
         reference = self._reference(item.sample)
-        response = graph_concepts(concept_graph(item.mentioned)) if item.mentioned is not None else []
+        response = concept_list(item.mentioned) if item.mentioned is not None else []
         stats: dict[str, float] = {}
         for kind in KINDS:
             stats[f"generated_{kind}"] = float(sum(c.kind == kind for c in response))
@@ -337,6 +419,8 @@ class HalFscoreMetric:
             return ItemResult(zero, empty_values, evidence,
                               "no concepts were extracted for this response; run concept extraction first")
         outcome = self.matcher.match(response, reference) if response else MatchOutcome(omitted=list(reference))
+        for c in outcome.ignored:
+            stats[f"generated_{c.kind}"] -= 1.0
         for c, n in Counter(c.kind for c in outcome.hallucinated).items():
             stats[f"hallucinated_{c}"] = float(n)
         for c, n in Counter(c.kind for c in outcome.omitted).items():
@@ -347,26 +431,35 @@ class HalFscoreMetric:
         p, r, f = _prf(total["hallucinated"], total["generated"], total["omitted"], total["reference"])
         values = {"precision": p, "recall": r, "f": f, "matched": len(outcome.matched),
                   "hallucinated": int(total["hallucinated"]), "omitted": int(total["omitted"])}
+        spans = concept_spans(item.mentioned)
         evidence.update(
             hallucinated=[c.to_list() for c in outcome.hallucinated],
+            hallucinated_spans=[pointer(c, spans.get(c), item.response) for c in outcome.hallucinated],
             omitted=[c.to_list() for c in outcome.omitted],
             matched=[[c.to_list(), ref.to_list() if ref else None, sim] for c, ref, sim in outcome.matched])
+        if outcome.reasons:
+            evidence["reasons"] = {"hallucinated": [outcome.reasons.get(c) for c in outcome.hallucinated],
+                                   "omitted": [outcome.reasons.get(c) for c in outcome.omitted]}
+        if outcome.ignored:
+            evidence["ignored"] = [c.to_list() for c in outcome.ignored]
         reason = None if response else "the response has no concepts: precision is undefined, recall counts all as omitted"
         return ItemResult(stats, values, evidence, reason)
 
     def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
-        """``update`` for each item, after the matcher pre-encodes all their concepts at once."""
+        """``update`` for each item, after the matcher pre-encodes what it will compare, at once.
+
+        A matcher's ``warm`` takes the (response, reference) concept lists of every item.
+        """
         warm = getattr(self.matcher, "warm", None)
         if warm is not None:
-            concepts: list[Concept] = []
+            pairs: list[tuple[list[Concept], list[Concept]]] = []
             for item in items:
                 try:
-                    concepts += self._reference(item.sample)
+                    reference = self._reference(item.sample)
                 except ValueError:
                     continue  # update() reports it for that item
-                if item.mentioned is not None:
-                    concepts += graph_concepts(concept_graph(item.mentioned))
-            warm(concepts)
+                pairs.append((concept_list(item.mentioned) if item.mentioned is not None else [], reference))
+            warm(pairs)
         return [self.update(item) for item in items]
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:

@@ -11,6 +11,10 @@ subject, the object or the predicate for relations. Replacements are drawn (POPE
 - ``popular``: the most frequent absent names of the corpus first;
 - ``adversarial``: the absent names that co-occur most with the image's objects first.
 
+A name is absent only when it is no synonym, plural, kind or sub-kind of a present object
+(``lexicon.nouns.relation``, the relation grounding uses): "animal" or "puppy" is never a
+negative for an image with a dog.
+
 Scoring reads a yes/no answer the way POPE's evaluation does (first sentence; "no"
 or "not" among its words → no, else yes) and reports accuracy, precision, recall, F1
 (positive class = yes) and the yes-ratio, as fractions, overall and per concept kind.
@@ -28,6 +32,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from ..lexicon.nouns import relation as noun_relation
 from ..model import Sample, SceneGraph
 from .base import ItemResult, ScoringItem
 from .chair import canonical_forms
@@ -123,9 +128,11 @@ def existence_questions(graph: SceneGraph, corpus: CorpusStatistics, *, strategy
     rng = random.Random(seed)
     picker = _Picker(strategy, rng)
     present = sorted({_clean(n) for n in graph.object_names()} - {""})
-    # Synonyms and plurals of present objects are not absent ("puppy" when a dog is there).
+    # Synonyms and plurals of present objects are not absent ("puppy" when a dog is there), nor is
+    # what names a present object more or less specifically (lexicon: "animal" or "puppy" for a dog).
     present_forms = {f for n in present for f in canonical_forms(n)}
-    absent_objects = {n for n in corpus.objects if not present_forms.intersection(canonical_forms(n))}
+    absent_objects = {n for n in corpus.objects if not present_forms.intersection(canonical_forms(n))
+                      and not any(noun_relation(n, p) for p in present)}
     objects_closeness: Counter = Counter()
     for p in present:
         objects_closeness.update(corpus.cooccurring_objects.get(p, Counter()))

@@ -7,9 +7,11 @@ Answer reading follows the released code:
 - **VQA**: with an NLI model, the label and the answer must entail each other
   (``BidirectionalEntailment``, argmax = entailment both ways, the paper's Figure 15);
   without one, ``RelationPhraseMatch`` parses the relation out of "s is R o" and
-  compares it with the gold relation after normalising words (lower case, articles
-  and copulas dropped, crude suffix stripping), optionally by embedding cosine. The
-  latter is an offline approximation, named as such in the evidence.
+  compares it with the gold relation: the same normalised words (lower case, articles
+  and copulas dropped, crude suffix stripping); else the lexicon's predicates, which
+  match when each entails the other ("on top of" / "on", "holding" / "grasping") and
+  differ when both are bare prepositions ("on" / "under"); else, optionally, embedding
+  cosine. It is an offline approximation, named as such in the evidence.
 
 A wrong (or empty) answer is a hallucination. Per task, Halr = 100 × hallucinated / n,
 also per relation category (perception / cognition); R_score = mean over the three
@@ -40,6 +42,7 @@ import numpy as np
 
 from ..judges.base import PhraseEncoder, unit_rows
 from ..judges.nli import NLIModel
+from ..lexicon.predicates import entails, parse_predicate
 from .base import ItemResult, ScoringItem
 
 if TYPE_CHECKING:
@@ -173,6 +176,12 @@ class RelationPhraseMatch:
         gold, said, g, s = self._relations(label, response, prompt)
         if g and g == s:
             return True, f"relation {said!r} = gold {gold!r} (normalised words)"
+        pg, ps = parse_predicate(gold), parse_predicate(said)
+        if not pg.copula and not ps.copula:
+            if entails(pg, ps) and entails(ps, pg):
+                return True, f"relation {said!r} says what gold {gold!r} says (lexicon: {ps.text()!r})"
+            if pg.verb is None and ps.verb is None and pg.prep != ps.prep and not pg.passive and not ps.passive:
+                return False, f"relation {said!r} ({ps.text()!r}) != gold {gold!r} ({pg.text()!r}) (lexicon)"
         if self.encoder is not None and g and s:
             if g in self._vectors and s in self._vectors:
                 vecs = np.stack([self._vectors[g], self._vectors[s]])

@@ -5,6 +5,8 @@
 >>> m = ObjectMatcher()
 >>> [o.name for o in m.match("coffee tables", [SceneObject("1", "table"), SceneObject("2", "chair")])]
 ['table']
+>>> [o.name for o in m.match("animal", [SceneObject("1", "dog"), SceneObject("2", "chair")])]
+['dog']
 """
 
 from __future__ import annotations
@@ -13,36 +15,38 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..grounding import Grounder, ReferenceGraph
 from ..lexicon.forms import normalize_name
 from ..model import SceneObject
 
 class ObjectMatcher:
     """Finds the scene-graph objects a name refers to.
 
-    Exact match of normalised names first, then the same head noun ("coffee table" ~ "table"),
-    then, when an ``embedder`` is given, the most similar object name by cosine of
-    ``Object: {name}`` phrases at or above ``threshold`` (synonyms: "puppy" ~ "dog").
+    First by grounding (``grounding.Grounder``, lexicon only): the same normalised name, the
+    same head noun ("coffee table" ~ "table"), a WordNet or listed synonym ("couch" ~ "sofa"),
+    or a kind the object belongs to ("animal" ~ "dog"); then, when an ``embedder`` is given,
+    the most similar object name by cosine of ``Object: {name}`` phrases at or above
+    ``threshold`` (what the lexicon does not know).
     """
 
     def __init__(self, embedder: Any | None = None, threshold: float = 0.75) -> None:
         self.embedder = embedder
         self.threshold = threshold
+        self.grounder = Grounder()
 
     def config(self) -> dict[str, Any]:
-        return {"embedder": getattr(self.embedder, "model_name", None), "threshold": self.threshold}
+        return {"embedder": getattr(self.embedder, "model_name", None), "threshold": self.threshold,
+                "grounding": "lemma>synonym>hypernym"}
 
     def match(self, name: str, objects: Sequence[SceneObject]) -> list[SceneObject]:
         wanted = normalize_name(name)
         if not wanted or not objects:
             return []
-        names = [normalize_name(o.name) for o in objects]
-        exact = [o for o, n in zip(objects, names) if n == wanted]
-        if exact:
-            return exact
-        head = wanted.split()[-1]
-        same_head = [o for o, n in zip(objects, names) if n and n.split()[-1] == head]
-        if same_head:
-            return same_head
+        names = [normalize_name(o.name) or o.name.strip().lower() for o in objects]
+        graph = ReferenceGraph.from_triplets([o.name for o in objects], [])
+        grounded = {m.node.name for m in self.grounder.ground(name, graph)}
+        if grounded:
+            return [o for o, n in zip(objects, names) if n in grounded]
         if self.embedder is None:
             return []
         distinct = list(dict.fromkeys(names))

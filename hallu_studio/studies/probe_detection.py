@@ -20,8 +20,9 @@ How each metric flags (what its evidence allows):
 
 - trihe: spans of triplets judged ``object`` or ``relation``;
 - chair: the response's object mentions named in ``hallucinated``;
-- halfscore: for each hallucinated concept, the mention of its distinctive word
-  (object name, attribute, or predicate);
+- halfscore: for each hallucinated concept, the words its evidence points at (the object's
+  mention, the attribute word, the relation's predicate, the count word), else every mention
+  of its distinctive word;
 - emd: response concepts whose transport cost is at least ``EMD_FLAG_COST`` (our
   choice: cosine similarity to what they were matched with at most 0.5);
 - edit: the original words the reviser deleted or substituted;
@@ -46,6 +47,7 @@ from scipy import stats as st
 
 from ..backends.probe import INJECTION_TYPES
 from ..metrics.aggregate import bootstrap_intervals
+from ..lexicon.forms import number_word
 
 Span = tuple[int, int]
 # What a probe injects: concepts of these types in free text, and flipped answers to yes/no and MCQ questions.
@@ -127,11 +129,20 @@ def flagged_spans(metric: str, values: Mapping[str, Any], evidence: Mapping[str,
         return out
     if metric == "halfscore":
         out = []
-        for concept in evidence.get("hallucinated") or []:
+        pointers = evidence.get("hallucinated_spans") or []
+        for i, concept in enumerate(evidence.get("hallucinated") or []):
+            located = _spans_of(pointers[i]) if i < len(pointers) else []
+            if located:
+                out.extend(located)
+                continue
             parts = [str(p) for p in (concept if isinstance(concept, (list, tuple)) else [concept])]
-            if parts and parts[0] in ("object", "attribute", "relation"):
+            kind = parts[0] if parts and parts[0] in ("object", "attribute", "relation", "count") else None
+            if kind:
                 parts = parts[1:]  # a kind-tagged concept list
-            out.extend(_find(text, _distinctive(parts)))
+            word = _distinctive(parts)
+            if kind == "count" and word.isdigit():
+                word = number_word(int(word))
+            out.extend(_find(text, word))
         return out
     if metric == "emd":
         out = []

@@ -1,0 +1,200 @@
+"""HalFscore's offline matcher: concepts grounded on the reference graph, as the graph judge grounds claims.
+
+The reference concepts (a scene graph's, or those extracted from a dense caption) become a
+``grounding.ReferenceGraph``: nodes merged by name with their attributes and multiplicity,
+edges with parsed predicates. A response concept is then
+
+- an **object**: matched when its name grounds to a node (lemma, synonym, hypernym, then
+  embedding: "animal" for a dog, "couch" for a sofa), else hallucinated;
+- an **attribute** (object, attribute): matched when the object grounds and a grounded node
+  holds the same attribute ("grey" / "gray"), or its name says it ("external" of the node
+  "external tank"). Otherwise hallucinated, whether the reference says something else on the
+  same scale (a *conflict*: red for a black laptop) or is *silent*: the A.8 prompt counts
+  "each attribute of a matching object that is not present in the GT list" as incorrect and
+  only new or different information as a hallucination, so silence is not a pass;
+- a **relation**: matched when both ends ground and an edge between them entails it, either
+  way round (``grounding.edge_support``: synonyms, passives, inverses), else hallucinated
+  (a conflicting edge, or no edge, as A.8's "new or significantly different");
+- a **count** (object, n): matched when the grounded nodes' multiplicity is n.
+
+As A.8 asks, a concept that involves a hallucinated object is not counted again (``_absorb``).
+Recall runs the same grounding the other way: a reference concept is omitted unless some
+response concept matched it (its node, attribute, edge or count). A bare colour word the
+extractor took for an object ("The flag is red, gold and silver" -> object "gold") is no
+claim of a thing: it is left out of the counts and listed as *ignored*.
+
+Worked example. Reference: two dogs (one brown) on a sofa. Response concepts: animal (matched:
+hypernym of dog), couch (matched: synonym of sofa), (dog, brown) matched, (dog, black)
+hallucinated (conflict: the graph says brown), (dog, under, sofa) hallucinated (the edge says
+on), (dog, 3) hallucinated (the graph has 2). Omitted: the count (dog, 2) and the edge (dog,
+on, sofa), which no response concept matched.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Sequence
+
+from ..grounding import Grounder, Match, ReferenceGraph, attribute_support, edge_support
+from ..lexicon.attributes import attribute_family
+from ..lexicon.forms import count_of, normalize_name
+from ..lexicon.predicates import parse_predicate
+from ..vectors import PhraseEncoder
+from .halfscore import Concept, MatchOutcome, _absorb
+
+Key = tuple[Any, ...]  # what a response concept can cover on the reference side
+
+
+class _Reference:
+    """The reference graph and, for recall, which reference concept each node, attribute, edge and count is."""
+
+    def __init__(self, reference: Sequence[Concept]) -> None:
+        objects = [c.parts[0] for c in reference if c.kind == "object"]
+        attributes = [(c.parts[0], c.parts[1]) for c in reference if c.kind == "attribute"]
+        triplets = [(c.parts[0], c.parts[1], c.parts[2]) for c in reference if c.kind == "relation"]
+        counts = {c.parts[0]: int(c.parts[1]) for c in reference if c.kind == "count" and c.parts[1].isdigit()}
+        self.graph = g = ReferenceGraph.from_triplets(objects, triplets, attributes, counts)
+        self.concept_of: dict[Key, Concept] = {}
+        for c in reference:
+            self.concept_of.setdefault(self._key(c), c)
+
+    def _index(self, name: str) -> int | None:
+        key = normalize_name(name) or name.strip().lower()
+        return next((i for i, n in enumerate(self.graph.nodes) if n.name == key), None)
+
+    def _key(self, c: Concept) -> Key:
+        i = self._index(c.parts[0])
+        if c.kind in ("object", "count"):
+            return (c.kind, i)
+        if c.kind == "attribute":
+            return ("attribute", i, c.parts[1].strip().lower())
+        j = self._index(c.parts[2])
+        for e in self.graph.edges:
+            if e.text == c.parts[1] and {e.subject, e.object} == {i, j}:
+                return ("edge", e)
+        return ("attribute", i, c.parts[2].strip().lower())  # a copula triplet the graph keeps as an attribute
+
+
+class GraphConceptMatcher:
+    """Matches concepts through ``grounding.Grounder`` on the reference graph (see the module docstring)."""
+
+    name = "graph"
+
+    def __init__(self, encoder: PhraseEncoder | None = None, *, grounding_threshold: float = 0.8,
+                 model_name: str = "") -> None:
+        self.encoder = encoder
+        self.grounder = Grounder(encoder, grounding_threshold)
+        self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
+        self._graphs: "OrderedDict[tuple[Concept, ...], _Reference]" = OrderedDict()
+
+    def config(self) -> dict[str, Any]:
+        return {"matcher": self.name, "version": 1, **self.grounder.config(), "model": self.model_name or None,
+                "silent_attribute": "hallucinated (A.8)"}
+
+    def warm(self, pairs: Sequence[tuple[Sequence[Concept], Sequence[Concept]]]) -> None:
+        """Encode, in one call, the names the lexicon cannot ground and the nodes they will be compared with."""
+        if self.encoder is None:
+            return
+        names: set[str] = set()
+        lexical = Grounder()
+        for response, reference in pairs:
+            graph = self._reference(reference).graph
+            missing = {n for c in response for n in c.objects() if not lexical.ground(n, graph)}
+            if missing:
+                names.update(normalize_name(n) or n for n in missing)
+                names.update(node.name for node in graph.nodes)
+        names.discard("")
+        if names:
+            self.encoder.encode(sorted(names))
+
+    def _reference(self, reference: Sequence[Concept]) -> _Reference:
+        key = tuple(reference)
+        if key not in self._graphs:
+            self._graphs[key] = _Reference(reference)
+            if len(self._graphs) > 256:
+                self._graphs.popitem(last=False)
+        return self._graphs[key]
+
+    def match(self, response: list[Concept], reference: list[Concept]) -> MatchOutcome:
+        ref = self._reference(reference)
+        graph = ref.graph
+        grounded: dict[str, list[Match]] = {}
+
+        def ground(name: str) -> list[Match]:
+            if name not in grounded:
+                grounded[name] = self.grounder.ground(name, graph)
+            return grounded[name]
+
+        out = MatchOutcome()
+        hallucinated: list[Concept] = []
+        covered: set[Key] = set()
+        said_as_attribute = {c.parts[1] for c in response if c.kind == "attribute"}
+
+        def matched(c: Concept, keys: list[Key], ms: Sequence[Match]) -> None:
+            covered.update(keys)
+            partner = next((ref.concept_of[k] for k in keys if k in ref.concept_of), None)
+            out.matched.append((c, partner, min(m.score for m in ms)))
+
+        def wrong(c: Concept, why: str) -> None:
+            hallucinated.append(c)
+            out.reasons[c] = why
+
+        for c in response:
+            name = c.parts[0]
+            ms = ground(name)
+            if c.kind == "object":
+                if ms:
+                    matched(c, [("object", m.index) for m in ms], ms)
+                elif attribute_family(name) == "colour" or name in said_as_attribute:
+                    out.ignored.append(c)
+                else:
+                    wrong(c, f"{name!r} matches no reference object by lemma, synonym, hypernym or embedding")
+                continue
+            if not ms:
+                wrong(c, f"{name!r} matches no reference object")  # absorbed by that object below
+                continue
+            nodes = ", ".join(m.describe() for m in ms)
+            if c.kind == "relation" and parse_predicate(c.parts[1]).copula:
+                c_attr, attr = c, c.parts[2]
+            elif c.kind == "attribute":
+                c_attr, attr = c, c.parts[1]
+            else:
+                c_attr, attr = None, ""
+            n = int(c.parts[1]) if c.kind == "count" and c.parts[1].isdigit() else count_of(attr) if attr else None
+            if n is not None:
+                has = sum(m.node.multiplicity for m in ms)
+                if has == n:
+                    matched(c, [("count", m.index) for m in ms], ms)
+                else:
+                    wrong(c, f"the response says {n}, the reference has {has} of {nodes}")
+            elif c_attr is not None:
+                support = attribute_support(ms, attr)
+                in_name = [m for m in ms if attr.lower() in m.node.name.split()]
+                if support.agreeing or in_name:
+                    matched(c, [("attribute", m.index, a) for m in ms for a in support.agreeing], ms)
+                elif support.conflicting:
+                    wrong(c, f"conflicts with the reference: {nodes} is {', '.join(support.conflicting)}")
+                else:
+                    wrong(c, f"the reference does not say {nodes} is {attr!r} (A.8 counts it)")
+            else:
+                objects = ground(c.parts[2])
+                if not objects:
+                    wrong(c, f"{c.parts[2]!r} matches no reference object")
+                    continue
+                support = edge_support(graph, [m.index for m in ms], parse_predicate(c.parts[1]),
+                                       [m.index for m in objects])
+                if support.edge is not None:
+                    matched(c, [("edge", support.edge)], list(ms) + list(objects))
+                elif support.between:
+                    texts = "; ".join(e.text for e in support.between)
+                    wrong(c, f"conflicting edge: between {nodes} and {objects[0].describe()} the reference has "
+                             f"{texts!r}, not {c.parts[1]!r}")
+                else:
+                    wrong(c, f"no edge between {nodes} and {objects[0].describe()} in the reference")
+        not_things = {c.parts[0] for c in out.ignored}
+        out.hallucinated = [c for c in _absorb(hallucinated) if not not_things & set(c.objects())]
+        omitted = [c for k, c in ref.concept_of.items() if k not in covered]
+        out.omitted = _absorb(omitted)
+        for c in out.omitted:
+            out.reasons.setdefault(c, "no response concept matches it")
+        return out
