@@ -11,7 +11,10 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 class IdLists:
@@ -41,3 +44,38 @@ class IdLists:
     def get(self, key: str) -> tuple[str, ...] | None:
         with self._lock:
             return self._lists.get(key)
+
+
+STORE_ORDER = "store-order"  # the key of "every response, in (run, sample) order": read from the store, never listed
+
+
+class StoreOrder(Sequence[str]):
+    """Every response in the store's (run, sample) order, as a sequence read by position from the store.
+
+    A session with no Browse filter steps through this instead of a list of every id: its first
+    "next" costs two point queries, not a 100k-row listing.
+    """
+
+    def __init__(self, store: "Store") -> None:
+        self.store = store
+        self._len = store.count_responses()
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        if not -self._len <= index < self._len:
+            raise IndexError(index)
+        found = self.store.response_id_at(index % self._len)
+        if found is None:
+            raise IndexError(index)
+        return found
+
+    def __contains__(self, response_id: object) -> bool:
+        return isinstance(response_id, str) and self.store.response_position(response_id) is not None
+
+    def index(self, response_id: str, *_: object) -> int:  # type: ignore[override]
+        found = self.store.response_position(response_id)
+        if found is None:
+            raise ValueError(f"{response_id!r} is not in the store")
+        return found
