@@ -910,6 +910,14 @@ class Store:
         without listing every id (one top-N over ``responses``, no score aggregation)."""
         return self._scalar("SELECT id FROM responses ORDER BY run_id, sample_id LIMIT 1 OFFSET ?", [int(position)])
 
+    def response_id_beside(self, response_id: str, backwards: bool = False) -> str | None:
+        """The next (or previous) response after ``response_id`` in the (run, sample) order: a keyset
+        step, cheaper than an offset that sorts everything before it. None at either end."""
+        op, order = (">", "ASC") if not backwards else ("<", "DESC")
+        return self._scalar(f"""SELECT x.id FROM responses x, (SELECT run_id, sample_id FROM responses WHERE id = ?) c
+                                WHERE x.run_id {op} c.run_id OR (x.run_id = c.run_id AND x.sample_id {op} c.sample_id)
+                                ORDER BY x.run_id {order}, x.sample_id {order} LIMIT 1""", [response_id])
+
     def response_position(self, response_id: str) -> int | None:
         """Where a response sits in the (run, sample) order; None when it is not in the store."""
         return self._scalar("""SELECT CASE WHEN c.id IS NULL THEN NULL ELSE (SELECT count(*) FROM responses x

@@ -157,7 +157,7 @@ def test_overview_at_1400_px_and_the_report_button(browser, scored_store):
         got = check_layout(page)
         assert got["swatches"] and got["figures"]
         text = page.locator("#overview-leaderboard").inner_text()
-        assert "↓" in text and "↑" in text and "not scored yet" in text  # the hostile run has no scores
+        assert "↓" in text and "↑" in text and "no responses yet" in text  # the hostile run has none
         assert page.evaluate("window.__xss") is None
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "overview.png"), full_page=True)

@@ -14,6 +14,9 @@ def test_store_order_is_the_browse_order_of_everything(store):
     assert len(order) == len(listed) and [order[i] for i in range(len(order))] == listed
     assert order[-1] == listed[-1] and all(order.index(rid) == i for i, rid in enumerate(listed))
     assert "nope" not in order and listed[3] in order
+    fresh = StoreOrder(store)  # no positions known: neighbours of a known one come by keyset, both ways
+    assert fresh[4] == listed[4] and fresh[5] == listed[5] and fresh[3] == listed[3]
+    assert store.response_id_beside(listed[-1]) is None and store.response_id_beside(listed[0], backwards=True) is None
 
 
 def test_a_fresh_session_steps_without_listing_every_id(store, monkeypatch):

@@ -30,6 +30,7 @@ class IdLists:
         self.kept = kept
         self._lists: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
+        self._order: StoreOrder | None = None
 
     def remember(self, ids: Sequence[str]) -> str:
         ids = tuple(ids)
@@ -45,6 +46,13 @@ class IdLists:
         with self._lock:
             return self._lists.get(key)
 
+    def store_order(self, store: "Store") -> "StoreOrder":
+        """The process's one ``StoreOrder`` of ``store`` (its known positions shared by every session)."""
+        with self._lock:
+            if self._order is None or self._order.store is not store:
+                self._order = StoreOrder(store)
+            return self._order
+
 
 STORE_ORDER = "store-order"  # the key of "every response, in (run, sample) order": read from the store, never listed
 
@@ -53,23 +61,47 @@ class StoreOrder(Sequence[str]):
     """Every response in the store's (run, sample) order, as a sequence read by position from the store.
 
     A session with no Browse filter steps through this instead of a list of every id: its first
-    "next" costs two point queries, not a 100k-row listing.
+    "next" costs a count and two small queries, not a 100k-row listing. Positions seen are kept
+    (per process, while the count of responses stays the same), so a step to a neighbour of a
+    known position is a keyset query from that response instead of an offset.
     """
 
-    def __init__(self, store: "Store") -> None:
+    def __init__(self, store: "Store", kept: int = 4096) -> None:
         self.store = store
-        self._len = store.count_responses()
+        self.kept = kept
+        self._lock = threading.Lock()
+        self._count = -1
+        self._seen: OrderedDict[int, str] = OrderedDict()
 
     def __len__(self) -> int:
-        return self._len
+        count = self.store.count_responses()
+        with self._lock:
+            if count != self._count:  # responses came or went: positions may have moved
+                self._count, self._seen = count, OrderedDict()
+        return count
+
+    def _remember(self, index: int, response_id: str) -> str:
+        with self._lock:
+            self._seen[index] = response_id
+            self._seen.move_to_end(index)
+            while len(self._seen) > self.kept:
+                self._seen.popitem(last=False)
+        return response_id
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
-        if not -self._len <= index < self._len:
+        n = len(self)
+        if not -n <= index < n:
             raise IndexError(index)
-        found = self.store.response_id_at(index % self._len)
+        index %= n
+        with self._lock:
+            hit = self._seen.get(index)
+            before, after = self._seen.get(index - 1), self._seen.get(index + 1)
+        found = hit or (self.store.response_id_beside(before) if before else
+                        self.store.response_id_beside(after, backwards=True) if after else
+                        self.store.response_id_at(index))
         if found is None:
             raise IndexError(index)
-        return found
+        return self._remember(index, found)
 
     def __contains__(self, response_id: object) -> bool:
         return isinstance(response_id, str) and self.store.response_position(response_id) is not None
@@ -78,4 +110,6 @@ class StoreOrder(Sequence[str]):
         found = self.store.response_position(response_id)
         if found is None:
             raise ValueError(f"{response_id!r} is not in the store")
+        len(self)  # drops stale positions before this one is kept
+        self._remember(found, response_id)
         return found

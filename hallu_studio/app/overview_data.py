@@ -161,10 +161,12 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
             hit = next((r for r in found if r["key"] == h.key and r.get("value") is not None), None)
             if hit is not None:
                 cell = Cell(float(hit["value"]), hit.get("low"), hit.get("high"), scored, total)
+            elif not rr.responses:
+                cell = Cell(note="no responses yet")
             elif total == 0:
                 cell = Cell(note="no response of this run is of a kind it scores")
             elif scored:
-                cell = Cell(scored=scored, applicable=total, note="no value: not defined on the answers scored so far")
+                cell = Cell(scored=scored, applicable=total, note="undefined on these answers")
             else:
                 cell = Cell(applicable=total, note="not scored yet")
             rr.cells[h.column] = cell

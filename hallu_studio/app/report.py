@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,21 +66,21 @@ def scene_graph_png(graph: "SceneGraph", max_objects: int = 10) -> bytes | None:
             return o.name
         return o.id if o.id.startswith(o.name) else f"{o.name} {o.id}"
 
-    label = {o.id: name(o) + (f"\n[{', '.join(o.attributes[:2])}]" if o.attributes else "") for o in objects}
+    label = {o.id: name(o) + (f"\n[{o.attributes[0]}]" if o.attributes else "") for o in objects}
     g = nx.DiGraph()
     g.add_nodes_from(kept)
     edges = {(r.subject, r.object): r.predicate for r in graph.relations if r.subject in kept and r.object in kept
              and r.subject != r.object}
     g.add_edges_from(edges)
-    pos = nx.spring_layout(g, seed=0, k=3.0 / max(1, len(g)) ** 0.5, iterations=200)
-    fig, ax = plt.subplots(figsize=(3.8, 3.4))
+    pos = nx.circular_layout(g)  # at most max_objects nodes on a circle: labels never sit on each other
+    fig, ax = plt.subplots(figsize=(4.4, 3.6))
     nx.draw_networkx_edges(g, pos, ax=ax, edge_color="#999", arrows=True, arrowsize=8, node_size=900)
     nx.draw_networkx_edge_labels(g, pos, edge_labels=edges, ax=ax, font_size=6, font_color="#444",
                                  bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
-    nx.draw_networkx_labels(g, pos, labels=label, ax=ax, font_size=7,
+    nx.draw_networkx_labels(g, pos, labels=label, ax=ax, font_size=6.5,
                             bbox={"boxstyle": "round,pad=0.25", "fc": "#eef3fa", "ec": "#8aa4c8"})
     ax.set_axis_off()
-    ax.margins(0.18)
+    ax.margins(0.22)
     return figure_png(fig, dpi=110)
 
 
@@ -93,14 +94,20 @@ def worst_failures(store: "Store", benchmark: str, limit: int = 6) -> tuple[str,
     """The benchmark's worst responses (distinct samples) on the first failure measure it has, and its name."""
     for column, what in _FAILURE_ORDER:
         rows = store.browse_responses({"benchmarks": [benchmark]}, all_keys(),
-                                      sort=column, descending=True, limit=limit * 8)
+                                      sort=column, descending=True, limit=limit * 40)
         rows = [r for r in rows if r.get(column) is not None and r[column] > 0]
         if rows:
-            picked, samples = [], set()
+            # Different scenes (not one image in five styles) and at most two per model, while there are others.
+            picked, scenes, per_model = [], set(), Counter()
             for r in rows:
-                if r["sample_id"] not in samples:
-                    samples.add(r["sample_id"])
-                    picked.append(r)
+                sample = store.get_sample(r["sample_id"])
+                scene = tuple(sorted(sample.scene_graph.triplets())) if sample and sample.scene_graph.objects \
+                    else r["sample_id"]
+                if scene in scenes or per_model[r["model"]] >= 2:
+                    continue
+                scenes.add(scene)
+                per_model[r["model"]] += 1
+                picked.append(r)
             return what, picked[:limit]
     return "", []
 

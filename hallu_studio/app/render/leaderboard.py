@@ -97,7 +97,7 @@ def _number_cell(run: "RankedRun", h: "Headline", scale: tuple[float, float], be
             text = f"{cell.note} ({cell.scored:,} of {cell.applicable:,} scored)" if cell.scored else cell.note
         else:
             text = cell.note
-        return f'<td class="hs-num"><span class="hs-none">{esc(text)}</span></td>'
+        return f'<td class="hs-num" title="{esc(h.tooltip)}"><span class="hs-none">{esc(text)}</span></td>'
     interval = ""
     tip = f"{h.family} {h.name} = {_fmt(cell.value)} {h.unit}"
     if cell.low is not None and cell.high is not None:

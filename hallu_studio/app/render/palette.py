@@ -77,9 +77,11 @@ def model_label(model: Any, synthetic: Any) -> str:
 
 
 # Model colours: one per model name, the same in every plot and view whatever else is in the store
-# (a hash of the name, never its position in a list). Tableau 10 plus two darker hues.
-MODEL_COLOURS: tuple[str, ...] = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#e15759", "#76b7b2",
-                                  "#edc948", "#9c755f", "#ff9da7", "#2f4b7c", "#a05195", "#7f7f7f")
+# (a hash of the name, never its position in a list): 16 well-separated hues, so two models share
+# one about once in 16 pairs; their names (and the full spec on hover) still tell them apart.
+MODEL_COLOURS: tuple[str, ...] = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+                                  "#ff9da7", "#9c755f", "#2f4b7c", "#a05195", "#d45087", "#665191", "#008080",
+                                  "#8c6d31", "#7f7f7f")
 _SYNTHETIC_MARK = " [synthetic]"
 
 

@@ -12,7 +12,7 @@ from ...model import ValidationError
 from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
-from ..id_lists import STORE_ORDER, StoreOrder
+from ..id_lists import STORE_ORDER
 from ..inspection import InspectPanels, inspect_response
 from ..render.palette import empty_note, esc, model_label
 
@@ -57,7 +57,7 @@ def default_nav(ctx: AppContext) -> dict[str, Any]:
 
 
 def _ids(ctx: AppContext, key: str) -> Sequence[str] | None:
-    return StoreOrder(ctx.store) if key == STORE_ORDER else ctx.id_lists.get(key)
+    return ctx.id_lists.store_order(ctx.store) if key == STORE_ORDER else ctx.id_lists.get(key)
 
 
 def _session(ctx: AppContext, nav: dict[str, Any] | None) -> tuple[dict[str, Any], Sequence[str]]:
