@@ -161,5 +161,7 @@ def test_first_slice_takes_every_run_on_the_same_samples_and_the_banner_counts_r
         assert "loading" in progress.line()
         progress.step("slice")(4, len(first))
         assert f"4 of {len(first)} responses" in progress.line()
+        progress.step("rest")
+        assert progress.line() == f"first slice scored; now the rest of the {total:,} responses"
         progress.step("rest")(5, 10)
         assert progress.line() == f"scored {total - 5:,} of {total:,} responses"

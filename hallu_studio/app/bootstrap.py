@@ -74,12 +74,13 @@ class DemoProgress:
         self._phase: str | None = None
         self._done = self._todo = 0
 
-    def step(self, phase: str) -> Callable[[int, int], None]:
+    def step(self, phase: str, todo: int = 0) -> Callable[[int, int], None]:
+        """Enter ``phase`` ("slice" or "rest", ``todo`` responses when known); returns ``score_store``'s ``on_batch``."""
         def on_batch(done: int, todo: int) -> None:
             with self._lock:
                 self._phase, self._done, self._todo = phase, done, todo
         with self._lock:
-            self._phase, self._done, self._todo = phase, 0, 0
+            self._phase, self._done, self._todo = phase, 0, todo
         return on_batch
 
     def line(self) -> str:
@@ -89,8 +90,10 @@ class DemoProgress:
         if phase == "slice":
             return (f"scoring a first slice of every model x task: {done:,} of {todo:,} responses; "
                     f"then the rest of the {total:,}")
-        if phase == "rest":
+        if phase == "rest" and todo:
             return f"scored {total - (todo - done):,} of {total:,} responses"
+        if phase == "rest":
+            return f"first slice scored; now the rest of the {total:,} responses"
         return f"loading the scoring models; {total:,} responses to score"
 
     def score(self, store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS) -> None:
@@ -108,7 +111,7 @@ def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = 
     built = make_metrics(list(metrics), settings, store, extractor)
     first = stratified_slice(store)
     report = score_store(store, settings, built, progress=False, extractor=extractor, only=first,
-                         on_batch=progress.step("slice") if progress else None)
+                         on_batch=progress.step("slice", len(first)) if progress else None)
     log.info("scoring, first slice of %d responses: %s", len(first), report.summary())
     report = score_store(store, settings, built, progress=True, extractor=extractor,
                          on_batch=progress.step("rest") if progress else None)

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
     from ..store import Store
 
 
+def _keep_last(entries: OrderedDict, key: object, value: object, kept: int) -> None:
+    """Put ``key`` last (most recent) and drop the oldest entries beyond ``kept``."""
+    entries[key] = value
+    entries.move_to_end(key)
+    while len(entries) > kept:
+        entries.popitem(last=False)
+
+
 class IdLists:
     """>>> lists = IdLists(kept=1)
     >>> key = lists.remember(["a", "b"])
@@ -36,10 +44,7 @@ class IdLists:
         ids = tuple(ids)
         key = hashlib.blake2b("\n".join(ids).encode(), digest_size=12).hexdigest()
         with self._lock:
-            self._lists[key] = ids
-            self._lists.move_to_end(key)
-            while len(self._lists) > self.kept:
-                self._lists.popitem(last=False)
+            _keep_last(self._lists, key, ids, self.kept)
         return key
 
     def get(self, key: str) -> tuple[str, ...] | None:
@@ -82,10 +87,7 @@ class StoreOrder(Sequence[str]):
 
     def _remember(self, index: int, response_id: str) -> str:
         with self._lock:
-            self._seen[index] = response_id
-            self._seen.move_to_end(index)
-            while len(self._seen) > self.kept:
-                self._seen.popitem(last=False)
+            _keep_last(self._seen, index, response_id, self.kept)
         return response_id
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]

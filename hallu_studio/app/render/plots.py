@@ -87,7 +87,6 @@ def emd_by_domain_figure(rows: Sequence[dict[str, Any]]) -> Figure:
     _grouped_bars(ax, {m: {d: sum(v) / len(v) for d, v in ds.items()} for m, ds in acc.items()}, domains,
                   _colours(rows))
     ax.set_ylabel(f"mean EMD ×100, {'captions' if captions else 'all tasks'} ↓", fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -126,7 +125,6 @@ def edit_vs_length_figure(rows: Sequence[dict[str, Any]]) -> Figure:
     ax.tick_params(labelsize=8)
     ax.spines[["top", "right"]].set_visible(False)
     _legend_outside(ax)
-    fig.tight_layout()
     return fig
 
 
@@ -145,7 +143,6 @@ def object_relation_figure(rows: Sequence[dict[str, Any]]) -> Figure:
     table = {m: {"object": 100 * v[0] / v[2], "relation": 100 * v[1] / v[2]} for m, v in acc.items()}
     _grouped_bars(ax, table, ["object", "relation"], _colours(rows))
     ax.set_ylabel("hallucinated triplets (%) ↓", fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -164,7 +161,6 @@ def halr_figure(rows: Sequence[dict[str, Any]]) -> Figure:
     _grouped_bars(ax, {m: {g: 100 * sum(v) / len(v) for g, v in gs.items()} for m, gs in acc.items()}, groups,
                   _colours(rows))
     ax.set_ylabel("Halr (%) ↓", fontsize=8)
-    fig.tight_layout()
     return fig
 
 
