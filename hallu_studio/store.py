@@ -995,6 +995,25 @@ class Store:
         sql = f"SELECT id FROM ({sql}{self._browse_order(sort, descending, metric_columns)})"
         return [r[0] for r in self._rows(sql, params)]
 
+    def response_id_at(self, position: int) -> str | None:
+        """The id at ``position`` in the store's (run, sample) order: Inspect steps through everything
+        without listing every id (one top-N over ``responses``, no score aggregation)."""
+        return self._scalar("SELECT id FROM responses ORDER BY run_id, sample_id LIMIT 1 OFFSET ?", [int(position)])
+
+    def response_id_beside(self, response_id: str, backwards: bool = False) -> str | None:
+        """The next (or previous) response after ``response_id`` in the (run, sample) order: a keyset
+        step, cheaper than an offset that sorts everything before it. None at either end."""
+        op, order = (">", "ASC") if not backwards else ("<", "DESC")
+        return self._scalar(f"""SELECT x.id FROM responses x, (SELECT run_id, sample_id FROM responses WHERE id = ?) c
+                                WHERE x.run_id {op} c.run_id OR (x.run_id = c.run_id AND x.sample_id {op} c.sample_id)
+                                ORDER BY x.run_id {order}, x.sample_id {order} LIMIT 1""", [response_id])
+
+    def response_position(self, response_id: str) -> int | None:
+        """Where a response sits in the (run, sample) order; None when it is not in the store."""
+        return self._scalar("""SELECT CASE WHEN c.id IS NULL THEN NULL ELSE (SELECT count(*) FROM responses x
+                                   WHERE x.run_id < c.run_id OR (x.run_id = c.run_id AND x.sample_id < c.sample_id))
+                                   END FROM (SELECT 1) LEFT JOIN responses c ON c.id = ?""", [response_id])
+
     def browse_facets(self) -> dict[str, list[str]]:
         """The distinct values the browse filters offer: models, benchmarks, domains, tasks, metrics."""
         out = {

@@ -9,8 +9,8 @@ import pytest
 from hallu_studio.app import render
 from hallu_studio.app.overview_data import pivot_leaderboard
 from hallu_studio.app.render.graphs import concept_verdicts
-from hallu_studio.app.render.plots import (edit_vs_length_figure, emd_by_domain_figure, fit_alpha, halr_figure,
-                                           object_relation_figure)
+from hallu_studio.app.render.plots import (edit_vs_length_figure, emd_by_domain_figure, figure_png, fit_alpha,
+                                           halr_figure, object_relation_figure)
 from hallu_studio.app.render.text import SpanMark
 from hallu_studio.model import SceneGraph
 
@@ -191,7 +191,7 @@ def test_overview_numbers_and_plots():
          "key": "hallu_i", "value": 0.5, "low": 0.4, "high": 0.6, "n": 5, "aggregation": "metric"},
         {"model": "m", "run_id": "r1", "synthetic": False, "benchmark": "b", "metric": "trihe", "config_key": "k3",
          "key": "hallu_i", "value": 0.3, "low": None, "high": None, "n": 5, "aggregation": "mean of values"}])
-    assert board == [{"model": "m", "benchmark": "b", "responses": 5, "emd.total": "12 [10, 14]",
+    assert board == [{"model": "m", "benchmark": "b", "scored": 5, "emd.total": "12 [10, 14]",
                       "trihe.hallu_i@k2": "0.5 [0.4, 0.6]", "trihe.hallu_i@k3": "0.3 (mean)"}]
     rows = [{"model": "m", "synthetic": True, "sample_id": f"s{i}", "domain": d, "task": "yes_no",
              "relation_category": "perception", "emd.total": 10.0 + i, "edit.distance": i + 1,
@@ -201,4 +201,5 @@ def test_overview_numbers_and_plots():
     for make in (emd_by_domain_figure, edit_vs_length_figure, object_relation_figure, halr_figure):
         fig = make(rows)
         assert fig.axes and fig.axes[0].has_data()
+        assert figure_png(fig).startswith(b"\x89PNG")
         assert not make([]).axes[0].has_data()  # "no scores yet", not an empty chart pretending

@@ -3,11 +3,18 @@
 Each step is injectable (tests pass small or fake steps) and each only runs when its
 output is missing, so later starts skip straight to the app. The probe runs are
 synthetic and labelled so everywhere.
+
+Scoring goes slice first: every run's responses to a few samples of each benchmark, task
+and relation category (the same samples for every model, so that reference phrases are
+encoded once) are scored before the rest, so the Overview can rank the models within
+seconds of the models loading; the rest fills in behind a banner that counts responses.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -37,10 +44,77 @@ def run_probe_models(store: Store, benchmark: str) -> None:
         log.info("probe run [synthetic]: %s", summary.line())
 
 
-def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS) -> None:
+SLICE_PER_STRATUM = 2  # samples per benchmark x task x relation category in the first slice
+
+
+def stratified_slice(store: Store, per_stratum: int = SLICE_PER_STRATUM) -> list[str]:
+    """Every run's responses to ``per_stratum`` samples of each benchmark x task x relation category.
+
+    The samples are spread evenly over each stratum's ids (so domains mix), and are the same
+    for every run, so that the models are compared on one set.
+    """
+    strata: dict[tuple[str, str, str | None], list[str]] = defaultdict(list)
+    for info in store.benchmark_infos():
+        for sample in store.iter_samples(info.name):
+            strata[(info.name, sample.task, sample.relation_category)].append(sample.id)
+    chosen: set[str] = set()
+    for ids in strata.values():
+        ids.sort()
+        step = max(1, len(ids) // per_stratum)
+        chosen.update(ids[::step][:per_stratum])
+    return [r.id for r in store.iter_responses() if r.sample_id in chosen]
+
+
+class DemoProgress:
+    """What the first start's banner says: responses gone through (scored, or found not applicable), not scores."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self._phase: str | None = None
+        self._done = self._todo = 0
+
+    def step(self, phase: str, todo: int = 0) -> Callable[[int, int], None]:
+        """Enter ``phase`` ("slice" or "rest", ``todo`` responses when known); returns ``score_store``'s ``on_batch``."""
+        def on_batch(done: int, todo: int) -> None:
+            with self._lock:
+                self._phase, self._done, self._todo = phase, done, todo
+        with self._lock:
+            self._phase, self._done, self._todo = phase, 0, todo
+        return on_batch
+
+    def line(self) -> str:
+        total = self.store.count_responses()
+        with self._lock:
+            phase, done, todo = self._phase, self._done, self._todo
+        if phase == "slice":
+            return (f"scoring a first slice of every model x task: {done:,} of {todo:,} responses; "
+                    f"then the rest of the {total:,}")
+        if phase == "rest" and todo:
+            return f"scored {total - (todo - done):,} of {total:,} responses"
+        if phase == "rest":
+            return f"first slice scored; now the rest of the {total:,} responses"
+        return f"loading the scoring models; {total:,} responses to score"
+
+    def score(self, store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS) -> None:
+        score_everything(store, settings, metrics, progress=self)
+
+
+def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS,
+                     progress: DemoProgress | None = None) -> None:
+    """A stratified slice first (so the Overview ranks early), then everything still unscored."""
+    from ..metrics.registry import make_extractor, make_metrics
     from ..pipelines.scoring import score_store
 
-    report = score_store(store, settings, list(metrics), progress=True)
+    # Built once for both passes: their models and phrase caches carry over from the slice to the rest.
+    extractor = make_extractor(settings, store)
+    built = make_metrics(list(metrics), settings, store, extractor)
+    first = stratified_slice(store)
+    report = score_store(store, settings, built, progress=False, extractor=extractor, only=first,
+                         on_batch=progress.step("slice", len(first)) if progress else None)
+    log.info("scoring, first slice of %d responses: %s", len(first), report.summary())
+    report = score_store(store, settings, built, progress=True, extractor=extractor,
+                         on_batch=progress.step("rest") if progress else None)
     log.info("scoring: %s", report.summary())
 
 
@@ -69,6 +143,16 @@ def needs_bootstrap(store: Store) -> bool:
     return store.counts()["samples"] == 0
 
 
+def _import_scoring_libraries() -> None:
+    """Import what scoring needs (sentence-transformers, spaCy): tens of seconds on a busy machine,
+    done while the sample benchmark is built (its image filters run outside the GIL)."""
+    try:
+        import sentence_transformers  # noqa: F401
+        import spacy  # noqa: F401
+    except ImportError:
+        pass  # scoring reports what is missing, with the metric that needs it
+
+
 def prepare_demo(store: Store, steps: BootstrapSteps | None = None) -> list[str]:
     """The quick part of a first start: import the sample benchmark and run the probe models.
 
@@ -76,6 +160,8 @@ def prepare_demo(store: Store, steps: BootstrapSteps | None = None) -> list[str]
     """
     resuming = store.get_meta(DEMO_STATE_KEY) == "started"
     store.set_meta(DEMO_STATE_KEY, "started")
+    if steps is None:
+        threading.Thread(target=_import_scoring_libraries, daemon=True, name="hallu-studio-preload").start()
     steps = steps or BootstrapSteps()
     name = steps.import_sample(store)
     done = [f"{'resumed' if resuming else 'imported'} the sample benchmark {name!r}"]

@@ -83,7 +83,7 @@ def why_cannot_listen(host: str, port: int) -> str | None:
 
 def start_demo(ctx: "AppContext", steps: "BootstrapSteps | None" = None) -> None:
     """First start (or an interrupted one): import and run the probes now, score in the background."""
-    from .bootstrap import finish_demo, needs_bootstrap, prepare_demo
+    from .bootstrap import BootstrapSteps, DemoProgress, finish_demo, needs_bootstrap, prepare_demo
 
     store = ctx.store
     if not needs_bootstrap(store):
@@ -97,10 +97,10 @@ def start_demo(ctx: "AppContext", steps: "BootstrapSteps | None" = None) -> None
         print(f"first start: the offline demo could not be built ({exc}); "
               "import a benchmark with `hallu-studio import` instead", file=sys.stderr)
         return
-    total = store.count_responses()
-    ctx.background.start(
-        "scoring the offline demo in the background", lambda: finish_demo(store, ctx.settings, steps),
-        progress=lambda: f"{store.counts()['scores']} scores for {total} responses so far")
+    progress = DemoProgress(store)
+    steps = steps or BootstrapSteps(score=progress.score)
+    ctx.background.start("scoring the offline demo in the background",
+                         lambda: finish_demo(store, ctx.settings, steps), progress=progress.line)
     print("first start: scoring in the background; the app opens now and fills in as scores land", flush=True)
 
 

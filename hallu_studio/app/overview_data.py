@@ -1,14 +1,247 @@
-"""The Overview's leaderboard: ``studies.leaderboard`` rows pivoted to models × metrics.
+"""The Overview's numbers: per benchmark, the runs ranked best first on a few headline numbers.
 
-Pure function of the leaderboard's rows; the numbers (micro-averages with bootstrap
-intervals resampled by image) are the studies module's, not computed here.
+``rank_benchmark`` is a pure function of ``studies.leaderboard`` rows, the runs (with their
+response counts) and which metrics apply to which of a run's responses; ``benchmark_boards``
+reads those from the store. The numbers themselves (micro-averages with bootstrap intervals
+resampled by image) are the studies module's, not computed here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .render.palette import model_label
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+GUIDE = "docs/guide/metrics-and-weaknesses.md"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline number: where it comes from, how to read it, and where it misleads."""
+
+    metric: str
+    key: str
+    family: str
+    name: str
+    lower_is_better: bool
+    unit: str
+    meaning: str
+    misleads: str
+
+    @property
+    def column(self) -> str:
+        return f"{self.metric}.{self.key}"
+
+    @property
+    def arrow(self) -> str:
+        return "↓" if self.lower_is_better else "↑"
+
+    @property
+    def tooltip(self) -> str:
+        better = "lower is better" if self.lower_is_better else "higher is better"
+        return f"{self.family} {self.name} ({self.unit}, {better}): {self.meaning} Misleads: {self.misleads} ({GUIDE})"
+
+
+# In ranking priority: a benchmark's runs are ranked by the first of these it has numbers for.
+HEADLINES: tuple[Headline, ...] = (
+    Headline("trihe", "hallu_q", "Tri-HE", "Hallu_Q", True, "% of claims",
+             "share of each answer's claims (triplets) the judge finds hallucinated, averaged over questions.",
+             "precision-like: an answer that claims little scores well; the offline embedding judge barely "
+             "notices a wrong relation between the right objects."),
+    Headline("emd", "total", "VISCON", "EMD", True, "×100",
+             "Earth Mover's Distance between the answer's concepts and the reference's.",
+             "an answer with no relation drops out of the relation part; short correct VQA answers can score "
+             "high against a whole scene graph."),
+    Headline("edit", "per_word", "VISCON", "edits/word", True, "per word",
+             "word edits the reviser makes to fit the scene graph, per word of the answer.",
+             "the offline reviser only deletes objects and fixes colours, and over-deletes things the graph "
+             "does not list."),
+    Headline("halfscore", "f", "HalFscore", "F", False, "0–1",
+             "balance of concept precision (1 − hallucinated share) and recall (1 − omitted share).",
+             "recall follows answer length; against a scene graph, omissions the graph lacks are invisible."),
+    Headline("reefknot", "r_score", "Reefknot", "R_score", False, "%",
+             "mean of 100 − Halr over the yes/no, multiple-choice and open relation questions.",
+             "only defined when all three question types were answered; yes-bias inflates yes/no accuracy."),
+    Headline("chair", "chair_i", "CHAIR", "CHAIRi", True, "% of objects",
+             "share of mentioned objects that are not in the image's objects (synonyms counted).",
+             "object-only and precision-like: says nothing about attributes or relations, and rewards "
+             "naming few objects."),
+    Headline("pope", "f1", "POPE", "F1", False, "0–1",
+             "F1 of yes/no answers to object-existence questions.",
+             "existence only; the negatives' sampling (random, popular, adversarial) changes it a lot."),
+)
+FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(h.family for h in HEADLINES))
+
+
+@dataclass
+class Cell:
+    """One run's number for one headline: value and interval, or why there is none."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    scored: int = 0  # responses scored by this metric
+    applicable: int = 0  # the run's responses this metric applies to
+    note: str | None = None  # why there is no value ("not scored yet", ...)
+
+    @property
+    def partial(self) -> bool:
+        return 0 < self.scored < self.applicable
+
+
+@dataclass
+class RankedRun:
+    run_id: str
+    model: str
+    synthetic: bool
+    responses: int
+    cells: dict[str, Cell] = field(default_factory=dict)  # Headline.column -> Cell
+    rank: int | None = None  # None: not ranked (no value on the ranking headline)
+
+
+@dataclass
+class BenchmarkBoard:
+    benchmark: str
+    headlines: list[Headline]  # the ones that apply to this benchmark
+    not_applicable: dict[str, str]  # family -> why none of its metrics applies here
+    runs: list[RankedRun]
+    ranked_by: Headline | None
+    problems: list[str] = field(default_factory=list)  # metrics that could not be aggregated
+
+    @property
+    def families(self) -> list[str]:
+        return [f for f in FAMILIES if any(h.family == f for h in self.headlines)]
+
+
+def _main_config(rows: Sequence[Mapping[str, Any]], metric: str) -> str | None:
+    """The configuration shown for a metric: the one with the most scored responses (ties: the first)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r["metric"] == metric:
+            counts[r["config_key"]] = max(counts.get(r["config_key"], 0), int(r.get("n") or 0))
+    return max(counts, key=lambda k: counts[k]) if counts else None
+
+
+def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]],
+                   applicable: Mapping[str, Mapping[str, int]], reasons: Mapping[str, str]) -> BenchmarkBoard:
+    """Runs of one benchmark ranked best first.
+
+    ``rows``: leaderboard rows of this benchmark; ``runs``: ``Store.list_runs`` dicts (with
+    ``responses``); ``applicable[metric][run_id]``: how many of the run's responses the metric
+    applies to; ``reasons[metric]``: why a metric applies to none of the benchmark's samples.
+
+    >>> h = [{"run_id": r, "model": m, "synthetic": False, "metric": "emd", "config_key": "k", "key": "total",
+    ...       "value": v, "low": v - 1, "high": v + 1, "n": 4} for r, m, v in (("a", "A", 20.0), ("b", "B", 10.0))]
+    >>> runs = [{"id": "a", "model": "A", "synthetic": False, "responses": 4},
+    ...         {"id": "b", "model": "B", "synthetic": False, "responses": 8}]
+    >>> board = rank_benchmark("x", h, runs, {"emd": {"a": 4, "b": 8}}, {"trihe": "no scene graphs"})
+    >>> [(r.model, r.rank, r.cells["emd.total"].partial) for r in board.runs], board.ranked_by.name
+    ([('B', 1, True), ('A', 2, False)], 'EMD')
+    """
+    configs = {m: _main_config(rows, m) for m in {h.metric for h in HEADLINES}}
+    headlines = [h for h in HEADLINES if h.metric not in reasons]
+    not_applicable: dict[str, str] = {}
+    for family in FAMILIES:
+        members = [h for h in HEADLINES if h.family == family]
+        if all(h.metric in reasons for h in members):
+            not_applicable[family] = "; ".join(dict.fromkeys(reasons[h.metric] for h in members))
+    board_runs = []
+    for run in runs:
+        rr = RankedRun(run["id"], str(run["model"]), bool(run.get("synthetic")), int(run.get("responses") or 0))
+        for h in headlines:
+            found = [r for r in rows if r["run_id"] == run["id"] and r["metric"] == h.metric
+                     and r["config_key"] == configs[h.metric]]
+            total = int(applicable.get(h.metric, {}).get(run["id"], 0))
+            scored = max((int(r.get("n") or 0) for r in found), default=0)
+            hit = next((r for r in found if r["key"] == h.key and r.get("value") is not None), None)
+            if hit is not None:
+                cell = Cell(float(hit["value"]), hit.get("low"), hit.get("high"), scored, total)
+            elif not rr.responses:
+                cell = Cell(note="no responses yet")
+            elif total == 0:
+                cell = Cell(note="no response of this run is of a kind it scores")
+            elif scored:
+                cell = Cell(scored=scored, applicable=total, note="undefined on these answers")
+            else:
+                cell = Cell(applicable=total, note="not scored yet")
+            rr.cells[h.column] = cell
+        board_runs.append(rr)
+    ranked_by = next((h for h in headlines if any(r.cells[h.column].value is not None for r in board_runs)), None)
+
+    def order(r: RankedRun) -> tuple[Any, ...]:
+        value = r.cells[ranked_by.column].value if ranked_by else None
+        if value is None:
+            return (1, 0.0, display_key(r))
+        return (0, value if ranked_by.lower_is_better else -value, display_key(r))
+
+    board_runs.sort(key=order)
+    for i, r in enumerate(x for x in board_runs if ranked_by and x.cells[ranked_by.column].value is not None):
+        r.rank = i + 1
+    return BenchmarkBoard(benchmark, headlines, not_applicable, board_runs, ranked_by)
+
+
+def applicability(store: "Store", benchmark: str) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+    """Per metric, how many of each run's responses it applies to; and why a metric applies to none."""
+    from ..metrics.registry import METRIC_TASKS, not_applicable_reason
+
+    applies: dict[str, set[str]] = {m: set() for m in METRIC_TASKS}
+    why: dict[str, Counter[str]] = {m: Counter() for m in METRIC_TASKS}
+    for sample in store.iter_samples(benchmark):
+        for metric in METRIC_TASKS:
+            reason = not_applicable_reason(metric, sample)
+            if reason is None:
+                applies[metric].add(sample.id)
+            else:
+                why[metric][reason] += 1
+    counts: dict[str, dict[str, int]] = {m: {} for m in METRIC_TASKS}
+    for run in store.list_runs(benchmark):
+        answered = store.done_sample_ids(run["id"])
+        for metric, ids in applies.items():
+            counts[metric][run["id"]] = len(answered & ids)
+    reasons = {m: why[m].most_common(1)[0][0] for m in METRIC_TASKS if not applies[m] and why[m]}
+    return counts, reasons
+
+
+def _headline_rows(store: "Store", benchmark: str, n_boot: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Leaderboard rows of the headline metrics; a metric that cannot be aggregated is named, not fatal."""
+    from ..studies.leaderboard import leaderboard
+
+    metrics = sorted({h.metric for h in HEADLINES})
+    try:
+        return leaderboard(store, benchmark, metrics=metrics, n_boot=n_boot), []
+    except (ValueError, TypeError, KeyError):
+        rows, problems = [], []
+        for metric in metrics:
+            try:
+                rows += leaderboard(store, benchmark, metrics=[metric], n_boot=n_boot)
+            except (ValueError, TypeError, KeyError) as exc:
+                problems.append(f"{metric}: not aggregated ({exc})")
+        return rows, problems
+
+
+def benchmark_boards(store: "Store", benchmark: str | None = None, n_boot: int = 200) -> list[BenchmarkBoard]:
+    """One ranked board per benchmark (or for the one named) that has runs."""
+    names = [benchmark] if benchmark else [b.name for b in store.benchmark_infos()]
+    boards = []
+    for name in names:
+        runs = store.list_runs(name)
+        if not runs:
+            continue
+        rows, problems = _headline_rows(store, name, n_boot)
+        counts, reasons = applicability(store, name)
+        board = rank_benchmark(name, rows, runs, counts, reasons)
+        board.problems = problems
+        boards.append(board)
+    return boards
+
+
+def display_key(r: RankedRun) -> str:
+    return model_label(r.model, r.synthetic)
 
 
 def _num(x: float) -> str:
@@ -28,11 +261,11 @@ def _cell(row: dict[str, Any]) -> str:
 
 
 def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -> list[dict[str, Any]]:
-    """One record per run (and domain): ``model``, ``benchmark``, ``n``, then ``metric.key`` cells.
+    """Every number, one record per run (and domain): ``model``, ``benchmark``, ``n``, then ``metric.key`` cells.
 
     >>> pivot_leaderboard([{"model": "m", "run_id": "r", "synthetic": True, "benchmark": "b", "metric": "emd",
     ...                     "config_key": "k", "key": "total", "value": 12.0, "low": 10.0, "high": 14.0, "n": 5}])
-    [{'model': 'm [synthetic]', 'benchmark': 'b', 'responses': 5, 'emd.total': '12 [10, 14]'}]
+    [{'model': 'm [synthetic]', 'benchmark': 'b', 'scored': 5, 'emd.total': '12 [10, 14]'}]
     """
     configs: dict[str, set[str]] = {}
     for r in rows:
@@ -42,8 +275,8 @@ def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -
         key = (r["run_id"], r.get("domain")) if by_domain else (r["run_id"],)
         rec = table.setdefault(key, {"model": model_label(r["model"], r.get("synthetic")),
                                      "benchmark": r["benchmark"], **({"domain": r.get("domain")} if by_domain else {}),
-                                     "responses": 0})
-        rec["responses"] = max(rec["responses"], int(r.get("n") or 0))
+                                     "scored": 0})
+        rec["scored"] = max(rec["scored"], int(r.get("n") or 0))
         # Several configurations of one metric (two judges, say) get a column each.
         column = f"{r['metric']}.{r['key']}" + (f"@{r['config_key'][:6]}" if len(configs[r["metric"]]) > 1 else "")
         rec[column] = _cell(r)

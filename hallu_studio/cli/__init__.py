@@ -15,7 +15,7 @@ from ..config import apply_offline_env_defaults
 
 # Modules providing subcommands, in the order ``--help`` lists them.
 COMMAND_MODULES = ["info_cmd", "import_cmd", "export_cmd", "run_cmd", "score_cmd", "study_cmd", "leaderboard_cmd",
-                   "derive_cmd", "app_cmd"]
+                   "derive_cmd", "app_cmd", "report_cmd"]
 
 
 def build_parser() -> argparse.ArgumentParser:

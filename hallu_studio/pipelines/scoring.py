@@ -14,7 +14,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from tqdm import tqdm
 
@@ -157,26 +157,32 @@ def _score_many(metric: Metric, items: list[ScoringItem]) -> list[ItemResult | B
 
 def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metric], run_id: str | None = None,
                 progress: bool = True, *, extractor: "ConceptExtractor | None" = None,
-                batch_size: int | None = None) -> ScoreReport:
-    """Score every response (of ``run_id``, or all) that some metric has not scored yet.
+                batch_size: int | None = None, only: Sequence[str] | None = None,
+                on_batch: Callable[[int, int], None] | None = None) -> ScoreReport:
+    """Score every response (of ``run_id``, or all; or of ``only``) that some metric has not scored yet.
 
     ``metrics`` are names from ``metrics.registry`` or metric objects. Per-item
     failures are recorded in the store (stage ``score:<metric>``) and reported; they
-    never stop the run.
+    never stop the run. ``on_batch(done, total)`` is called after each stored batch
+    with the responses gone through so far and how many this call has to go through.
     """
     extractor = extractor if extractor is not None else make_extractor(settings, store)
     resolved = _resolve(metrics, settings, store, extractor)
     keys = {m.name: metric_config_key(settings, m, extractor) for m in resolved}
     concepts_key = concepts_config_key(settings, extractor)
     done = {m.name: store.scored_response_ids(m.name, keys[m.name]) for m in resolved}
-    todo = [rid for rid in store.response_ids(run_id=run_id)
-            if any(rid not in done[m.name] for m in resolved)]
+    candidates = store.response_ids(run_id=run_id) if only is None else list(only)
+    todo = [rid for rid in candidates if any(rid not in done[m.name] for m in resolved)]
     report = ScoreReport()
     size = batch_size or settings.scoring.batch_size
     with tqdm(total=len(todo), desc="scoring", unit="response", disable=not progress) as bar:
+        gone_through = 0
         for batch in iter_chunks(todo, size):
             _score_batch(store, batch, resolved, keys, done, extractor, concepts_key, report)
             bar.update(len(batch))
+            gone_through += len(batch)
+            if on_batch is not None:
+                on_batch(gone_through, len(todo))
     return report
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import gradio as gr
 
@@ -12,6 +12,7 @@ from ...model import ValidationError
 from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
+from ..id_lists import STORE_ORDER
 from ..inspection import InspectPanels, inspect_response
 from ..render.palette import empty_note, esc, md, model_label
 
@@ -51,17 +52,22 @@ def nav_for(ctx: AppContext, filters: dict[str, Any], ids: list[str] | tuple[str
 
 
 def default_nav(ctx: AppContext) -> dict[str, Any]:
-    return nav_for(ctx, {}, _filter_ids(ctx, {}), 0)
+    # No Browse filter: every response in the store's order, read by position, never listed.
+    return {"filters": {}, "list": STORE_ORDER, "index": 0, "count": ctx.store.count_responses(), "id": None}
 
 
-def _session(ctx: AppContext, nav: dict[str, Any] | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _ids(ctx: AppContext, key: str) -> Sequence[str] | None:
+    return ctx.id_lists.store_order(ctx.store) if key == STORE_ORDER else ctx.id_lists.get(key)
+
+
+def _session(ctx: AppContext, nav: dict[str, Any] | None) -> tuple[dict[str, Any], Sequence[str]]:
     """The session's state and its id list; the list is re-read from the store when it was dropped here."""
     nav = dict(nav or {})
     if "ids" in nav:  # the earlier shape, with the list inside: still accepted
         nav = nav_for(ctx, {}, nav["ids"], nav.get("index", 0))
     if not nav.get("list"):
         nav = default_nav(ctx)
-    ids = ctx.id_lists.get(nav["list"])
+    ids = _ids(ctx, nav["list"])
     if ids is None:  # evicted or another process: the filter's list as it is now
         ids = tuple(_filter_ids(ctx, nav.get("filters") or {}))
         nav["list"] = ctx.id_lists.remember(ids)

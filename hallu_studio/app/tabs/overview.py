@@ -1,79 +1,100 @@
-"""Overview: the leaderboard (models × metrics with CIs, per benchmark and per domain) and the papers' plots."""
+"""Overview: per benchmark, the models ranked best first on a few headline numbers with CIs, and the
+papers' plots; it follows the store by itself (a timer), and one button writes the shareable report."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
-import matplotlib.pyplot as plt
 
 from ..columns import all_keys
 from ..context import AppContext
 from ..overview_cache import score_fingerprint
-from ..overview_data import pivot_leaderboard
+from ..overview_data import benchmark_boards, pivot_leaderboard
 from ..render import records_table_html
+from ..render.leaderboard import LEADERBOARD_CSS, board_html
 from ..render.palette import esc
-from ..render.plots import edit_vs_length_figure, emd_by_domain_figure, halr_figure, object_relation_figure
+from ..render.plots import figures_html
 
-_NOTE = ("Each metric's own aggregate per run with a 95% bootstrap interval resampled by image "
-         "(\"(mean)\": a mean of per-response values, for scores stored without statistics). "
-         "Runs marked [synthetic] are probe models, not real LVLMs.")
+POLL_SECONDS = 5.0  # how often an open Overview asks whether scores changed (one cheap query)
 
 
-def leaderboard_html(ctx: AppContext, benchmark: str | None, by_domain: bool) -> str:
-    """The pivoted leaderboard; a metric that cannot be aggregated is named below the table."""
+def overview_html(ctx: AppContext, benchmark: str | None) -> str:
+    """Ranked board and plots of each benchmark (or of the one named)."""
+    sections = []
+    for board in benchmark_boards(ctx.store, benchmark):
+        rows = ctx.store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000)
+        sections.append(board_html(board) + figures_html(rows))
+    if not sections:
+        sections.append('<p class="hs-none">no runs yet: import a benchmark and run a model (Run view, or '
+                        '<code>hallu-studio run</code>)</p>')
+    return f"<style>{LEADERBOARD_CSS}</style>" + "".join(sections)
+
+
+def every_number_html(ctx: AppContext, benchmark: str | None) -> str:
+    """Every headline key of every metric, per run and image domain (the long table, in its own scroll box)."""
     from ...studies.leaderboard import leaderboard
 
-    try:
-        board = leaderboard(ctx.store, benchmark, by_domain)
-        problems: list[str] = []
-    except (ValueError, TypeError, KeyError):
-        # Metric by metric, so that one metric that cannot be aggregated does not blank the table.
-        board, problems = [], []
-        for metric in ctx.store.browse_facets()["metrics"]:
-            if metric == "concepts":
-                continue
-            try:
-                board += leaderboard(ctx.store, benchmark, by_domain, metrics=[metric])
-            except (ValueError, TypeError, KeyError) as exc:
-                problems.append(f"<li>{esc(metric)}: not aggregated ({esc(exc)})</li>")
-    table = records_table_html(pivot_leaderboard(board, by_domain), empty="no scored responses yet")
-    if problems:
-        table += f'<ul class="hs-problems">{"".join(problems)}</ul>'
-    return f'<div class="hs-scroll" style="overflow-x:auto;max-width:100%">{table}</div>'
+    rows = leaderboard(ctx.store, benchmark, by_domain=True)
+    table = records_table_html(pivot_leaderboard(rows, by_domain=True), empty="no scored responses yet")
+    return (f'<h4>{esc("Every number, per image domain")}</h4>'
+            f'<div class="hs-scroll" style="overflow-x:auto;max-width:100%">{table}</div>')
 
 
-def compute(ctx: AppContext, benchmark: str | None, by_domain: bool) -> list[Any]:
-    filters = {"benchmarks": [benchmark]} if benchmark else {}
-    rows = ctx.store.browse_responses(filters, all_keys(), limit=1_000_000)
-    table = ctx.leaderboards.get((benchmark, by_domain), score_fingerprint(ctx.store),
-                                 lambda: leaderboard_html(ctx, benchmark, by_domain))
-    figures = [emd_by_domain_figure(rows), edit_vs_length_figure(rows), object_relation_figure(rows),
-               halr_figure(rows)]
-    out: list[Any] = [table, *figures]
-    for fig in figures:
-        plt.close(fig)  # gr.Plot has rendered what it needs; keep pyplot's registry empty
-    return out
+def leaderboard_html(ctx: AppContext, benchmark: str | None, every_number: bool = False) -> str:
+    html = overview_html(ctx, benchmark)
+    return html + every_number_html(ctx, benchmark) if every_number else html
+
+
+def compute(ctx: AppContext, benchmark: str | None, every_number: bool) -> list[Any]:
+    """The Overview's HTML (cached while the scores stay the same) and the fingerprint it was built on."""
+    fingerprint = score_fingerprint(ctx.store)
+    html = ctx.leaderboards.get((benchmark, every_number), fingerprint,
+                                lambda: leaderboard_html(ctx, benchmark, every_number))
+    return [html, repr(fingerprint)]
+
+
+def refresh_if_changed(ctx: AppContext, benchmark: str | None, every_number: bool, seen: str | None) -> list[Any]:
+    """The timer's tick: rebuild only when scores or responses changed since this page last drew."""
+    if seen is not None and repr(score_fingerprint(ctx.store)) == seen:
+        return [gr.skip(), gr.skip()]
+    return compute(ctx, benchmark, every_number)
+
+
+def write_report_file(ctx: AppContext, benchmark: str | None) -> str:
+    from ..report import write_report
+
+    out = Path(tempfile.mkdtemp(prefix="hallu-studio-report-")) / (
+        f"hallu-studio-report{'-' + benchmark if benchmark else ''}.html")
+    write_report(ctx.store, out, benchmark)
+    return str(out)
 
 
 def build(ctx: AppContext) -> list[Any]:
     """Lays out the tab; returns ``(inputs, outputs, fn)`` pieces for the page-load refresh."""
     benchmarks = [b.name for b in ctx.store.benchmark_infos()]
-    with gr.Row():
-        benchmark = gr.Dropdown([("all benchmarks", "")] + [(b, b) for b in benchmarks], value="", label="benchmark")
-        by_domain = gr.Checkbox(value=False, label="per image domain")
-        refresh = gr.Button("refresh", size="sm")
-    gr.Markdown(_NOTE)
+    with gr.Row(equal_height=True):
+        benchmark = gr.Dropdown([("all benchmarks", "")] + [(b, b) for b in benchmarks], value="", label="benchmark",
+                                scale=2)
+        every_number = gr.Checkbox(value=False, label="also every number, per image domain", scale=2)
+        report = gr.Button("⤓ shareable report (offline HTML)", elem_id="overview-report", size="sm", scale=1)
+    report_file = gr.File(label="report", visible=False, elem_id="overview-report-file")
     table = gr.HTML(elem_id="overview-leaderboard")
-    with gr.Row():
-        emd_plot = gr.Plot(label="EMD per domain (VISCON Fig. 4a)", format="png")
-        edit_plot = gr.Plot(label="edit distance vs length (VISCON Fig. 5b)", format="png")
-    with gr.Row():
-        or_plot = gr.Plot(label="object vs relation hallucination (Tri-HE)", format="png")
-        halr_plot = gr.Plot(label="Reefknot Halr by task and category", format="png")
-    outputs = [table, emd_plot, edit_plot, or_plot, halr_plot]
-    inputs = [benchmark, by_domain]
+    seen = gr.State(None)  # the score fingerprint the page shows
+    outputs = [table, seen]
+    inputs = [benchmark, every_number]
     fn = lambda b, d: compute(ctx, b or None, bool(d))  # noqa: E731
-    for trigger in (refresh.click, benchmark.change, by_domain.change):
+    for trigger in (benchmark.change, every_number.change):
         trigger(fn, inputs, outputs, api_visibility="private")
+    # Scores land in the background (first start, Run jobs): the open page follows them by itself.
+    gr.Timer(POLL_SECONDS).tick(lambda b, d, s: refresh_if_changed(ctx, b or None, bool(d), s),
+                                [benchmark, every_number, seen], outputs, api_visibility="private",
+                                trigger_mode="once", show_progress="hidden")
+
+    def make_report(b: str) -> Any:
+        return gr.File(value=write_report_file(ctx, b or None), visible=True)
+
+    report.click(make_report, [benchmark], [report_file], api_visibility="private")
     return [inputs, outputs, fn]

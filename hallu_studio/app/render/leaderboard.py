@@ -1,0 +1,168 @@
+"""The ranked leaderboard as HTML: one table per benchmark, best model first, with CI bars.
+
+Shared by the Overview and the offline report, so both read the same. The CSS is inline
+(``LEADERBOARD_CSS``): the report is one self-contained file, and the app needs no extra asset.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .palette import display_name, esc, model_colour, model_label
+
+if TYPE_CHECKING:
+    from ..overview_data import BenchmarkBoard, Cell, Headline, RankedRun
+
+LEADERBOARD_CSS = """
+.hs-ov { margin: 0 0 18px 0; }
+.hs-ov h3 { margin: 6px 0 4px 0; font-size: 1.1em; }
+.hs-ov .hs-ranked-by { color: #555; font-weight: normal; font-size: 0.9em; }
+.hs-rank { border-collapse: collapse; width: 100%; table-layout: auto; font-size: 0.9em; }
+.hs-ov table.hs-rank th, .hs-ov table.hs-rank td { border: none; border-bottom: 1px solid #e4e4e4; padding: 4px 8px;
+  vertical-align: middle; }
+.hs-ov table.hs-rank thead th { background: #f6f7f9; font-weight: 600; text-align: center; white-space: nowrap; }
+.hs-ov table.hs-rank thead th.hs-fam { border-bottom: 2px solid #c9ced6; letter-spacing: 0.02em; }
+.hs-rank thead th .hs-unit { display: block; font-weight: normal; color: #666; font-size: 0.85em; }
+.hs-rank thead th[title], .hs-rank td[title] { cursor: help; }
+.hs-ov table.hs-rank td.hs-model { white-space: nowrap; text-align: left; }
+.hs-ov table.hs-rank td.hs-rankno { text-align: center; font-weight: 700; color: #333; width: 1.5em; }
+.hs-ov table.hs-rank td.hs-count { text-align: right; color: #444; white-space: nowrap; }
+.hs-ov table.hs-rank td.hs-num { text-align: center; white-space: nowrap; min-width: 96px; }
+.hs-rank td.hs-num b { font-size: 1.05em; }
+.hs-rank td.hs-best b { text-decoration: underline; text-decoration-thickness: 2px; }
+.hs-rank .hs-sub { display: block; color: #777; font-size: 0.78em; line-height: 1.1; }
+.hs-rank .hs-partial { display: block; color: #9a5b00; font-size: 0.78em; line-height: 1.1; }
+.hs-rank .hs-none { color: #888; font-style: italic; font-size: 0.85em; white-space: normal; }
+.hs-rank svg { display: block; margin: 2px auto 0 auto; }
+.hs-swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 6px;
+  vertical-align: -1px; }
+.hs-syn { font-size: 0.72em; color: #555; border: 1px solid #bbb; border-radius: 6px; padding: 0 4px;
+  margin-left: 4px; }
+.hs-notes { color: #555; font-size: 0.85em; margin: 4px 0 0 0; }
+.hs-notes li { margin: 1px 0; }
+.hs-figs { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 12px 18px; margin: 10px 0; }
+.hs-figs figure { margin: 0; min-width: 0; }
+.hs-figs figcaption { font-weight: 600; font-size: 0.92em; margin: 0 0 2px 0; }
+.hs-figs figcaption span { font-weight: normal; color: #666; }
+.hs-figs img { max-width: 100%; height: auto; display: block; }
+"""
+
+_BAR_W, _BAR_H = 96, 10
+
+
+def model_cell(model: str, synthetic: bool) -> str:
+    """Swatch in the model's colour, its short name, the full spec on hover, and a synthetic tag."""
+    full = model_label(model, synthetic)
+    tag = '<span class="hs-syn" title="a probe model: a deterministic describer that injects known ' \
+          'hallucinations, not a real LVLM">synthetic</span>' if synthetic else ""
+    return (f'<span class="hs-swatch" style="background:{model_colour(model)}"></span>'
+            f'<span title="{esc(full)}">{esc(display_name(model))}</span>{tag}')
+
+
+def _fmt(x: float) -> str:
+    return f"{0.0 if abs(x) < 1e-9 else x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
+def ci_bar(cell: "Cell", lo: float, hi: float, colour: str) -> str:
+    """An inline SVG: the interval as a line and the value as a dot, on the column's common scale."""
+    if cell.value is None:
+        return ""
+    span = (hi - lo) or 1.0
+
+    def x(v: float | None) -> float:
+        v = cell.value if v is None else v
+        return round(3 + (_BAR_W - 6) * (min(hi, max(lo, v)) - lo) / span, 1)
+
+    return (f'<svg width="{_BAR_W}" height="{_BAR_H}" viewBox="0 0 {_BAR_W} {_BAR_H}" aria-hidden="true">'
+            f'<line x1="3" y1="5" x2="{_BAR_W - 3}" y2="5" stroke="#e3e3e3" stroke-width="1"/>'
+            f'<line x1="{x(cell.low)}" y1="5" x2="{x(cell.high)}" y2="5" stroke="{colour}" stroke-width="3" '
+            f'stroke-linecap="round"/><circle cx="{x(None)}" cy="5" r="3.6" fill="{colour}" stroke="#222" '
+            f'stroke-width="0.8"/></svg>')
+
+
+def _scale(board: "BenchmarkBoard", h: "Headline") -> tuple[float, float]:
+    xs = [v for r in board.runs for c in [r.cells.get(h.column)] if c is not None
+          for v in (c.value, c.low, c.high) if v is not None]
+    if not xs:
+        return 0.0, 1.0
+    lo, hi = min(xs), max(xs)
+    pad = (hi - lo) * 0.05 or abs(hi) * 0.05 or 1.0
+    return lo - pad, hi + pad
+
+
+def _number_cell(run: "RankedRun", h: "Headline", scale: tuple[float, float], best: bool) -> str:
+    cell = run.cells[h.column]
+    if cell.value is None:
+        if cell.applicable:
+            text = f"{cell.note} ({cell.scored:,} of {cell.applicable:,} scored)" if cell.scored else cell.note
+        else:
+            text = cell.note
+        return f'<td class="hs-num" title="{esc(h.tooltip)}"><span class="hs-none">{esc(text)}</span></td>'
+    interval = ""
+    tip = f"{h.family} {h.name} = {_fmt(cell.value)} {h.unit}"
+    if cell.low is not None and cell.high is not None:
+        interval = f'<span class="hs-sub">{esc(_fmt(cell.low))} – {esc(_fmt(cell.high))}</span>'
+        tip += f"; 95% bootstrap interval by image {_fmt(cell.low)} – {_fmt(cell.high)}"
+    tip += f"; {cell.scored:,} of {cell.applicable:,} responses scored"
+    partial = (f'<span class="hs-partial">{cell.scored:,} of {cell.applicable:,} scored</span>'
+               if cell.partial else "")
+    return (f'<td class="hs-num{" hs-best" if best else ""}" title="{esc(tip)}"><b>{esc(_fmt(cell.value))}</b>'
+            f'{ci_bar(cell, *scale, model_colour(run.model))}{interval}{partial}</td>')
+
+
+def board_html(board: "BenchmarkBoard") -> str:
+    """One benchmark's ranked table, with the notes on what is not applicable, not scored, or partial."""
+    from ..overview_data import GUIDE
+
+    shown = [h for h in board.headlines if any(r.cells[h.column].value is not None or r.cells[h.column].scored
+                                              for r in board.runs)]
+    unscored = [h for h in board.headlines if h not in shown]
+    families = [f for f in board.families if any(h.family == f for h in shown)]
+    ranked = (f'ranked by {esc(board.ranked_by.family)} {esc(board.ranked_by.name)} {board.ranked_by.arrow} '
+              f'({"lower" if board.ranked_by.lower_is_better else "higher"} is better), best first'
+              if board.ranked_by else "no headline number yet: nothing to rank by")
+    top = ['<th rowspan="2" title="rank on the ranking number">#</th>', '<th rowspan="2">model</th>',
+           '<th rowspan="2" title="responses of the run (as in the Run view)">responses</th>']
+    sub = []
+    for family in families:
+        members = [h for h in shown if h.family == family]
+        top.append(f'<th class="hs-fam" colspan="{len(members)}">{esc(family)}</th>')
+        for h in members:
+            sub.append(f'<th title="{esc(h.tooltip)}">{esc(h.name)} {h.arrow}<span class="hs-unit">{esc(h.unit)}'
+                       f'</span></th>')
+    scales = {h.column: _scale(board, h) for h in shown}
+    best = {}
+    for h in shown:
+        values = [r.cells[h.column].value for r in board.runs if r.cells[h.column].value is not None]
+        if values:
+            best[h.column] = min(values) if h.lower_is_better else max(values)
+    body = []
+    for run in board.runs:
+        cells = [f'<td class="hs-rankno">{run.rank if run.rank is not None else "–"}</td>',
+                 f'<td class="hs-model">{model_cell(run.model, run.synthetic)}</td>',
+                 f'<td class="hs-count">{run.responses:,}</td>']
+        cells += [_number_cell(run, h, scales[h.column], run.cells[h.column].value == best.get(h.column))
+                  for h in shown]
+        body.append(f'<tr data-run="{esc(run.run_id)}">{"".join(cells)}</tr>')
+    notes = []
+    partial = sorted({display_name(r.model) for r in board.runs for h in shown if r.cells[h.column].partial})
+    if partial:
+        notes.append(f"<li>Partial runs (not every response scored yet; numbers may move): "
+                     f"{esc(', '.join(partial))}.</li>")
+    for family, reason in board.not_applicable.items():
+        notes.append(f"<li><b>{esc(family)}</b>: not applicable to {esc(board.benchmark)} ({esc(reason)}).</li>")
+    if unscored:
+        names = ", ".join(f"{h.family} {h.name}" for h in unscored)
+        metrics = ",".join(dict.fromkeys(h.metric for h in unscored))
+        notes.append(f"<li>Not scored on this benchmark: {esc(names)} "
+                     f"(<code>hallu-studio score --metrics {esc(metrics)}</code>).</li>")
+    notes += [f"<li>{esc(p)}</li>" for p in board.problems]
+    notes.append(f"<li>Hover a column for what it means and where it misleads; the long version is "
+                 f"<code>{esc(GUIDE)}</code>. Bars: 95% bootstrap interval resampled by image, on a scale "
+                 f"shared by the column; underlined: the best value.</li>")
+    table = (f'<table class="hs-rank"><thead><tr>{"".join(top)}</tr><tr>{"".join(sub)}</tr></thead>'
+             f'<tbody>{"".join(body)}</tbody></table>' if shown else
+             '<p class="hs-none">no scored responses yet</p>')
+    return (f'<section class="hs-ov" data-benchmark="{esc(board.benchmark)}"><h3>{esc(board.benchmark)} '
+            f'<span class="hs-ranked-by">· {len(board.runs)} runs · {ranked}</span></h3>{table}'
+            f'<ul class="hs-notes">{"".join(notes)}</ul></section>')
