@@ -180,6 +180,21 @@ def current_ratings(events: Iterable[HumanEvent]) -> dict[tuple[str, str], int]:
     return {(rid, ann): int(e.value) for (rid, ann, _), e in _latest(events, "rating").items()}
 
 
+def resolved_rating_rows(events: Iterable[HumanEvent]) -> list[dict[str, Any]]:
+    """One row per (response, annotator): the rating in force and the event that set it (undone ones gone).
+
+    The export beside the raw event log: what each person's rating of each item is now.
+
+    >>> resolved_rating_rows([HumanEvent("ann", "rating", "r1", 2, id=1, created_at="t1"),
+    ...                       HumanEvent("ann", "rating", "r1", 4, id=2, created_at="t2"),
+    ...                       HumanEvent("ann", "undo", "r1", None, undoes=2, id=3)])
+    [{'response_id': 'r1', 'annotator': 'ann', 'rating': 2, 'event_id': 1, 'rated_at': 't1'}]
+    """
+    latest = _latest(events, "rating")
+    return [{"response_id": rid, "annotator": ann, "rating": int(e.value), "event_id": e.id,
+             "rated_at": e.created_at} for (rid, ann, _), e in sorted(latest.items(), key=lambda kv: kv[0][:2])]
+
+
 def current_corrections(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], dict[str, Any]]:
     """``{(response_id, annotator, triplet_index): {"verdict", "reason", "triplet"}}``."""
     return {(rid, ann, _index(target, "triplet")): dict(e.value)

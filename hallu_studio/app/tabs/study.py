@@ -11,7 +11,7 @@ from typing import Any
 import gradio as gr
 
 from ..context import AppContext
-from . import study_analyses, study_compute
+from . import annotate, study_analyses, study_compute
 
 
 def export_zip(ctx: AppContext) -> str:
@@ -23,6 +23,9 @@ def export_zip(ctx: AppContext) -> str:
             path = out_dir / f"{table}.csv"
             ctx.store.export_copy(table, str(path), "csv")
             zf.write(path, path.name)
+        # each annotator's rating in force per item, beside the raw event log (judgments.csv)
+        resolved = annotate.export_ratings(ctx)[0]
+        zf.write(resolved, Path(resolved).name)
         for name, html_table in study_compute.all_tables_html(ctx).items():
             zf.writestr(f"study_{name}.html", html_table)
     return str(archive)
