@@ -72,6 +72,7 @@ class ScoringSettings:
     trihe_top_k: int = 3
     nli_threshold: float = 0.6
     halfscore_match_threshold: float = 0.7
+    halfscore_matcher: str = "embedding"  # embedding | llm
     batch_size: int = 64
 
 
@@ -100,8 +101,11 @@ class Settings:
 
         ``batch_size`` only says how the work is chunked into transactions, never a number:
         it is left out, so a resumed run with another batch size continues the same scores.
+        ``halfscore_matcher`` is left out too: HalFscore's own config names its matcher, so its
+        scores are already apart, and the other metrics' keys stay what they were.
         """
-        shaping = {k: v for k, v in dataclasses.asdict(self.scoring).items() if k != "batch_size"}
+        shaping = {k: v for k, v in dataclasses.asdict(self.scoring).items()
+                   if k not in ("batch_size", "halfscore_matcher")}
         return content_key(shaping, self.llm.model, self.llm.base_url, *parts)[:16]
 
 
@@ -132,11 +136,93 @@ def _apply(obj: Any, values: dict[str, Any], where: str) -> None:
             setattr(obj, key, value)
 
 
+def settings_path(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Path:
+    """The TOML file ``load_settings`` reads: ``path``, else ``$HALLU_STUDIO_CONFIG``, else ./hallu-studio.toml."""
+    env = dict(os.environ) if env is None else env
+    return Path(path) if path else Path(env.get("HALLU_STUDIO_CONFIG", "hallu-studio.toml"))
+
+
+def overriding_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``{"section.key": variable}`` for each setting an environment variable now overrides."""
+    env = dict(os.environ) if env is None else env
+    return {f"{section}.{key}" if section else key: var for var, (section, key, _) in _ENV_MAP.items()
+            if env.get(var)}
+
+
+# What ``write_settings`` accepts: the choices a person edits, with their checks.
+_CHOICES = {("scoring", "extractor"): ("parser", "llm"), ("scoring", "reviser"): ("rule", "llm"),
+            ("scoring", "halfscore_matcher"): ("embedding", "llm")}
+_UNIT_INTERVAL = ("trihe_reference_threshold", "trihe_support_threshold", "nli_threshold",
+                  "halfscore_match_threshold")
+
+
+def settings_problems(settings: Settings) -> list[str]:
+    """What is wrong with edited settings, one line each (empty: they can be saved).
+
+    The Tri-HE judge is checked by building it (its kinds live with the judges).
+
+    >>> s = Settings(); s.scoring.nli_threshold = 1.5; s.llm.base_url = "localhost:8000"
+    >>> settings_problems(s)
+    ['scoring.nli_threshold must be between 0 and 1, got 1.5', "llm.base_url must start with http:// or https://, got 'localhost:8000'"]
+    """
+    problems = []
+    for (section, key), allowed in _CHOICES.items():
+        value = getattr(getattr(settings, section), key)
+        if value not in allowed:
+            problems.append(f"{section}.{key} must be one of {', '.join(allowed)}, got {value!r}")
+    for key in _UNIT_INTERVAL:
+        value = getattr(settings.scoring, key)
+        if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            problems.append(f"scoring.{key} must be between 0 and 1, got {value!r}")
+    if not isinstance(settings.scoring.trihe_top_k, int) or settings.scoring.trihe_top_k < 1:
+        problems.append(f"scoring.trihe_top_k must be a whole number of at least 1, got {settings.scoring.trihe_top_k!r}")
+    url = settings.llm.base_url
+    if url and not url.startswith(("http://", "https://")):
+        problems.append(f"llm.base_url must start with http:// or https://, got {url!r}")
+    needs_llm = [f"scoring.{k}" for k in ("extractor", "reviser", "trihe_judge", "halfscore_matcher")
+                 if getattr(settings.scoring, k) == "llm"]
+    if needs_llm and not settings.llm.configured:
+        problems.append(f"{', '.join(needs_llm)} = llm needs the LLM endpoint and model")
+    return problems
+
+
+def write_settings(path: str | os.PathLike[str], changes: dict[str, dict[str, Any]]) -> Path:
+    """Set ``changes`` (``{"scoring": {"trihe_judge": "nli"}, ...}``) in the TOML file, keeping the rest.
+
+    Comments, other tables and other keys stay as they were; a value of None removes the key
+    (the default applies again). The file is created when it does not exist.
+    """
+    import tomlkit
+
+    target = Path(path)
+    document = tomlkit.parse(target.read_text(encoding="utf-8")) if target.exists() else tomlkit.document()
+    known = {f.name: f for f in dataclasses.fields(Settings)}
+    for section, values in changes.items():
+        if section not in known or section in ("db", "source"):
+            raise ValueError(f"unknown settings table [{section}]")
+        names = {f.name for f in dataclasses.fields(getattr(Settings(), section))}
+        table = document.get(section)
+        if table is None:
+            table = tomlkit.table()
+            document[section] = table
+        for key, value in values.items():
+            if key not in names:
+                raise ValueError(f"[{section}]: unknown setting {key!r}; known: {sorted(names)}")
+            if value is None:
+                table.pop(key, None)
+            else:
+                table[key] = value
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(tomlkit.dumps(document), encoding="utf-8")
+    tmp.replace(target)  # a crash mid-write never leaves half a file
+    return target
+
+
 def load_settings(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Settings:
     """Defaults, then the TOML file (if any), then environment variables."""
     env = dict(os.environ) if env is None else env
     settings = Settings()
-    candidate = Path(path) if path else Path(env.get("HALLU_STUDIO_CONFIG", "hallu-studio.toml"))
+    candidate = settings_path(path, env)
     if path and not candidate.exists():
         raise FileNotFoundError(f"config file {candidate} does not exist")
     if candidate.exists():

@@ -124,9 +124,15 @@ def _build_trihe(cls: type, parts: _Parts) -> Any:
 
 
 def _build_halfscore(cls: type, parts: _Parts) -> Any:
-    from .halfscore import EmbeddingConceptMatcher
+    from .halfscore import EmbeddingConceptMatcher, LLMConceptMatcher
 
     sc = parts.settings.scoring
+    if sc.halfscore_matcher == "llm":
+        from ..llm import LLMClient
+
+        return cls(LLMConceptMatcher(LLMClient(parts.settings.llm, parts.store)))
+    if sc.halfscore_matcher != "embedding":
+        raise ValueError(f"unknown HalFscore matcher {sc.halfscore_matcher!r}; choose embedding or llm")
     return cls(EmbeddingConceptMatcher(parts.embedder(), threshold=sc.halfscore_match_threshold,
                                        model_name=sc.embedding_model))
 
