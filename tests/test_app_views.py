@@ -49,3 +49,47 @@ def test_settings_save_validates_writes_the_file_and_adopts_the_settings(ctx, tm
     text = path.read_text(encoding="utf-8")
     assert "# kept" in text and "dtc_alpha = 0.3" in text
     assert load_settings(path, env={}).scoring.trihe_support_threshold == 0.65
+
+
+def test_browse_rounds_numbers_orders_by_hallucinated_claims_and_explains_empty_cells(ctx):
+    from hallu_studio.app.tabs import browse
+    from hallu_studio.model import Score
+
+    store = ctx.store
+    f = browse.default_filters()
+    assert f["sort"] == "trihe.hallucinated" and f["descending"] is True
+    frame, ids, status = browse.query(ctx, f)
+    counts = [r["trihe.hallucinated"] for r in store.browse_responses({}, ["trihe.hallucinated"],
+                                                                      sort="trihe.hallucinated", limit=1000)]
+    assert counts == sorted(counts, key=lambda v: (v is None, -(v or 0)))
+    assert "sorted by halluc. claims" in status
+    # one response: an exact EMD with many digits, a CHAIR value left undefined
+    rid = ids[0]
+    config = store.get_scores(rid, "emd")[0].config_key
+    store.put_scores([Score(rid, "emd", config, {"total": 96.39007275803542}, {}),
+                      Score(rid, "chair", config, {"chair_i_item": None}, {}, "no object of the vocabulary")])
+    frame, ids, _ = browse.query(ctx, browse.filters_from_controls([], [], [], [], {}, "any", "any", "", "emd.total",
+                                                                   True))
+    row = frame[frame["id"] == rid].iloc[0]
+    assert ">96.4<" in row["EMD"] and 'title="96.39007275803542"' in row["EMD"]
+    assert "undefined: no object of the vocabulary" in row["CHAIR-i"]
+    others = frame[frame["id"] != rid]["CHAIR-i"]
+    assert all("not scored yet" in cell or "not applicable" in cell for cell in others)
+
+
+def test_browse_takes_several_metric_ranges_at_once(ctx):
+    from hallu_studio.app.tabs import browse
+    from hallu_studio.app.toasts import Mistake
+
+    bounds = [None] * 12
+    bounds[0], bounds[5] = 0.0, 1.0  # EMD >= 0 and Tri-HE hallucinated claims <= 1
+    values = [[], [], [], [], *bounds, "any", "any", "", "emd.total", True]
+    f = browse.filters_from_ui(values)
+    assert f["ranges"] == {"emd.total": [0.0, None], "trihe.hallucinated": [None, 1.0]}
+    _, ids, _ = browse.query(ctx, f)
+    rows = ctx.store.browse_responses({}, ["emd.total", "trihe.hallucinated"], limit=1000)
+    expected = {r["id"] for r in rows if r["emd.total"] is not None and r["emd.total"] >= 0
+                and r["trihe.hallucinated"] is not None and r["trihe.hallucinated"] <= 1}
+    assert set(ids) == expected and 0 < len(expected) < len(rows)
+    with pytest.raises(Mistake, match="minimum 3 is above the maximum 1"):
+        browse.filters_from_controls([], [], [], [], {"emd.total": [3, 1]}, "any", "any", "", None, True)
