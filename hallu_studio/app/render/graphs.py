@@ -38,19 +38,37 @@ _FRAME_CSS = ("<style>body{margin:0;overflow:hidden} center{display:none} .card{
               " #mynetwork{border:0!important}</style>")
 
 
+# Force-directed layout that spreads labelled boxes apart, settled before the first paint; then
+# physics stops (nodes no longer drift under the reader) and the view fits the whole graph.
+_OPTIONS = ('{"physics": {"solver": "forceAtlas2Based", "forceAtlas2Based": {"gravitationalConstant": -80, '
+            '"springLength": 110, "avoidOverlap": 0.8}, "stabilization": {"iterations": 300, "fit": true}, '
+            '"minVelocity": 1}, '
+            '"edges": {"font": {"size": 14, "align": "middle", "strokeWidth": 4}, '
+            '"arrows": {"to": {"scaleFactor": 0.6}}, "smooth": {"type": "continuous"}}, '
+            '"nodes": {"font": {"size": 18}, "margin": 8}, "interaction": {"hover": true}}')
+# The smallest zoom a fitted graph gets: below it, labels are too small to read (pan to see the rest).
+_MIN_SCALE = 0.55
+_FIT_SCRIPT = ("<script>(function () {"
+               " function fit() { network.fit({animation: false});"
+               f" if (network.getScale() < {_MIN_SCALE}) {{ network.moveTo({{scale: {_MIN_SCALE}}}); }} }}"
+               " network.once('stabilizationIterationsDone', function () {"
+               " network.setOptions({physics: {enabled: false}}); fit(); });"
+               " window.addEventListener('resize', fit); fit();"
+               "})();</script>")
+
+
 def _network(height: str) -> Network:
     net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
     net.templateEnv = _template_env(net.template_dir)
-    net.set_options('{"physics": {"stabilization": {"iterations": 200}}, '
-                    '"edges": {"font": {"size": 11, "align": "middle"}, "arrows": {"to": {"scaleFactor": 0.5}}}, '
-                    '"nodes": {"font": {"size": 14}}}')
+    net.set_options(_OPTIONS)
     return net
 
 
 def _html(net: Network) -> str:
     page = net.generate_html()
     page = _CDN_TAGS.sub("", page)
-    return page.replace("<head>", "<head>" + _CSP + _FRAME_CSS, 1)
+    page = page.replace("<head>", "<head>" + _CSP + _FRAME_CSS, 1)
+    return page.replace("</body>", _FIT_SCRIPT + "</body>", 1)
 
 
 def _tooltip(*lines: str) -> str:

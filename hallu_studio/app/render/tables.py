@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Sequence
 
 from .palette import empty_note, esc
@@ -13,10 +14,10 @@ UNDEFINED_NOTE = "not defined here: too few items, or no variation to compare"
 
 
 def readable_number(value: float | int) -> str:
-    """Three significant digits, never scientific notation; whole numbers stay whole.
+    """Three significant digits at most, never scientific notation; whole numbers stay whole.
 
-    >>> [readable_number(v) for v in (96.39007275803542, 191.0, 0.123456, 1234.6, 0.000123456, -2.5, 7)]
-    ['96.4', '191', '0.123', '1235', '0.000123', '-2.50', '7']
+    >>> [readable_number(v) for v in (96.39007275803542, 191.0, 0.123456, 1234.6, 0.000123456, -2.5, 7, 2.0, 0.091)]
+    ['96.4', '191', '0.123', '1235', '0.000123', '-2.5', '7', '2', '0.091']
     """
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -26,10 +27,24 @@ def readable_number(value: float | int) -> str:
         return UNDEFINED_TEXT
     if math.isinf(value):
         return "∞" if value > 0 else "−∞"
-    if value == 0 or (value.is_integer() and abs(value) >= 100):
+    if value.is_integer():
         return str(int(value))
     decimals = max(0, 2 - math.floor(math.log10(abs(value))))
-    return f"{value:.{decimals}f}"
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+# A WordNet synset as the analyses name it ("dog.n.02084071"): shown as its head word.
+_SYNSET = re.compile(r"\b([A-Za-z][\w'-]*)\.[nvasr]\.\d{2,8}\b")
+
+
+def readable_text(text: str) -> str:
+    """Text with WordNet synset ids shown as their words.
+
+    >>> readable_text("hot_dog.n.07697537 + table.n.04379243")
+    'hot dog + table'
+    """
+    return _SYNSET.sub(lambda m: m.group(1).replace("_", " "), text)
 
 
 def _is_undefined(value: Any) -> bool:
@@ -40,19 +55,19 @@ def cell_text(value: Any) -> str:
     """Any value as plain text for a person: numbers rounded, mappings as ``key: value`` pairs, lists joined.
 
     >>> cell_text({"object": (3, 2), "relation": 0.5}), cell_text(None), cell_text(["a", 1.23456])
-    ('object: 3 / 2 · relation: 0.500', '—', 'a, 1.23')
+    ('object: 3 / 2 · relation: 0.5', '—', 'a, 1.23')
     """
     if value is None:
         return "—"
     if isinstance(value, (bool, int, float)):
         return readable_number(value)
     if isinstance(value, dict):
-        return " · ".join(f"{k}: {cell_text(v)}" for k, v in value.items()) or "—"
+        return " · ".join(f"{readable_text(str(k))}: {cell_text(v)}" for k, v in value.items()) or "—"
     if isinstance(value, tuple):
         return " / ".join(cell_text(v) for v in value)
     if isinstance(value, (list, set, frozenset)):
         return ", ".join(cell_text(v) for v in value) or "—"
-    return str(value)
+    return readable_text(str(value))
 
 
 def cell_html(value: Any, undefined_note: str = UNDEFINED_NOTE) -> str:

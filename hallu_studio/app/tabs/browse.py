@@ -144,7 +144,9 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
 def table_update(frame: pd.DataFrame) -> Any:
     """The Dataframe value with the metric columns rendered as HTML (rounded number, reason on hover)."""
     html_columns = set(frame.columns) - set(LEADING) - set(TRAILING)
-    return gr.Dataframe(value=frame, datatype=["html" if c in html_columns else "str" for c in frame.columns])
+    widths = {"model": "170px", "response": "360px", "domain": "90px", "task": "80px"}
+    return gr.Dataframe(value=frame, datatype=["html" if c in html_columns else "str" for c in frame.columns],
+                        column_widths=[widths.get(c, "110px") for c in frame.columns])
 
 
 def controls_from_filters(filters: dict[str, Any]) -> list[Any]:

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import gradio as gr
 
 from ...config import Settings, load_settings, overriding_env, settings_problems, settings_path, write_settings
+from ..config_names import config_label, config_labels
 from ..context import AppContext
 from ..render import records_table_html
 from ..render.palette import md
@@ -54,11 +55,15 @@ def current_config_keys(ctx: AppContext) -> dict[str, str]:
 
 
 def configs_html(ctx: AppContext, mark_current: bool) -> str:
-    rows = ctx.store.score_configs()
+    """The store's scoring configurations by name (the name Study uses), with their keys and counts."""
+    labels = config_labels(ctx.store)
+    rows = [{"configuration": config_label(labels, r["metric"], r["config_key"]), "key": r["config_key"],
+             "scores": r["scores"], "last computed": str(r["computed_at"] or "")[:16]}
+            for r in ctx.store.score_configs()]
     if mark_current:
         current = current_config_keys(ctx)
-        for r in rows:
-            r["made under the current settings"] = "yes" if current.get(r["metric"]) == r["config_key"] else "no"
+        for row, r in zip(rows, ctx.store.score_configs()):
+            row["made under the current settings"] = "yes" if current.get(r["metric"]) == r["config_key"] else "no"
     return records_table_html(rows, empty="no scores yet")
 
 
