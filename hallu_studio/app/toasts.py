@@ -15,7 +15,7 @@ from typing import Any, Callable, TypeVar
 import gradio as gr
 
 from ..model import ValidationError
-from .render.palette import md
+from .render.palette import esc
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +30,13 @@ class Mistake(ValueError):
 
 
 def mistake_text(exc: BaseException) -> str:
-    """The message of a refused input, without KeyError's quotes, made inert for the toast."""
+    """The message of a refused input, without KeyError's quotes, made inert for the toast.
+
+    Gradio shows a toast's message as (sanitised) HTML, not Markdown: it is HTML-escaped, so a
+    backslash escape would show as a backslash.
+    """
     text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-    return md(text)
+    return esc(text)
 
 
 def toast_mistakes(n_outputs: int) -> Callable[[F], F]:

@@ -76,7 +76,7 @@ def _tooltip(*lines: str) -> str:
     return esc("\n".join(lines))
 
 
-def scene_graph_html(graph: SceneGraph, height: str = "370px") -> str:
+def scene_graph_html(graph: SceneGraph, height: str = "450px") -> str:
     """A full HTML page drawing the reference scene graph (attributes in the node tooltip)."""
     net = _network(height)
     for o in graph.objects:
@@ -147,7 +147,7 @@ def concept_verdicts(concepts: dict[str, Any] | None, trihe: dict[str, Any] | No
 
 
 def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None = None,
-                       halfscore: dict[str, Any] | None = None, height: str = "370px") -> str:
+                       halfscore: dict[str, Any] | None = None, height: str = "450px") -> str:
     """A full HTML page drawing the response's concepts, nodes and edges coloured by verdict."""
     node_verdicts, edge_verdicts = concept_verdicts(concepts, trihe, halfscore)
     attributes: dict[str, list[str]] = {}
@@ -174,7 +174,7 @@ def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | 
     return _html(net)
 
 
-def graph_iframe(page: str | None, height: int = 380, title: str = "graph", empty: str = "no graph") -> str:
+def graph_iframe(page: str | None, height: int = 460, title: str = "graph", empty: str = "no graph") -> str:
     """The page in an ``<iframe srcdoc>`` sandboxed to scripts only (no same-origin, no top navigation)."""
     if not page:
         return empty_note(empty)

@@ -146,7 +146,7 @@ def table_update(frame: pd.DataFrame) -> Any:
     html_columns = set(frame.columns) - set(LEADING) - set(TRAILING)
     widths = {"model": "170px", "response": "360px", "domain": "90px", "task": "80px"}
     return gr.Dataframe(value=frame, datatype=["html" if c in html_columns else "str" for c in frame.columns],
-                        column_widths=[widths.get(c, "110px") for c in frame.columns])
+                        column_widths=[widths.get(c, f"{max(100, 8 * len(str(c)) + 28)}px") for c in frame.columns])
 
 
 def controls_from_filters(filters: dict[str, Any]) -> list[Any]:
