@@ -40,8 +40,9 @@ _FRAME_CSS = ("<style>body{margin:0;overflow:hidden} center{display:none} .card{
 
 # Force-directed layout that spreads labelled boxes apart, settled before the first paint; then
 # physics stops (nodes no longer drift under the reader) and the view fits the whole graph.
-_OPTIONS = ('{"physics": {"solver": "forceAtlas2Based", "forceAtlas2Based": {"gravitationalConstant": -80, '
-            '"springLength": 110, "avoidOverlap": 0.8}, "stabilization": {"iterations": 300, "fit": true}, '
+_OPTIONS = ('{"physics": {"solver": "forceAtlas2Based", "forceAtlas2Based": {"gravitationalConstant": -60, '
+            '"centralGravity": 0.02, "springLength": 80, "avoidOverlap": 1}, '
+            '"stabilization": {"iterations": 300, "fit": true}, '
             '"minVelocity": 1}, '
             '"edges": {"font": {"size": 14, "align": "middle", "strokeWidth": 4}, '
             '"arrows": {"to": {"scaleFactor": 0.6}}, "smooth": {"type": "continuous"}}, '
