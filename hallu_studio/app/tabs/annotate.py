@@ -72,7 +72,9 @@ def _item_view(ctx: AppContext, rid: str | None, annotator: str | None) -> list[
     p = inspect_response(ctx.store, rid, with_graphs=False)
     mine = current_ratings(ctx.store.list_events(response_id=rid, annotator=annotator)).get((rid, annotator)) \
         if annotator else None
-    return [_rating_line(mine) + p.header + p.response_text, p.image, p.triplets + p.edit,
+    # a long verdict list scrolls in its own box, keeping the correction controls near the item
+    verdicts = f'<div class="hs-scroll" style="max-height:460px;overflow:auto">{p.triplets}{p.edit}</div>'
+    return [_rating_line(mine) + p.header + p.response_text, p.image, verdicts,
             gr.update(choices=[(c, i) for i, c in enumerate(p.triplet_choices)], value=None),
             gr.update(choices=[(c, int(c.split(":", 1)[0])) for c in p.edit_choices], value=None),
             *[gr.update(variant="primary" if v == mine else "secondary") for v in RATINGS]]
