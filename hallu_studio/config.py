@@ -50,7 +50,7 @@ DEFAULT_CONFIG_FILE = "hallu-studio.toml"
 # The allowed values of each choice setting; the components that act on a choice dispatch on these names.
 EXTRACTORS: tuple[str, ...] = ("parser", "llm")
 REVISERS: tuple[str, ...] = ("rule", "llm")
-TRIHE_JUDGES: tuple[str, ...] = ("embedding", "nli", "llm", "graph")
+TRIHE_JUDGES: tuple[str, ...] = ("graph", "embedding", "nli", "llm")
 TRIHE_EXTRACTIONS: tuple[str, ...] = ("parser", "llm-trihe")
 TRIHE_UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
 HALFSCORE_MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
@@ -247,6 +247,52 @@ def _apply(obj: Any, values: Mapping[str, Any], where: str, section: str,
         else:
             setattr(obj, key, _checked(section, key, value, where))
             origins[_dotted(section, key)] = origin
+
+
+def settings_path(path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The TOML file ``load_settings`` reads: ``path``, else ``$HALLU_STUDIO_CONFIG``, else ./hallu-studio.toml."""
+    return _config_path(path, dict(os.environ) if env is None else env)
+
+
+def overriding_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``{"section.key": variable}`` for each setting an environment variable now overrides."""
+    env = dict(os.environ) if env is None else env
+    return {f"{section}.{key}" if section else key: var for var, (section, key, _) in _ENV_MAP.items()
+            if env.get(var)}
+
+
+def settings_problems(settings: Settings) -> list[str]:
+    """What is wrong with edited settings as a whole, one line each (empty: they can be saved).
+
+    Each value's own choices and type are checked where it is set (``write_settings``); this adds the
+    checks across values and of ranges.
+
+    >>> s = Settings(); s.scoring.nli_threshold = 1.5; s.llm.base_url = "localhost:8000"
+    >>> settings_problems(s)
+    ['scoring.nli_threshold must be between 0 and 1, got 1.5', "llm.base_url must start with http:// or https://, got 'localhost:8000'"]
+    """
+    problems = []
+    for section in ("llm", "scoring"):
+        for f in dataclasses.fields(getattr(settings, section)):
+            allowed = f.metadata.get("choices")
+            value = getattr(getattr(settings, section), f.name)
+            if allowed and value not in allowed:
+                problems.append(f"{section}.{f.name} must be one of {', '.join(allowed)}, got {value!r}")
+    for key in ("trihe_reference_threshold", "trihe_support_threshold", "nli_threshold", "halfscore_match_threshold",
+                "graph_grounding_threshold"):
+        value = getattr(settings.scoring, key)
+        if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            problems.append(f"scoring.{key} must be between 0 and 1, got {value!r}")
+    if not isinstance(settings.scoring.trihe_top_k, int) or settings.scoring.trihe_top_k < 1:
+        problems.append(f"scoring.trihe_top_k must be a whole number of at least 1, got {settings.scoring.trihe_top_k!r}")
+    url = settings.llm.base_url
+    if url and not str(url).startswith(("http://", "https://")):
+        problems.append(f"llm.base_url must start with http:// or https://, got {url!r}")
+    needs_llm = [f"scoring.{k}" for k in ("extractor", "reviser", "trihe_judge", "halfscore_matcher")
+                 if getattr(settings.scoring, k) == "llm"]
+    if needs_llm and not settings.llm.configured:
+        problems.append(f"{', '.join(needs_llm)} = llm needs the LLM endpoint and model")
+    return problems
 
 
 def _config_path(path: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:

@@ -1014,6 +1014,28 @@ class Store:
                                    WHERE x.run_id < c.run_id OR (x.run_id = c.run_id AND x.sample_id < c.sample_id))
                                    END FROM (SELECT 1) LEFT JOIN responses c ON c.id = ?""", [response_id])
 
+    def score_gaps(self, response_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Why a browse cell may be empty, per response: ``{"undefined": {metric: reason}, "failed": {stage: error}}``.
+
+        ``undefined``: scores whose value the metric left undefined, with its reason;
+        ``failed``: the latest failure of each scoring stage (``score:<metric>``, ``score:concepts``)
+        on the response's run and sample.
+        """
+        out: dict[str, dict[str, Any]] = {rid: {"undefined": {}, "failed": {}} for rid in response_ids}
+        if not response_ids:
+            return out
+        ids = [str(r) for r in response_ids]
+        for rid, metric, reason in self._rows(
+                """SELECT response_id, metric, undefined_reason FROM scores
+                   WHERE response_id IN (SELECT unnest(?)) AND undefined_reason IS NOT NULL""", [ids]):
+            out[rid]["undefined"][metric] = reason
+        for rid, stage, error in self._rows(
+                """SELECT x.id, f.stage, f.error FROM responses x
+                   JOIN failures f ON f.run_id = x.run_id AND f.sample_id = x.sample_id
+                   WHERE x.id IN (SELECT unnest(?)) AND f.stage LIKE 'score%' ORDER BY f.created_at""", [ids]):
+            out[rid]["failed"][stage] = error
+        return out
+
     def browse_facets(self) -> dict[str, list[str]]:
         """The distinct values the browse filters offer: models, benchmarks, domains, tasks, metrics."""
         out = {

@@ -152,11 +152,60 @@ def test_run_tab_queues_a_probe_run_one_job_at_a_time(tmp_path):
     message = submit_runs(ctx, "synthetic-ui", [], 2, "probe:rate=0.5\nprobe:rate=0.0", "", "greedy", "none", [])
     assert "queued 2 run(s)" in message
     jobs = ctx.jobs.jobs()
-    assert [ctx.jobs.wait(j.id, 60).status for j in jobs] == ["done", "done"]
+    assert [ctx.jobs.wait(j.id, 60).status for j in jobs] == ["completed", "completed"]
     new_runs = [r for r in store.list_runs() if r["model"].startswith("probe rate=")]
     assert len(new_runs) == 2 and all(r["synthetic"] and r["responses"] == 2 for r in new_runs)
-    assert "done" in jobs_table(ctx) and "[synthetic] [synthetic]" not in jobs_table(ctx)
+    assert "completed" in jobs_table(ctx) and "[synthetic] [synthetic]" not in jobs_table(ctx)
     store.close()
+
+
+def test_cancelling_while_scoring_keeps_the_completed_run_completed(tmp_path):
+    import time
+
+    from hallu_studio.app.tabs.run import submit_runs
+
+    store = Store(tmp_path / "run.duckdb")
+    fill_synthetic_store(store, n_samples=6, models=("probe-a",))
+    ctx = AppContext(store=store)
+    ctx.settings.scoring.batch_size = 1  # many batches: the cancel lands between two of them
+    submit_runs(ctx, "synthetic-ui", [], 0, "probe:rate=0.5", "", "greedy", "none", ["chair", "edit"])
+    job = ctx.jobs.jobs()[0]
+    states = set()
+    deadline = time.monotonic() + 60
+    while job.status not in ("scoring", "completed", "failed") and time.monotonic() < deadline:
+        states.add(job.status)
+        time.sleep(0.005)
+    ctx.jobs.cancel(job.id)  # during scoring (or just after it): the run itself completed either way
+    done = ctx.jobs.wait(job.id, 60)
+    assert done.status == "completed", done.message
+    run = [r for r in store.list_runs() if r["model"].startswith("probe rate=")][0]
+    assert run["status"] == "completed" and run["responses"] == 6
+    store.close()
+
+
+def test_job_states_and_cancel_before_start():
+    import threading
+
+    from hallu_studio.app.jobs import JobQueue
+
+    q = JobQueue()
+    release, seen = threading.Event(), []
+
+    def slow(cancel, progress):
+        progress(1, 2)
+        seen.append(q.jobs()[0].status)
+        progress(1, 2, "scoring")
+        seen.append(q.jobs()[0].status)
+        release.wait(10)
+        return "ok"
+
+    first = q.submit("first", slow)
+    second = q.submit("second", lambda cancel, progress: "never")
+    assert q.cancel(second.id)  # still queued: cancelled at once, never run
+    assert q.wait(second.id, 1).status == "cancelled"
+    release.set()
+    assert q.wait(first.id, 10).status == "completed" and seen == ["running", "scoring"]
+    assert not q.cancel(first.id)  # ended: nothing to cancel
 
 
 def test_export_gives_a_zip_of_every_table_and_the_study_tables(client):

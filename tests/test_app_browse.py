@@ -8,7 +8,7 @@ from hallu_studio import annotation
 from hallu_studio.app.columns import headline_keys
 from hallu_studio.app.inspection import inspect_response
 from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
-from hallu_studio.app.tabs.browse import controls_from_filters, filters_from_controls
+from hallu_studio.app.tabs.browse import controls_from_filters, filters_from_controls, filters_from_ui
 from hallu_studio.model import Score
 from hallu_studio.store import StoreError
 
@@ -85,11 +85,13 @@ def test_facets_views_and_configs(filled):
     store, ids = filled
     facets = store.browse_facets()
     assert facets["models"] == ["probe-a", "probe-b"] and "yes_no" in facets["tasks"]
-    f = filters_from_controls(["probe-a"], [], ["oil"], [], "halfscore.f", None, 0.9, "no", "judges", " cat ",
-                              "halfscore.f", True)
+    f = filters_from_controls(["probe-a"], [], ["oil"], [], {"halfscore.f": [None, 0.9], "emd.total": [1, None]},
+                              "no", "judges", " cat ", "halfscore.f", True)
     assert f["descending"] is False  # lower F is worse
-    assert controls_from_filters(f) == [["probe-a"], [], ["oil"], [], "halfscore.f", None, 0.9, "no", "judges",
-                                        "cat", "halfscore.f", True]
+    bounds = [1.0, None, None, None, None, None, None, 0.9, None, None, None, None]  # EMD min, HalF F max
+    assert controls_from_filters(f) == [["probe-a"], [], ["oil"], [], *bounds, "no", "judges", "cat", "halfscore.f",
+                                        True]
+    assert filters_from_ui(controls_from_filters(f)) == f
     store.save_view("bad oil", f, "ann")
     assert store.get_view("bad oil") == f
     configs = store.score_configs()

@@ -19,7 +19,7 @@ def ctx(store):
 
 
 def _filtered(ctx: AppContext) -> tuple[dict, list[str]]:
-    f = browse.filters_from_controls(["probe-a"], [], [], [], None, None, None, "any", "any", "", "emd.total", True)
+    f = browse.filters_from_controls(["probe-a"], [], [], [], {}, "any", "any", "", "emd.total", True)
     _, ids, _ = browse.query(ctx, f)
     return f, ids
 

@@ -122,7 +122,7 @@ def test_describe_settings_says_value_allowed_values_and_where_each_came_from(tm
     assert not rows["scoring.batch_size"].shapes_scores and rows["llm.model"].shapes_scores
     assert rows["scoring.nli_model"].optional and rows["scoring.trihe_top_k"].kind == "integer"
     assert all(r.help for r in rows.values())
-    assert rows["scoring.trihe_judge"].to_dict()["choices"] == ("embedding", "nli", "llm", "graph")
+    assert rows["scoring.trihe_judge"].to_dict()["choices"] == ("graph", "embedding", "nli", "llm")
 
 
 def test_write_settings_validates_then_edits_the_file_keeping_the_rest(tmp_path):
@@ -137,7 +137,7 @@ def test_write_settings_validates_then_edits_the_file_keeping_the_rest(tmp_path)
     assert settings.db == "/tmp/x.duckdb" and settings.scoring.emd_empty_side == "unit_cost"
     assert load_settings(toml, env={}).to_dict() == settings.to_dict()
     before = toml.read_text()
-    with pytest.raises(ValueError, match="scoring.halfscore_matcher = 'bogus' is not allowed; choose embedding"):
+    with pytest.raises(ValueError, match="scoring.halfscore_matcher = 'bogus' is not allowed; choose graph"):
         write_settings(toml, {"scoring.trihe_judge": "llm", "scoring.halfscore_matcher": "bogus"}, env={})
     with pytest.raises(ValueError, match="unknown setting 'scoring.judge'"):
         write_settings(toml, {"scoring.judge": "llm"}, env={})
@@ -242,3 +242,31 @@ def test_trihe_judges_its_own_extraction_when_it_has_one():
     assert extractor.texts == ["A dog on a sofa.", "A dog on a sofa."]
     assert metric.config()["claims_extractor"] == {"extractor": "fixed"}
     assert TriHEMetric(Judge()).update(item).stats["n_triplets"] == 2.0, "no own extractor: the pipeline's concepts"
+
+
+def test_write_settings_changes_only_the_named_keys_and_keeps_comments(tmp_path):
+    from hallu_studio.config import load_settings, write_settings
+
+    path = tmp_path / "hallu-studio.toml"
+    path.write_text('# my settings\ndb = "mine.duckdb"\n\n[scoring]\n# keep this comment\nextractor = "parser"\n'
+                    'nli_model = "old-nli"\n\n[decoding]\ndtc_alpha = 0.2\n', encoding="utf-8")
+    write_settings(path, {"scoring.trihe_judge": "nli", "scoring.nli_model": None, "scoring.trihe_top_k": 5,
+                          "llm.base_url": "http://localhost:8000/v1", "llm.model": "qwen"}, env={})
+    text = path.read_text(encoding="utf-8")
+    assert "# my settings" in text and "# keep this comment" in text and "dtc_alpha = 0.2" in text
+    s = load_settings(path, env={})
+    assert (s.db, s.scoring.trihe_judge, s.scoring.nli_model, s.scoring.trihe_top_k) == ("mine.duckdb", "nli", None, 5)
+    assert (s.llm.base_url, s.llm.model, s.decoding.dtc_alpha) == ("http://localhost:8000/v1", "qwen", 0.2)
+    with pytest.raises(ValueError, match="unknown setting"):
+        write_settings(path, {"scoring.trihe_jugde": "nli"}, env={})
+
+
+def test_settings_problems_name_each_bad_value():
+    from hallu_studio.config import Settings, settings_problems
+
+    s = Settings()
+    assert settings_problems(s) == []
+    s.scoring.reviser, s.scoring.trihe_top_k, s.scoring.extractor = "magic", 0, "llm"
+    problems = settings_problems(s)
+    assert any("scoring.reviser" in p for p in problems) and any("trihe_top_k" in p for p in problems)
+    assert any("needs the LLM endpoint" in p for p in problems)

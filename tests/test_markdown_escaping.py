@@ -37,6 +37,31 @@ ALLOWED = {
     ("tabs/inspect.py", "o['run_id']"): "a dropdown choice: plain text in Gradio",
     ("tabs/run.py", "spec"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
     ("tabs/run.py", "benchmark"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
+    ("toasts.py", "mistake_text(exc)"): "mistake_text() returns esc() of the message (toasts are HTML)",
+    # Browse's metric cells are HTML in a Dataframe (datatype "html"), escaped with esc(), not Markdown.
+    ("tabs/browse.py", "esc(readable_number(value))"): "a Dataframe HTML cell, escaped with esc()",
+    ("tabs/browse.py", "esc(repr(value))"): "a Dataframe HTML cell's title, escaped with esc()",
+    ("tabs/browse.py", "esc(text)"): "a Dataframe HTML cell, escaped with esc()",
+    ("tabs/browse.py", "esc(why)"): "a Dataframe HTML cell's title, escaped with esc()",
+    ("tabs/browse.py", "reason"): "missing_reason()'s hover text: escaped by _missing_cell with esc()",
+    ("tabs/browse.py", "gaps['undefined'][metric] or 'the metric gives no value here'"):
+        "missing_reason()'s hover text: escaped by _missing_cell with esc()",
+    ("tabs/browse.py", "metric"): "missing_reason()'s hover text: escaped by _missing_cell with esc()",
+    ("tabs/browse.py", "failed[stage]"): "missing_reason()'s hover text: escaped by _missing_cell with esc()",
+    ("tabs/browse.py", "order"): "query(): the title of one of the app's own sort columns (BY_KEY), a constant",
+    ("tabs/browse.py", "max(100, 8 * len(str(c)) + 28)"): "a column width in pixels, a number",
+    ("tabs/settings.py", "key"): "save(): a setting name from the form's own EDITABLE list, a constant",
+    ("tabs/settings.py", "section"): "save(): a settings table name from EDITABLE, a constant",
+    ("tabs/settings.py", "k"): "save(): wrapped in md() as a whole one line below",
+    ("tabs/settings.py", "v"): "save(): wrapped in md() as a whole one line below",
+    # settings_html() builds rows for records_table_html, which escapes every cell.
+    ("tabs/settings.py", "s.scoring.extractor"): "a settings_html row: records_table_html escapes it",
+    ("tabs/settings.py", "s.scoring.reviser"): "a settings_html row: records_table_html escapes it",
+    ("tabs/settings.py", "s.scoring.trihe_judge"): "a settings_html row: records_table_html escapes it",
+    ("tabs/settings.py", "s.scoring.halfscore_matcher"): "a settings_html row: records_table_html escapes it",
+    ("tabs/settings.py", "s.decoding.dtc_alpha"): "a settings_html row: records_table_html escapes it",
+    ("tabs/settings.py", "s.decoding.dtc_gamma"): "a settings_html row: records_table_html escapes it",
+    ("tabs/settings.py", "s.decoding.dtc_lambda"): "a settings_html row: records_table_html escapes it",
 }
 
 

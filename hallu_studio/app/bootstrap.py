@@ -75,7 +75,7 @@ class DemoProgress:
         self._done = self._todo = 0
 
     def step(self, phase: str, todo: int = 0) -> Callable[[int, int], None]:
-        """Enter ``phase`` ("slice" or "rest", ``todo`` responses when known); returns ``score_store``'s ``on_batch``."""
+        """Enter ``phase`` ("slice" or "rest", ``todo`` responses when known); returns ``score_store``'s ``on_progress``."""
         def on_batch(done: int, todo: int) -> None:
             with self._lock:
                 self._phase, self._done, self._todo = phase, done, todo
@@ -111,10 +111,10 @@ def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = 
     built = make_metrics(list(metrics), settings, store, extractor)
     first = stratified_slice(store)
     report = score_store(store, settings, built, progress=False, extractor=extractor, only=first,
-                         on_batch=progress.step("slice", len(first)) if progress else None)
+                         on_progress=progress.step("slice", len(first)) if progress else None)
     log.info("scoring, first slice of %d responses: %s", len(first), report.summary())
     report = score_store(store, settings, built, progress=True, extractor=extractor,
-                         on_batch=progress.step("rest") if progress else None)
+                         on_progress=progress.step("rest") if progress else None)
     log.info("scoring: %s", report.summary())
 
 

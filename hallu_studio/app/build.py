@@ -37,8 +37,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 ins = inspect.build(ctx)
             with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate"):
                 annotate.build(ctx)
-            with gr.Tab("Study", id="study", elem_id="tab-study"):
-                study.build(ctx)
+            with gr.Tab("Study", id="study", elem_id="tab-study") as study_tab:
+                study.build(ctx, study_tab)
             with gr.Tab("Run", id="run", elem_id="tab-run"):
                 run.build(ctx)
             with gr.Tab("Settings", id="settings", elem_id="tab-settings"):

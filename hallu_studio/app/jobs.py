@@ -1,20 +1,40 @@
-"""One model job at a time: a queue worked by a single thread, with progress and cancel.
+"""One model job at a time: a queue worked by a single thread, with progress, stages and cancel.
 
 The app owns one ``JobQueue`` per process (GPU memory allows one run at a time);
 sessions submit jobs and poll their status. A job is a callable taking a cancel
-event and a progress callback.
+event and a progress callback ``progress(done, total, stage)``; it returns a message,
+or a ``JobResult`` when it knows its final state better than the queue does (a run that
+completed, whose scoring was then cancelled, is still a completed run).
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import queue
 import threading
-import traceback
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
-JobFn = Callable[[threading.Event, Callable[[int, int], None]], str]
+log = logging.getLogger(__name__)
+
+QUEUED, RUNNING, SCORING, COMPLETED, FAILED, CANCELLED = (
+    "queued", "running", "scoring", "completed", "failed", "cancelled")
+ACTIVE = (QUEUED, RUNNING, SCORING)
+FINAL = (COMPLETED, FAILED, CANCELLED)
+
+
+class Progress(Protocol):
+    def __call__(self, done: int, total: int, stage: str = RUNNING) -> None: ...
+
+
+@dataclass(frozen=True)
+class JobResult:
+    status: str  # one of FINAL
+    message: str
+
+
+JobFn = Callable[[threading.Event, Progress], "str | JobResult"]
 
 
 @dataclass
@@ -22,11 +42,25 @@ class Job:
     id: int
     title: str
     fn: JobFn
-    status: str = "queued"  # queued | running | done | failed | cancelled
+    status: str = QUEUED  # queued | running | scoring | completed | failed | cancelled
     done: int = 0
     total: int = 0
     message: str = ""
     cancel: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    def state_text(self) -> str:
+        """The state as a person reads it: "running (cancelling…)" once a cancel was asked for."""
+        return f"{self.status} (cancelling…)" if self.active and self.cancel.is_set() else self.status
+
+    def progress_text(self) -> str:
+        if not self.total:
+            return ""
+        unit = {SCORING: "scored"}.get(self.status, "generated" if self.status == RUNNING else "")
+        return f"{self.done}/{self.total} {unit}".strip()
 
 
 class JobQueue:
@@ -35,7 +69,7 @@ class JobQueue:
     >>> q = JobQueue()
     >>> job = q.submit("noop", lambda cancel, progress: "ok")
     >>> q.wait(job.id, timeout=5).status
-    'done'
+    'completed'
     """
 
     def __init__(self) -> None:
@@ -54,13 +88,15 @@ class JobQueue:
         return job
 
     def cancel(self, job_id: int) -> bool:
-        with self._lock:
+        """Ask a queued, running or scoring job to stop; False when it has already ended."""
+        with self._finished:
             job = self._jobs.get(job_id)
-            if job is None or job.status in ("done", "failed", "cancelled"):
+            if job is None or not job.active:
                 return False
             job.cancel.set()
-            if job.status == "queued":
-                job.status = "cancelled"
+            if job.status == QUEUED:
+                job.status, job.message = CANCELLED, "cancelled before it started"
+                self._finished.notify_all()
             return True
 
     def jobs(self) -> list[Job]:
@@ -69,26 +105,30 @@ class JobQueue:
 
     def wait(self, job_id: int, timeout: float | None = None) -> Job:
         with self._finished:
-            self._finished.wait_for(lambda: self._jobs[job_id].status in ("done", "failed", "cancelled"), timeout)
+            self._finished.wait_for(lambda: self._jobs[job_id].status in FINAL, timeout)
             return self._jobs[job_id]
 
     def _work(self) -> None:
         while True:
             job = self._queue.get()
             with self._lock:
-                if job.status == "cancelled":
+                if job.status == CANCELLED:
                     continue
-                job.status = "running"
+                job.status = RUNNING
 
-            def progress(done: int, total: int, job: Job = job) -> None:
-                job.done, job.total = done, total
+            def progress(done: int, total: int, stage: str = RUNNING, job: Job = job) -> None:
+                with self._lock:
+                    job.done, job.total, job.status = done, total, stage
 
             try:
-                message = job.fn(job.cancel, progress)
-                status = "cancelled" if job.cancel.is_set() else "done"
+                outcome = job.fn(job.cancel, progress)
+                if isinstance(outcome, JobResult):
+                    status, message = outcome.status, outcome.message
+                else:
+                    status, message = (CANCELLED if job.cancel.is_set() else COMPLETED), outcome
             except Exception as exc:  # noqa: BLE001 - a failed job is shown, the worker goes on
-                message, status = f"{type(exc).__name__}: {exc}", "failed"
-                traceback.print_exc()
+                message, status = f"{type(exc).__name__}: {exc}", FAILED
+                log.exception("job %d (%s) failed", job.id, job.title)
             with self._finished:
                 job.status, job.message = status, str(message or "")
                 self._finished.notify_all()

@@ -11,6 +11,7 @@ spans); every metric receives them as ``ScoringItem.mentioned``.
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class ScoreReport:
     failures: list[str] = field(default_factory=list)  # the first few, "response: stage: error"
     concepts_extracted: int = 0
     responses_seen: int = 0
+    stopped_early: bool = False  # cancelled between batches; the rest is scored by a later pass
 
     def note_failure(self, stage: str, where: str, error: str) -> None:
         self.failed[stage] += 1
@@ -60,6 +62,8 @@ class ScoreReport:
         if self.failed:
             stages = ", ".join(f"{k} {v}" for k, v in sorted(self.failed.items()))
             text += f"; FAILED {sum(self.failed.values())} ({stages})"
+        if self.stopped_early:
+            text += "; stopped early (cancelled): the rest is scored by the next scoring pass"
         return text
 
 
@@ -158,13 +162,15 @@ def _score_many(metric: Metric, items: list[ScoringItem]) -> list[ItemResult | B
 def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metric], run_id: str | None = None,
                 progress: bool = True, *, extractor: "ConceptExtractor | None" = None,
                 batch_size: int | None = None, only: Sequence[str] | None = None,
-                on_batch: Callable[[int, int], None] | None = None) -> ScoreReport:
+                on_progress: Callable[[int, int], None] | None = None,
+                cancel: threading.Event | None = None) -> ScoreReport:
     """Score every response (of ``run_id``, or all; or of ``only``) that some metric has not scored yet.
 
     ``metrics`` are names from ``metrics.registry`` or metric objects. Per-item
     failures are recorded in the store (stage ``score:<metric>``) and reported; they
-    never stop the run. ``on_batch(done, total)`` is called after each stored batch
-    with the responses gone through so far and how many this call has to go through.
+    never stop the run. ``on_progress(done, total)`` follows each stored batch with the
+    responses gone through so far and how many this call has to go through; a set ``cancel``
+    stops between batches (what was scored stays, and a later call scores the rest).
     """
     extractor = extractor if extractor is not None else make_extractor(settings, store)
     resolved = _resolve(metrics, settings, store, extractor)
@@ -176,13 +182,16 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     report = ScoreReport()
     size = batch_size or settings.scoring.batch_size
     with tqdm(total=len(todo), desc="scoring", unit="response", disable=not progress) as bar:
-        gone_through = 0
+        finished = 0
         for batch in iter_chunks(todo, size):
+            if cancel is not None and cancel.is_set():
+                report.stopped_early = True
+                break
             _score_batch(store, batch, resolved, keys, done, extractor, concepts_key, report)
             bar.update(len(batch))
-            gone_through += len(batch)
-            if on_batch is not None:
-                on_batch(gone_through, len(todo))
+            finished += len(batch)
+            if on_progress is not None:
+                on_progress(finished, len(todo))
     return report
 
 

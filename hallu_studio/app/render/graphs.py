@@ -38,19 +38,38 @@ _FRAME_CSS = ("<style>body{margin:0;overflow:hidden} center{display:none} .card{
               " #mynetwork{border:0!important}</style>")
 
 
+# Force-directed layout that spreads labelled boxes apart, settled before the first paint; then
+# physics stops (nodes no longer drift under the reader) and the view fits the whole graph.
+_OPTIONS = ('{"physics": {"solver": "forceAtlas2Based", "forceAtlas2Based": {"gravitationalConstant": -60, '
+            '"centralGravity": 0.02, "springLength": 80, "avoidOverlap": 1}, '
+            '"stabilization": {"iterations": 300, "fit": true}, '
+            '"minVelocity": 1}, '
+            '"edges": {"font": {"size": 14, "align": "middle", "strokeWidth": 4}, '
+            '"arrows": {"to": {"scaleFactor": 0.6}}, "smooth": {"type": "continuous"}}, '
+            '"nodes": {"font": {"size": 18}, "margin": 8}, "interaction": {"hover": true}}')
+# The smallest zoom a fitted graph gets: below it, labels are too small to read (pan to see the rest).
+_MIN_SCALE = 0.55
+_FIT_SCRIPT = ("<script>(function () {"
+               " function fit() { network.fit({animation: false});"
+               f" if (network.getScale() < {_MIN_SCALE}) {{ network.moveTo({{scale: {_MIN_SCALE}}}); }} }}"
+               " network.once('stabilizationIterationsDone', function () {"
+               " network.setOptions({physics: {enabled: false}}); fit(); });"
+               " window.addEventListener('resize', fit); fit();"
+               "})();</script>")
+
+
 def _network(height: str) -> Network:
     net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
     net.templateEnv = _template_env(net.template_dir)
-    net.set_options('{"physics": {"stabilization": {"iterations": 200}}, '
-                    '"edges": {"font": {"size": 11, "align": "middle"}, "arrows": {"to": {"scaleFactor": 0.5}}}, '
-                    '"nodes": {"font": {"size": 14}}}')
+    net.set_options(_OPTIONS)
     return net
 
 
 def _html(net: Network) -> str:
     page = net.generate_html()
     page = _CDN_TAGS.sub("", page)
-    return page.replace("<head>", "<head>" + _CSP + _FRAME_CSS, 1)
+    page = page.replace("<head>", "<head>" + _CSP + _FRAME_CSS, 1)
+    return page.replace("</body>", _FIT_SCRIPT + "</body>", 1)
 
 
 def _tooltip(*lines: str) -> str:
@@ -58,7 +77,7 @@ def _tooltip(*lines: str) -> str:
     return esc("\n".join(lines))
 
 
-def scene_graph_html(graph: SceneGraph, height: str = "370px") -> str:
+def scene_graph_html(graph: SceneGraph, height: str = "450px") -> str:
     """A full HTML page drawing the reference scene graph (attributes in the node tooltip)."""
     net = _network(height)
     for o in graph.objects:
@@ -129,7 +148,7 @@ def concept_verdicts(concepts: dict[str, Any] | None, trihe: dict[str, Any] | No
 
 
 def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None = None,
-                       halfscore: dict[str, Any] | None = None, height: str = "370px") -> str:
+                       halfscore: dict[str, Any] | None = None, height: str = "450px") -> str:
     """A full HTML page drawing the response's concepts, nodes and edges coloured by verdict."""
     node_verdicts, edge_verdicts = concept_verdicts(concepts, trihe, halfscore)
     attributes: dict[str, list[str]] = {}
@@ -156,7 +175,7 @@ def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | 
     return _html(net)
 
 
-def graph_iframe(page: str | None, height: int = 380, title: str = "graph", empty: str = "no graph") -> str:
+def graph_iframe(page: str | None, height: int = 460, title: str = "graph", empty: str = "no graph") -> str:
     """The page in an ``<iframe srcdoc>`` sandboxed to scripts only (no same-origin, no top navigation)."""
     if not page:
         return empty_note(empty)

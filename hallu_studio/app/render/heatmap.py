@@ -52,9 +52,21 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
     if len(rows) > _MAX_SIDE or len(cols) > _MAX_SIDE:
         note = empty_note(f"showing {len(cut_rows)} of {len(rows)} response and {len(cut_cols)} of {len(cols)} "
                           "reference concepts")
-    return (f'<h4>{esc(name)}</h4><div class="hs-scroll" style="overflow-x:auto;max-width:100%">'
-            f'<table class="hs-heatmap"><thead><tr><th>response \\ reference</th>{head}'
+    # The table scrolls inside its own box (both ways), so a wide plan never spills out of the panel.
+    return (f'<h4>{esc(name)}</h4>{_legend(peak)}'
+            f'<p class="hs-heatmap-axes">rows: concepts of the response · columns: concepts of the reference · '
+            f'cell text: ground cost</p>'
+            f'<div class="hs-scroll" style="overflow:auto;max-width:100%;max-height:420px">'
+            f'<table class="hs-heatmap"><thead><tr><th class="hs-corner">response ↓ · reference →</th>{head}'
             f'<th>concept cost</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>{note}')
+
+
+def _legend(peak: float) -> str:
+    """The colour scale: white (no mass moved) to full blue (the plan's largest mass)."""
+    return ('<div class="hs-heatmap-legend" style="display:flex;align-items:center;gap:6px;font-size:0.8em;'
+            'margin:2px 0 4px">mass moved <span>0</span><span style="display:inline-block;width:140px;height:10px;'
+            'border:1px solid #ccc;background:linear-gradient(to right,rgba(40,90,200,0),rgba(40,90,200,1))">'
+            f'</span><span>{fmt_number(peak, 3)}</span></div>')
 
 
 def transport_heatmaps_html(evidence: dict[str, Any] | None, values: dict[str, Any] | None = None) -> str:

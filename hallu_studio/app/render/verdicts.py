@@ -30,11 +30,24 @@ def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
             human_cell = badge(TRIHE_TO_VERDICT.get(human, UNCERTAIN), human) if human else ""
             rows.append(
                 f'<tr><td>{i}</td><td>{esc(" | ".join(str(x) for x in t.get("triplet") or []))}</td>'
-                f'<td>{esc(judge)}</td><td>{badge(TRIHE_TO_VERDICT.get(label, UNCERTAIN), label)}</td>'
+                f'<td>{esc(judge)}</td><td>{_verdict_badge(label)}</td>'
                 f'<td>{fmt_number(t.get("score"))}</td><td class="hs-reason">{esc(t.get("reason"))}</td>'
                 f'<td>{human_cell}</td></tr>')
     return ('<table class="hs-verdicts"><thead><tr><th>#</th><th>triplet</th><th>judge</th><th>verdict</th>'
             '<th>score</th><th>reason</th><th>human</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+
+
+def _verdict_badge(label: str) -> str:
+    """A judge's verdict as a badge; a kind this version does not know ("unverifiable", "inference" from a
+    newer judge) is shown by its own name, amber, and says so on hover rather than failing.
+
+    >>> "title=" in _verdict_badge("unverifiable") and "unverifiable" in _verdict_badge("unverifiable")
+    True
+    """
+    if label in TRIHE_TO_VERDICT:
+        return badge(TRIHE_TO_VERDICT[label], label)
+    note = f"verdict kind {label!r}: not one this view colours, shown as uncertain; the reason says more"
+    return f'<span title="{esc(note)}">{badge(UNCERTAIN, label)}</span>'
 
 
 def _chips(items: Sequence[Any], verdict: str) -> str:

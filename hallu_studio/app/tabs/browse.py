@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import gradio as gr
 import pandas as pd
 
+from ...metrics.registry import METRIC_TASKS, not_applicable_reason
 from ...model import ValidationError
-from ..columns import BY_KEY, HEADLINE_COLUMNS, headline_keys
+from ..columns import BY_KEY, DEFAULT_SORT, HEADLINE_COLUMNS, headline_keys, metric_of
 from ..context import AppContext
 from ..render.palette import esc, md, short_model_label
+from ..render.tables import readable_number
+from ..toasts import Mistake, toast_mistakes
 from ..view_names import check_view_name
 
 PAGE_SIZE = 200
+# The table's fixed columns; the metric columns (those with a value on the page) sit after "task".
+LEADING = ["model", "response", "domain", "task"]
+TRAILING = ["annotated", "judges differ", "human differs", "length", "sample_id", "benchmark", "id"]
 
 
 @dataclass
@@ -29,27 +35,78 @@ class BrowseTab:
     page: gr.Number
 
 
+def ranges_from_bounds(bounds: Sequence[float | None]) -> dict[str, list[float | None]]:
+    """``{column: [low, high]}`` from the (min, max) pair of each headline column, in order; empty pairs dropped.
+
+    >>> ranges_from_bounds([10, None] + [None, None] * 2 + [None, 0.5] + [None, None] * 2)
+    {'emd.total': [10.0, None], 'halfscore.f': [None, 0.5]}
+    """
+    ranges = {}
+    for column, low, high in zip(HEADLINE_COLUMNS, bounds[0::2], bounds[1::2]):
+        if low is not None or high is not None:
+            ranges[column.key] = [None if low is None else float(low), None if high is None else float(high)]
+    return ranges
+
+
 def filters_from_controls(models: list[str] | None, benchmarks: list[str] | None, domains: list[str] | None,
-                          tasks: list[str] | None, range_column: str | None, low: float | None, high: float | None,
+                          tasks: list[str] | None, ranges: dict[str, Sequence[float | None]] | None,
                           annotated: str, disagreement: str, text: str, sort: str | None,
                           worst_first: bool) -> dict[str, Any]:
-    """The store's filter dict (plus the sort) from the Browse controls.
+    """The store's filter dict (plus the sort) from the Browse controls; ``ranges`` may name several metrics.
 
-    >>> filters_from_controls(["m"], [], None, None, "emd.total", 10, None, "no", "any", "", "emd.total", True)["ranges"]
-    {'emd.total': [10.0, None]}
+    >>> filters_from_controls(["m"], [], None, None, {"emd.total": [10, None], "halfscore.f": [None, 0.5]},
+    ...                       "no", "any", "", "emd.total", True)["ranges"]
+    {'emd.total': [10.0, None], 'halfscore.f': [None, 0.5]}
     """
     f: dict[str, Any] = {"models": list(models or []), "benchmarks": list(benchmarks or []),
                          "domains": list(domains or []), "tasks": list(tasks or []),
                          "annotated": {"yes": True, "no": False}.get(annotated),
                          "disagreement": None if disagreement in (None, "", "any") else disagreement,
                          "text": (text or "").strip() or None, "ranges": {}}
-    if range_column and (low is not None or high is not None):
-        f["ranges"][range_column] = [None if low is None else float(low), None if high is None else float(high)]
+    for column, (low, high) in (ranges or {}).items():
+        if low is not None and high is not None and float(low) > float(high):
+            title = BY_KEY[column].title if column in BY_KEY else column
+            raise Mistake(f"{title}: the minimum {low} is above the maximum {high}")
+        if low is not None or high is not None:
+            f["ranges"][column] = [None if low is None else float(low), None if high is None else float(high)]
     f["sort"] = sort or None
     # "Worst first" means descending when higher is worse, ascending when lower is worse.
     column = BY_KEY.get(sort or "")
     f["descending"] = bool(worst_first) == (column.higher_is_worse if column else True)
     return f
+
+
+def filters_from_ui(values: Sequence[Any]) -> dict[str, Any]:
+    """The filter from the controls' values in ``BrowseTab.controls`` order (the range bounds flattened)."""
+    n = 2 * len(HEADLINE_COLUMNS)
+    models, benchmarks, domains, tasks = values[:4]
+    bounds, rest = values[4:4 + n], values[4 + n:]
+    return filters_from_controls(models, benchmarks, domains, tasks, ranges_from_bounds(bounds), *rest)
+
+
+def missing_reason(column: str, sample: Any, gaps: dict[str, Any]) -> tuple[str, str]:
+    """(short text, hover) for an empty metric cell: not applicable, undefined, failed, or not scored yet."""
+    metric = metric_of(column)
+    if metric in METRIC_TASKS and sample is not None:
+        reason = not_applicable_reason(metric, sample)
+        if reason is not None:
+            return "n/a", f"not applicable to this task: {reason}"
+    if metric in gaps.get("undefined", {}):
+        return "undef.", f"undefined: {gaps['undefined'][metric] or 'the metric gives no value here'}"
+    failed = gaps.get("failed", {})
+    for stage in (f"score:{metric}", "score:concepts", "score"):
+        if stage in failed:
+            return "failed", f"failed: {failed[stage]}"
+    return "not yet", "not scored yet (score it from the Run view or `hallu-studio score`)"
+
+
+def _number_cell(value: float) -> str:
+    # the rounded number, the exact one on hover
+    return f'<span class="hs-num" title="{esc(repr(value))}">{esc(readable_number(value))}</span>'
+
+
+def _missing_cell(text: str, why: str) -> str:
+    return f'<span class="hs-missing" title="{esc(why)}">{esc(text)}</span>'
 
 
 def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.DataFrame, list[str], str]:
@@ -60,34 +117,53 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
                                       descending=filters.get("descending", True), limit=PAGE_SIZE, offset=offset)
     ids = ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"),
                                         descending=filters.get("descending", True))
-    present = [c for c in HEADLINE_COLUMNS if any(r.get(c.key) is not None for r in rows)]
+    # a metric the store holds scores of gets its column, so its empty cells can say why they are empty
+    scored = set(ctx.store.browse_facets()["metrics"])
+    present = [c for c in HEADLINE_COLUMNS if metric_of(c.key) in scored or any(r.get(c.key) is not None for r in rows)]
+    gaps = ctx.store.score_gaps([r["id"] for r in rows if any(r.get(c.key) is None for c in present)])
+    samples = ctx.store.get_samples(sorted({r["sample_id"] for r in rows if r["id"] in gaps}))
     records = []
     for r in rows:
         rec = {"model": short_model_label(r["model"], r["synthetic"]), "response": r["text"], "domain": r["domain"],
                "task": r["task"]}
-        rec.update({c.title: r[c.key] for c in present})
+        for c in present:
+            value = r[c.key]
+            rec[c.title] = (_number_cell(value) if value is not None else
+                            _missing_cell(*missing_reason(c.key, samples.get(r["sample_id"]), gaps.get(r["id"], {}))))
         rec.update({"annotated": r["annotated"], "judges differ": r["judges_differ"],
                     "human differs": r["human_differs"], "length": r["length"], "sample_id": r["sample_id"],
                     "benchmark": r["benchmark"], "id": r["id"]})
         records.append(rec)
-    columns = ["model", "response", "domain", "task", *[c.title for c in present], "annotated", "judges differ",
-               "human differs", "length", "sample_id", "benchmark", "id"]
+    columns = [*LEADING, *[c.title for c in present], *TRAILING]
     frame = pd.DataFrame(records, columns=columns)
     shown = f"{offset + 1}–{offset + len(rows)}" if rows else "none"
-    status = f"{len(ids)} responses match; showing {shown} (page {offset // PAGE_SIZE + 1}). Click a row to inspect it."
+    order = BY_KEY[filters["sort"]].title if filters.get("sort") in BY_KEY else "store order"
+    status = (f"{len(ids)} responses match; showing {shown} (page {offset // PAGE_SIZE + 1}), "
+              f"sorted by {order}. Hover an empty cell for why it is empty; click a row to inspect it.")
     return frame, ids[:], status
 
 
+def table_update(frame: pd.DataFrame) -> Any:
+    """The Dataframe value with the metric columns rendered as HTML (rounded number, reason on hover)."""
+    html_columns = set(frame.columns) - set(LEADING) - set(TRAILING)
+    widths = {"model": "170px", "response": "360px", "domain": "90px", "task": "80px"}
+    return gr.Dataframe(value=frame, datatype=["html" if c in html_columns else "str" for c in frame.columns],
+                        column_widths=[widths.get(c, f"{max(100, 8 * len(str(c)) + 28)}px") for c in frame.columns])
+
+
 def controls_from_filters(filters: dict[str, Any]) -> list[Any]:
-    """The control values that reproduce a saved filter (the inverse of ``filters_from_controls``)."""
+    """The control values that reproduce a saved filter (the inverse of ``filters_from_ui``)."""
     ranges = filters.get("ranges") or {}
-    column, (low, high) = next(iter(ranges.items()), (None, (None, None)))
+    bounds: list[Any] = []
+    for column in HEADLINE_COLUMNS:
+        low, high = ranges.get(column.key) or (None, None)
+        bounds += [low, high]
     annotated = {True: "yes", False: "no"}.get(filters.get("annotated"), "any")
     sort = filters.get("sort")
     col = BY_KEY.get(sort or "")
     worst = bool(filters.get("descending", True)) == (col.higher_is_worse if col else True)
     return [filters.get("models") or [], filters.get("benchmarks") or [], filters.get("domains") or [],
-            filters.get("tasks") or [], column, low, high, annotated, filters.get("disagreement") or "any",
+            filters.get("tasks") or [], *bounds, annotated, filters.get("disagreement") or "any",
             filters.get("text") or "", sort, worst]
 
 
@@ -99,16 +175,22 @@ def build(ctx: AppContext) -> BrowseTab:
         benchmarks = gr.Dropdown(facets["benchmarks"], multiselect=True, label="benchmark")
         domains = gr.Dropdown(facets["domains"], multiselect=True, label="domain")
         tasks = gr.Dropdown(facets["tasks"], multiselect=True, label="task")
+    bounds: list[gr.Number] = []
+    with gr.Accordion("metric ranges (set any number at once; empty: no limit)", open=False,
+                      elem_id="browse-ranges"):
+        with gr.Row():
+            for c in HEADLINE_COLUMNS:
+                with gr.Column(min_width=150):
+                    slug = c.key.replace(".", "-")
+                    bounds.append(gr.Number(label=f"{c.title} min", value=None, elem_id=f"browse-min-{slug}"))
+                    bounds.append(gr.Number(label=f"{c.title} max", value=None, elem_id=f"browse-max-{slug}"))
     with gr.Row():
-        range_column = gr.Dropdown(metric_choices, value=None, label="metric range on")
-        low = gr.Number(label="min", value=None)
-        high = gr.Number(label="max", value=None)
         annotated = gr.Radio(["any", "yes", "no"], value="any", label="annotated")
         disagreement = gr.Radio([("any", "any"), ("between judges", "judges"), ("judge vs human", "judge_human")],
                                 value="any", label="disagreement")
-    with gr.Row():
         text = gr.Textbox(label="response contains", scale=2)
-        sort = gr.Dropdown(metric_choices, value="emd.total", label="sort by")
+    with gr.Row():
+        sort = gr.Dropdown(metric_choices, value=DEFAULT_SORT, label="sort by", elem_id="browse-sort")
         worst_first = gr.Checkbox(value=True, label="worst first")
         apply_btn = gr.Button("apply", variant="primary", elem_id="browse-apply")
     with gr.Row():
@@ -123,22 +205,24 @@ def build(ctx: AppContext) -> BrowseTab:
     table = gr.Dataframe(interactive=False, wrap=False, elem_id="browse-table", max_height=520)
     ids = gr.State([])
     filters = gr.State({})
-    controls = [models, benchmarks, domains, tasks, range_column, low, high, annotated, disagreement, text, sort,
-                worst_first]
+    controls = [models, benchmarks, domains, tasks, *bounds, annotated, disagreement, text, sort, worst_first]
 
+    @toast_mistakes(5)
     def apply(*values: Any) -> list[Any]:
-        f = filters_from_controls(*values)
+        f = filters_from_ui(values)
         frame, row_ids, message = query(ctx, f)
-        return [frame, row_ids, f, message, 1]
+        return [table_update(frame), row_ids, f, message, 1]
 
     apply_btn.click(apply, controls, [table, ids, filters, status, page], api_name="browse")
 
+    @toast_mistakes(2)
     def show_page(f: dict[str, Any], number: float | None) -> list[Any]:
         frame, _, message = query(ctx, f or default_filters(), int(number or 1))
-        return [frame, message]
+        return [table_update(frame), message]
 
     page_btn.click(show_page, [filters, page], [table, status], api_visibility="private")
 
+    @toast_mistakes(2)
     def save(name: str, f: dict[str, Any], request: gr.Request) -> list[Any]:
         try:
             name = check_view_name(name)
@@ -151,20 +235,22 @@ def build(ctx: AppContext) -> BrowseTab:
 
     save_btn.click(save, [view_name, filters], [saved_views, status], api_visibility="private")
 
+    @toast_mistakes(len(controls) + 5)
     def load(name: str | None) -> list[Any]:
         saved = ctx.store.get_view(name) if name else None
         if saved is None:
-            raise gr.Error(f"no saved view named {esc(repr(name))}")
+            raise Mistake(f"no saved view named {name!r}")
         frame, row_ids, message = query(ctx, saved)
-        return [*controls_from_filters(saved), frame, row_ids, saved, f"view **{md(name)}**: {message}", 1]
+        return [*controls_from_filters(saved), table_update(frame), row_ids, saved,
+                f"view **{md(name)}**: {message}", 1]
 
     load_btn.click(load, [saved_views], [*controls, table, ids, filters, status, page], api_visibility="private")
     return BrowseTab(table, ids, filters, controls, view_name, saved_views, status, page)
 
 
 def default_filters() -> dict[str, Any]:
-    """Everything, worst EMD first."""
-    return filters_from_controls([], [], [], [], None, None, None, "any", "any", "", "emd.total", True)
+    """Everything, the most hallucinated claims first."""
+    return filters_from_controls([], [], [], [], {}, "any", "any", "", DEFAULT_SORT, True)
 
 
 def load_view_or_default(ctx: AppContext, name: str | None) -> list[Any]:
@@ -188,4 +274,4 @@ def load_view_or_default(ctx: AppContext, name: str | None) -> list[Any]:
     values = controls_from_filters(f)
     for i, key in enumerate(("models", "benchmarks", "domains", "tasks")):
         values[i] = gr.update(choices=facets[key], value=values[i])
-    return [*values, frame, row_ids, f, message]
+    return [*values, table_update(frame), row_ids, f, message]

@@ -8,13 +8,13 @@ from typing import Any, Sequence
 import gradio as gr
 
 from ...annotation import PREFERENCE_ASPECTS
-from ...model import ValidationError
 from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
 from ..id_lists import STORE_ORDER
 from ..inspection import InspectPanels, inspect_response
 from ..render.palette import empty_note, esc, md, model_label
+from ..toasts import Mistake, toast_mistakes
 
 
 @dataclass
@@ -110,11 +110,13 @@ def step(ctx: AppContext, nav: dict[str, Any] | None, delta: int) -> list[Any]:
     return show(ctx, nav)
 
 
-def compare_with(ctx: AppContext, other_id: str | None) -> list[str]:
+def compare_with(ctx: AppContext, other_id: str | None) -> list[Any]:
+    """The other response and its verdicts, and the A/B panel shown only while there is a comparison."""
     if not other_id:
-        return ["", ""]
+        return ["", "", gr.update(visible=False), gr.update(visible=False)]
     p = inspect_response(ctx.store, other_id, with_graphs=False)
-    return [p.header + p.response_text, f"<h4>{esc('Tri-HE verdicts')}</h4>{p.triplets}{p.halfscore}"]
+    return [p.header + p.response_text, f"<h4>{esc('the other response: Tri-HE verdicts')}</h4>{p.triplets}"
+            f"{p.halfscore}", gr.update(visible=True), gr.update(visible=True)]
 
 
 def build(ctx: AppContext) -> InspectTab:
@@ -132,35 +134,38 @@ def build(ctx: AppContext) -> InspectTab:
             image = gr.HTML(elem_id="inspect-image")
         with gr.Column(scale=3):
             text = gr.HTML(elem_id="inspect-text")
-        with gr.Column(scale=3, min_width=200):
+        with gr.Column(scale=3, min_width=200, visible=False, elem_id="inspect-compare-column") as compare_column:
             compare_text = gr.HTML(elem_id="inspect-compare")
     with gr.Row():
         with gr.Column():
-            gr.Markdown("**reference scene graph**")
+            gr.Markdown("**reference scene graph** (drag to pan, scroll to zoom)")
             ref_graph = gr.HTML(elem_id="inspect-ref-graph")
         with gr.Column():
             gr.Markdown("**response concept graph** (green supported · red hallucinated · amber uncertain)")
             resp_graph = gr.HTML(elem_id="inspect-resp-graph")
-    with gr.Accordion("Tri-HE triplet verdicts", open=True):
+    # The evidence panels start closed: the page opens on the response, its image and graphs.
+    with gr.Accordion("Tri-HE triplet verdicts", open=False, elem_id="inspect-triplets-panel"):
         triplets = gr.HTML(elem_id="inspect-triplets")
+    with gr.Accordion("EMD transport plans", open=False, elem_id="inspect-emd-panel"):
+        emd = gr.HTML(elem_id="inspect-emd")
+    with gr.Accordion("Evaluate-by-Edit diff", open=False, elem_id="inspect-edit-panel"):
+        edit = gr.HTML(elem_id="inspect-edit")
     with gr.Row():
         with gr.Column():
-            with gr.Accordion("EMD transport plans", open=True):
-                emd = gr.HTML(elem_id="inspect-emd")
-        with gr.Column():
-            with gr.Accordion("Evaluate-by-Edit diff", open=True):
-                edit = gr.HTML(elem_id="inspect-edit")
-            with gr.Accordion("HalFscore", open=True):
+            with gr.Accordion("HalFscore", open=False, elem_id="inspect-halfscore-panel"):
                 halfscore = gr.HTML(elem_id="inspect-halfscore")
-            with gr.Accordion("Reefknot", open=True):
+        with gr.Column():
+            with gr.Accordion("Reefknot", open=False, elem_id="inspect-reefknot-panel"):
                 reefknot = gr.HTML(elem_id="inspect-reefknot")
-            compare_verdicts = gr.HTML()
-    with gr.Row():
-        aspect = gr.Radio(list(PREFERENCE_ASPECTS), value="overall", label="which response is better? aspect")
-        prefer_name = gr.Textbox(label="your annotator name", visible=not ctx.auth_enabled, elem_id="prefer-name")
-        left_btn = gr.Button("left is better", size="sm", elem_id="prefer-left")
-        tie_btn = gr.Button("tie", size="sm", elem_id="prefer-tie")
-        right_btn = gr.Button("right is better", size="sm", elem_id="prefer-right")
+    with gr.Group(visible=False, elem_id="inspect-ab") as ab_panel:
+        compare_verdicts = gr.HTML(elem_id="inspect-compare-verdicts")
+        with gr.Row():
+            aspect = gr.Radio(list(PREFERENCE_ASPECTS), value="overall", label="which response is better? aspect")
+            prefer_name = gr.Textbox(label="your annotator name", visible=not ctx.auth_enabled,
+                                     elem_id="prefer-name")
+            left_btn = gr.Button("left is better", size="sm", elem_id="prefer-left")
+            tie_btn = gr.Button("tie", size="sm", elem_id="prefer-tie")
+            right_btn = gr.Button("right is better", size="sm", elem_id="prefer-right")
         prefer_status = gr.Markdown(elem_id="inspect-prefer-status")
     tab = InspectTab(nav, response_id, position, compare,
                      [header, image, text, ref_graph, resp_graph, emd, edit, triplets, halfscore, reefknot],
@@ -169,20 +174,19 @@ def build(ctx: AppContext) -> InspectTab:
     prev_btn.click(lambda n: step(ctx, n, -1), [nav], tab.outputs, api_name="inspect_previous")
     response_id.submit(lambda n, rid: show(ctx, n, rid.strip()), [nav, response_id], tab.outputs,
                        api_name="inspect")
-    compare.change(lambda other: compare_with(ctx, other), [compare], tab.compare_panels, api_visibility="private")
+    compare.change(lambda other: compare_with(ctx, other), [compare],
+                   [*tab.compare_panels, compare_column, ab_panel], api_visibility="private")
 
     def prefer(left: str, right: str | None, which: str, how: str, typed: str, request: gr.Request) -> str:
+        who = actions.annotator_for(ctx, getattr(request, "username", None), typed)  # before anything else
         if not left or not right:
-            raise gr.Error("put another model's response beside this one first")
-        try:
-            who = actions.annotator_for(ctx, getattr(request, "username", None), typed)
-            winner = {"left": left, "right": right, "tie": "tie"}[which]
-            actions.prefer(ctx, who, left, right, winner, how)
-        except (actions.NotSignedIn, ValidationError) as exc:
-            raise gr.Error(esc(exc)) from exc
+            raise Mistake("put another model's response beside this one first")
+        winner = {"left": left, "right": right, "tie": "tie"}[which]
+        actions.prefer(ctx, who, left, right, winner, how)
         return f"recorded: {md(which)} ({md(how)}) by {md(who)}"
 
     for which, btn in (("left", left_btn), ("tie", tie_btn), ("right", right_btn)):
+        @toast_mistakes(1)
         def on_prefer(left: str, right: str | None, how: str, typed: str, request: gr.Request,
                       which: str = which) -> str:
             return prefer(left, right, which, how, typed, request)

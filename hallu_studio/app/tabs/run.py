@@ -6,13 +6,16 @@ Jobs go through the process's one ``JobQueue``: a second run waits until the fir
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from typing import Any
 
 import gradio as gr
 
 from ...model import TASKS
 from ..context import AppContext
+from ..jobs import COMPLETED, CANCELLED, SCORING, JobResult, Progress
 from ..render import records_table_html
+from ..render.palette import md
+from ..toasts import Mistake, toast_mistakes
 
 DEFAULT_MODELS = ["probe:rate=0.0", "probe:rate=0.3"]
 
@@ -26,30 +29,46 @@ def submit_runs(ctx: AppContext, benchmark: str, tasks: list[str], limit: float 
 
     specs = [m.strip() for m in (models or "").splitlines() if m.strip()]
     if not benchmark:
-        raise gr.Error("choose a benchmark")
+        raise Mistake("choose a benchmark")
     if not specs:
-        raise gr.Error("name at least one model spec (e.g. probe:rate=0.3, transformers:<hub id>)")
-    options = RunOptions(benchmark=benchmark, prompt=prompt.strip() or None, generation=preset,
-                         mitigation=mitigation, tasks=list(tasks) or None,
+        raise Mistake("name at least one model spec (e.g. probe:rate=0.3, transformers:<hub id>)")
+    options = RunOptions(benchmark=benchmark, prompt=(prompt or "").strip() or None, generation=preset,
+                         mitigation=mitigation, tasks=list(tasks or []) or None,
                          limit=int(limit) if limit else None)
     for spec in specs:
-        def job(cancel: threading.Event, progress: Callable[[int, int], None], spec: str = spec) -> str:
+        def job(cancel: threading.Event, progress: Progress, spec: str = spec) -> JobResult:
             summary = execute_run(ctx.store, make_backend(spec), options, cancel=cancel, progress=False,
                                   on_progress=progress)
-            if metrics and not cancel.is_set():
-                report = score_store(ctx.store, ctx.settings, list(metrics), run_id=summary.run_id, progress=False)
-                return summary.line() + "; " + report.summary()
-            return summary.line()
+            if summary.status == "cancelled":
+                return JobResult(CANCELLED, summary.line())
+            # From here the run is complete: a cancel only stops its scoring, and says so.
+            if not metrics:
+                return JobResult(COMPLETED, summary.line())
+            if cancel.is_set():
+                return JobResult(COMPLETED, summary.line() + "; scoring skipped (cancelled)")
+            progress(0, summary.total, SCORING)
+            report = score_store(ctx.store, ctx.settings, list(metrics), run_id=summary.run_id, progress=False,
+                                 cancel=cancel, on_progress=lambda done, total: progress(done, total, SCORING))
+            return JobResult(COMPLETED, summary.line() + "; " + report.summary())
         ctx.jobs.submit(f"{spec} on {benchmark}", job)
     return f"queued {len(specs)} run(s); they run one at a time"
 
 
 def jobs_table(ctx: AppContext) -> str:
-    rows = [{"job": j.id, "what": j.title, "status": j.status, "progress": f"{j.done}/{j.total}" if j.total else "",
+    rows = [{"job": j.id, "what": j.title, "state": j.state_text(), "progress": j.progress_text(),
              "message": j.message} for j in reversed(ctx.jobs.jobs())]
-    return records_table_html(rows, empty="no jobs yet") + records_table_html(
+    return records_table_html(rows, empty="no jobs yet")
+
+
+def runs_table(ctx: AppContext) -> str:
+    return records_table_html(
         [{k: r[k] for k in ("model", "benchmark", "status", "responses", "failures", "synthetic", "mitigation", "id")}
          for r in ctx.store.list_runs()], empty="no runs in the store")
+
+
+def cancellable(ctx: AppContext) -> list[list[Any]]:
+    """``[id, title, state]`` of each job that can still be cancelled (what the cancel buttons follow)."""
+    return [[j.id, j.title, j.state_text()] for j in ctx.jobs.jobs() if j.active]
 
 
 def build(ctx: AppContext) -> None:
@@ -71,23 +90,45 @@ def build(ctx: AppContext) -> None:
         mitigation = gr.Dropdown(list(MITIGATIONS), value="none", label="mitigation")
         metrics = gr.Dropdown(list(METRIC_NAMES), value=["emd", "trihe"], multiselect=True,
                               label="score with (after the run)")
-    with gr.Row():
-        start = gr.Button("start", variant="primary", elem_id="run-start")
-        job_id = gr.Number(label="job id", precision=0)
-        cancel = gr.Button("cancel job", elem_id="run-cancel")
-    status = gr.Markdown()
+    start = gr.Button("start", variant="primary", elem_id="run-start")
+    status = gr.Markdown(elem_id="run-status")
+    gr.Markdown("**Jobs** — queued → running → scoring → completed (or cancelled / failed); one runs at a time")
+    active = gr.State([])
+
+    @gr.render(inputs=[active])
+    def cancel_buttons(jobs: list[list[Any]]) -> None:
+        for job_id, title, state in jobs:
+            with gr.Row(elem_classes=["hs-job-row"]):
+                gr.Markdown(f"job {int(job_id)} · {md(title)} · **{md(state)}**")
+                button = gr.Button(f"cancel job {int(job_id)}", size="sm", variant="stop", min_width=120,
+                                   elem_id=f"run-cancel-{int(job_id)}", scale=0)
+
+                def on_cancel(job_id: int = int(job_id)) -> list[Any]:
+                    asked = ctx.jobs.cancel(job_id)
+                    line = f"job {int(job_id)}: " + ("cancel asked; it stops at the next batch" if asked
+                                                 else "already ended")
+                    return [line, jobs_table(ctx), cancellable(ctx)]
+
+                button.click(on_cancel, None, [status, table, active], api_visibility="private")
+
     table = gr.HTML(elem_id="run-jobs")
+    gr.Markdown("**Runs in the store**")
+    runs = gr.HTML(elem_id="run-runs")
     timer = gr.Timer(2.0)
     # on page load (not a callable value: Gradio makes that a public, unnamed API endpoint)
-    gr.on(None, lambda: jobs_table(ctx), None, [table], api_visibility="private")
+    gr.on(None, lambda: (jobs_table(ctx), runs_table(ctx), cancellable(ctx)), None, [table, runs, active],
+          api_visibility="private")
 
-    start.click(lambda *a: submit_runs(ctx, *a), [benchmark, tasks, limit, models, prompt, preset, mitigation, metrics],
-                [status], api_visibility="private")
+    @toast_mistakes(4)
+    def on_start(*values: Any) -> list[Any]:
+        return [submit_runs(ctx, *values), jobs_table(ctx), cancellable(ctx), runs_table(ctx)]
 
-    def on_cancel(jid: float | None) -> str:
-        if jid is None:
-            raise gr.Error("give the job id to cancel")
-        return f"job {int(jid)}: " + ("cancelling" if ctx.jobs.cancel(int(jid)) else "not running")
+    start.click(on_start, [benchmark, tasks, limit, models, prompt, preset, mitigation, metrics],
+                [status, table, active, runs], api_visibility="private")
 
-    cancel.click(on_cancel, [job_id], [status], api_visibility="private")
-    timer.tick(lambda: jobs_table(ctx), None, [table], api_visibility="private", show_progress="hidden")
+    def poll(shown: list[list[Any]]) -> list[Any]:
+        now = cancellable(ctx)
+        # the buttons re-render only when the set of cancellable jobs or their states change
+        return [jobs_table(ctx), now if now != shown else gr.skip(), runs_table(ctx)]
+
+    timer.tick(poll, [active], [table, active, runs], api_visibility="private", show_progress="hidden")
