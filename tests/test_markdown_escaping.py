@@ -37,7 +37,6 @@ ALLOWED = {
     ("tabs/inspect.py", "o['run_id']"): "a dropdown choice: plain text in Gradio",
     ("tabs/run.py", "spec"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
     ("tabs/run.py", "benchmark"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
-    ("toasts.py", "mistake_text(exc)"): "mistake_text() returns esc() of the message (toasts are HTML)",
     # Browse's metric cells are HTML in a Dataframe (datatype "html"), escaped with esc(), not Markdown.
     ("tabs/browse.py", "esc(readable_number(value))"): "a Dataframe HTML cell, escaped with esc()",
     ("tabs/browse.py", "esc(repr(value))"): "a Dataframe HTML cell's title, escaped with esc()",
