@@ -174,3 +174,13 @@ def test_active_verbs_keep_their_verb_and_negation_drops_the_relation(ex):
     assert ["car", "parked"] in d["attributes"]
     d = concepts(ex, "The person may not be engaging with the women.")
     assert d["relations"] == []
+
+
+def test_an_article_counts_one_only_in_a_list_that_counts(ex):
+    text = "The image shows a cone, two cylinders, a sphere and a cube."
+    cs = ex.extract_one(text)
+    assert sorted((c.object, c.count) for c in cs.counts) == [("cone", 1), ("cube", 1), ("cylinder", 2), ("sphere", 1)]
+    assert all(text[a:b] in ("a", "two") for a, b in (c.span for c in cs.counts))
+    assert ex.extract_one("A man holds a cup.").counts == []
+    assert [(c.object, c.count) for c in ex.extract_one("It has three levels - a lower level with columns.").counts] \
+        == [("level", 3)]
