@@ -108,14 +108,15 @@ def test_any_text_gives_spans_inside_it(ex):
     from hypothesis import strategies as st
 
     words = st.sampled_from(["a", "the", "red", "dog", "is", "on", "table", ",", ".", "which", "it", "multi-tiered",
-                             "likely", "or", "and", "surrounded", "by", "image", "two", "café", "\n", "'s", "—"])
+                             "likely", "or", "and", "surrounded", "by", "image", "two", "café", "\n", "'s", "—",
+                             "3", "pairs", "of", "glasses", "half", "walking", "probably", "summer", "blue"])
 
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(st.lists(words, max_size=25))
     def check(tokens):
         text = " ".join(tokens)
         cs = ex.extract_one(text)
-        for c in [*cs.objects, *cs.attributes, *cs.relations]:
+        for c in [*cs.objects, *cs.attributes, *cs.relations, *cs.counts]:
             assert c.span is not None and 0 <= c.span[0] < c.span[1] <= len(text)
         assert len({o.name for o in cs.objects}) == len(cs.objects)
 
