@@ -3,8 +3,11 @@
 Quality: precision and recall of objects, attributes, relations and counts on the
 hand-labelled sentences of ``tests/data/extraction_gold.jsonl`` (DCI references and Tri-HE
 gold answers, read from ``../shared/datasets``; see ``hallu_studio.extraction.evaluation``).
+Probe counts: the share of the counts a probe caption states (rate 0.3, all four injection types, on
+the sample benchmark's caption samples) that the extractor reads back with the same object name and
+number; the probe records each count it writes, so this needs no labels.
 Speed: words per second of a fresh ``ParserExtractor`` (spaCy model loaded before timing,
-empty concept cache) on the labelled sentences plus the first ``--captions`` DCI references; the two
+empty concept cache) on the labelled sentences, the first ``--captions`` DCI references and the probe captions; the two
 trees run alternately ``--repeats`` times and the best run of each counts (the machine is shared).
 
 "before" is the parser at ``--before`` (a commit of this repository, exported with
@@ -59,6 +62,25 @@ def _run(tree: Path, texts: list[str]) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _probe_captions() -> tuple[list[str], list[set[tuple[str, int]]]]:
+    """Probe captions of the sample benchmark (rate 0.3, every type) and the counts each one states."""
+    import random
+
+    from hallu_studio.backends.probe import ProbeOptions, describe
+    from hallu_studio.lexicon.forms import normalize_name
+    from hallu_studio.sample.build import build_sample_benchmark
+
+    samples = [s for s in build_sample_benchmark(synthetic_scenes=30, with_variants=False).samples
+               if s.task == "caption"]
+    texts, counts = [], []
+    for s in samples:
+        text, signals = describe(s, ProbeOptions(rate=0.3, seed=1), random.Random(1))
+        texts.append(text)
+        counts.append({(normalize_name(r["concept"][0]), int(r["concept"][1]))
+                       for r in signals["injected"] + signals["stated"] if r["type"] == "count"})
+    return texts, counts
+
+
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
@@ -80,30 +102,35 @@ def main() -> None:
     gold = load_gold(GOLD)
     sentences = resolve(gold, datasets)
     captions = [r["caption"] for r in json.loads((datasets / "halfscore" / "annotation.json").read_text())]
+    probe_texts, probe_counts = _probe_captions()
     texts = sentences + captions[:args.captions]
-    words = sum(len(t.split()) for t in texts)
+    words = sum(len(t.split()) for t in texts + probe_texts)
     n_dci = sum(g.dataset.startswith("halfscore") for g in gold)
     print(f"{len(gold)} hand-labelled sentences ({n_dci} DCI, {len(gold) - n_dci} Tri-HE); "
-          f"speed on {len(texts)} texts, {words} words")
+          f"speed on {len(texts) + len(probe_texts)} texts (with the probe captions), {words} words")
 
     results: dict[str, tuple] = {}
     with tempfile.TemporaryDirectory() as tmp:
         _export(args.before, Path(tmp))
         for _ in range(max(args.repeats, 1)):
             for label, tree in ((f"before ({args.before})", Path(tmp)), ("after (working tree)", ROOT)):
-                out = _run(tree, texts)
-                found = [ConceptSet.from_dict(d) for d in out["sets"][:len(gold)]]
+                out = _run(tree, texts + probe_texts)
+                sets = [ConceptSet.from_dict(d) for d in out["sets"]]
                 speed = max(words / out["seconds"], results[label][1] if label in results else 0.0)
-                results[label] = (score(found, [g.labels for g in gold]), speed)
+                read = [{(c.object, c.count) for c in cs.counts} for cs in sets[len(texts):]]
+                probe_recall = sum(len(said & got) for said, got in zip(probe_counts, read)) / \
+                    max(sum(len(said) for said in probe_counts), 1)
+                results[label] = (score(sets[:len(gold)], [g.labels for g in gold]), speed, probe_recall)
 
-    print(f"\n| extractor | {' | '.join(f'{k} P | {k} R' for k in CONCEPT_TYPES)} | words/s |")
-    print("|---|" + "---|" * (2 * len(CONCEPT_TYPES) + 1))
-    for label, (scores, speed) in results.items():
+    print(f"\n| extractor | {' | '.join(f'{k} P | {k} R' for k in CONCEPT_TYPES)} | probe counts R | words/s |")
+    print("|---|" + "---|" * (2 * len(CONCEPT_TYPES) + 2))
+    for label, (scores, speed, probe_recall) in results.items():
         cells = " | ".join(f"{_fmt(scores[k].precision)} | {_fmt(scores[k].recall)}" for k in CONCEPT_TYPES)
-        print(f"| {label} | {cells} | {speed:,.0f} |")
+        print(f"| {label} | {cells} | {probe_recall:.2f} | {speed:,.0f} |")
     after = next(iter(reversed(results.values())))[0]
     print("\nlabels per type: " + ", ".join(f"{k} {after[k].gold}" for k in CONCEPT_TYPES))
-    (before_speed, after_speed) = [s for _, s in results.values()]
+    print(f"probe counts: {sum(len(c) for c in probe_counts)} in {len(probe_texts)} captions")
+    (before_speed, after_speed) = [r[1] for r in results.values()]
     print(f"speed after / before: {after_speed / before_speed:.2f}")
 
 

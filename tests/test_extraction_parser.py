@@ -118,14 +118,15 @@ def test_any_text_gives_spans_inside_it(ex):
     from hypothesis import strategies as st
 
     words = st.sampled_from(["a", "the", "red", "dog", "is", "on", "table", ",", ".", "which", "it", "multi-tiered",
-                             "likely", "or", "and", "surrounded", "by", "image", "two", "café", "\n", "'s", "—"])
+                             "likely", "or", "and", "surrounded", "by", "image", "two", "café", "\n", "'s", "—",
+                             "3", "pairs", "of", "glasses", "half", "walking", "probably", "summer", "blue"])
 
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(st.lists(words, max_size=25))
     def check(tokens):
         text = " ".join(tokens)
         cs = ex.extract_one(text)
-        for c in [*cs.objects, *cs.attributes, *cs.relations]:
+        for c in [*cs.objects, *cs.attributes, *cs.relations, *cs.counts]:
             assert c.span is not None and 0 <= c.span[0] < c.span[1] <= len(text)
         assert len({o.name for o in cs.objects}) == len(cs.objects)
 
@@ -184,3 +185,13 @@ def test_active_verbs_keep_their_verb_and_negation_drops_the_relation(ex):
     assert ["car", "parked"] in d["attributes"]
     d = concepts(ex, "The person may not be engaging with the women.")
     assert d["relations"] == []
+
+
+def test_an_article_counts_one_only_in_a_list_that_counts(ex):
+    text = "The image shows a cone, two cylinders, a sphere and a cube."
+    cs = ex.extract_one(text)
+    assert sorted((c.object, c.count) for c in cs.counts) == [("cone", 1), ("cube", 1), ("cylinder", 2), ("sphere", 1)]
+    assert all(text[a:b] in ("a", "two") for a, b in (c.span for c in cs.counts))
+    assert ex.extract_one("A man holds a cup.").counts == []
+    assert [(c.object, c.count) for c in ex.extract_one("It has three levels - a lower level with columns.").counts] \
+        == [("level", 3)]

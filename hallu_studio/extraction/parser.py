@@ -24,7 +24,8 @@ repaired here on the same parse:
 
 Number is not an attribute: "two dogs" gives one object ``dog`` (as an LLM lists entity words)
 and a count ``CountConcept("dog", 2)`` whose span is the word "two" alone; "two pairs of
-glasses" counts the glasses, "a pair of glasses" gives no count. Counting words without a
+glasses" counts the glasses, "a pair of glasses" gives no count. "a" counts as one only in a
+list that counts other things ("two dogs, a cat and three birds"). Counting words without a
 number ("several") are dropped. Each concept is reported once per response.
 
 >>> ex = ParserExtractor()
@@ -222,10 +223,13 @@ class ParserExtractor:
                 if c.i not in seen and c.pos_ in ("NOUN", "PROPN"):
                     roots.append(c)
                     seen.add(c.i)
-        # ... and tags some nouns as adjectives ("there is a remote"): a determiner gives them away.
+        # ... and tags some nouns as adjectives ("there is a remote"), or as modifiers of the next item in a
+        # list ("a cone, two cylinders"): a determiner gives them away.
         for token in doc:
-            if token.i not in seen and token.pos_ == "ADJ" and token.dep_ in NOUN_SLOTS and \
-                    any(c.dep_ == "det" for c in token.children):
+            if token.i not in seen and ((token.pos_ == "ADJ" and token.dep_ in NOUN_SLOTS and
+                                         any(c.dep_ == "det" for c in token.children)) or
+                                        (token.pos_ == "NOUN" and token.dep_ == "nmod" and
+                                         token.i > 0 and doc[token.i - 1].pos_ == "DET")):
                 roots.append(token)
                 seen.add(token.i)
                 for c in _conjuncts(token)[1:]:
@@ -481,12 +485,55 @@ def _counts(doc: Any, mentions: list[_Mention]) -> list[CountConcept]:
         # "two pairs of glasses": the number sits on "pairs".
         if root.head.dep_ == "prep" and root.head.lower_ == "of" and root.head.head.lemma_.lower() == "pair":
             counted = root.head.head
-        for child in counted.children:
-            n = count_of(child.text) if child.dep_ == "nummod" else None
-            if n is not None and n > 0:
-                out.append(CountConcept(m.name, n, _char_span([child])))
-                break
+        number = _number_of(counted)
+        if number is not None:
+            out.append(CountConcept(m.name, number[0], _char_span([number[1]])))
+            continue
+        # "two astronauts, a face and two visors": in a list that counts, "a" says one.
+        left = _word_before(root)
+        if left is not None and left.lower_ in ("a", "an") and _in_counting_list(left, root):
+            out.append(CountConcept(m.name, 1, _char_span([left])))
     return out
+
+
+def _number_of(token: Any) -> tuple[int, Any] | None:
+    """The number counting a noun: its "nummod", or (the small model's long lists go astray) a number
+    right before it that counts nothing else."""
+    for child in token.children:
+        n = count_of(child.text) if child.dep_ == "nummod" else None
+        if n is not None and n > 0:
+            return n, child
+    left = _word_before(token)
+    if left is not None and left.pos_ == "NUM" and left.dep_ != "nummod":
+        n = count_of(left.text)
+        if n is not None and n > 0:
+            return n, left
+    return None
+
+
+def _word_before(noun: Any) -> Any | None:
+    """The word before a noun's modifiers ("two" in "two large blue cranes")."""
+    i = noun.i - 1
+    while i >= 0 and (noun.doc[i].dep_ in ("amod", "compound") or noun.doc[i].pos_ == "ADJ"):
+        i -= 1
+    return noun.doc[i] if i >= 0 else None
+
+
+def _in_counting_list(article: Any, noun: Any) -> bool:
+    """Whether a noun sits in a list where another kind is counted: between it and a number there is no
+    verb, preposition or clause break, and the number does not count the same noun ("three levels -
+    a lower level")."""
+    doc = noun.doc
+    for t in noun.sent:
+        if t.i == article.i or t.pos_ != "NUM" or not count_of(t.text):
+            continue
+        lo, hi = sorted((t.i, noun.i))
+        if any(x.pos_ in ("VERB", "AUX", "ADP", "SCONJ", "PRON") or x.text in ".;:-–—" for x in doc[lo + 1:hi]):
+            continue
+        counted = next((x for x in doc[t.i + 1:] if x.pos_ in ("NOUN", "PROPN")), None)
+        if counted is not None and counted.lemma_ != noun.lemma_:
+            return True
+    return False
 
 
 def _has_prep_object(verb: Any) -> bool:
