@@ -40,19 +40,33 @@ def apply_offline_env_defaults() -> None:
 
 @dataclass
 class LLMSettings:
-    """An OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp)."""
+    """An OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp), or several replicas of one.
 
-    base_url: str | None = None  # None: no LLM configured, offline methods are used
+    ``base_url`` is one URL or a list (TOML list; comma-separated in the environment): calls are
+    spread over the replicas (see ``hallu_studio.llm.dispatch``). A try's timeout is
+    ``timeout_s + timeout_per_token_s × (prompt tokens + expected_output_tokens)``, doubled after
+    a timeout; ``concurrency`` is the most calls in flight, lowered while the server is saturated.
+    """
+
+    base_url: str | list[str] | None = None  # None: no LLM configured, offline methods are used
     model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 60.0
+    timeout_per_token_s: float = 0.02
+    expected_output_tokens: int = 256
     max_retries: int = 4
     concurrency: int = 8
     temperature: float = 0.0
 
     @property
+    def base_urls(self) -> list[str]:
+        from .llm.dispatch import parse_base_urls
+
+        return parse_base_urls(self.base_url)
+
+    @property
     def configured(self) -> bool:
-        return bool(self.base_url and self.model)
+        return bool(self.base_urls and self.model)
 
     def api_key(self) -> str:
         # Local servers accept any key; the client library insists on one.
@@ -100,9 +114,12 @@ class Settings:
 
         ``batch_size`` only says how the work is chunked into transactions, never a number:
         it is left out, so a resumed run with another batch size continues the same scores.
+        The LLM counts by its model name, not by where it is served: one replica or eight of the
+        same model give the same scores (and share cached answers). The None stands where the URL
+        once was, so that the keys of scores made without an LLM stay what they were.
         """
         shaping = {k: v for k, v in dataclasses.asdict(self.scoring).items() if k != "batch_size"}
-        return content_key(shaping, self.llm.model, self.llm.base_url, *parts)[:16]
+        return content_key(shaping, self.llm.model, None, *parts)[:16]
 
 
 _ENV_MAP: dict[str, tuple[str, str, type]] = {

@@ -120,7 +120,7 @@ def test_llm_matcher_uses_a8_lists(store):
             return "Incorrect Serial Numbers: 2"
         return "Analysis: lamp is missing.\nIncorrect Serial Numbers: 3"
 
-    with FakeChatServer([("by_content", answer)]) as server:
+    with FakeChatServer([("by_content", answer)], plain_text_only=True) as server:
         client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
         metric = HalFscoreMetric(LLMConceptMatcher(client))
         r = metric.update(ScoringItem("r", "t", SAMPLE, mentioned=concepts(objects=["cat", "dog"])))
@@ -131,7 +131,7 @@ def test_llm_matcher_uses_a8_lists(store):
 
 
 def test_llm_matcher_unusable_answer_is_a_typed_error():
-    with FakeChatServer([("ok", "I am not sure.")]) as server:
+    with FakeChatServer([("ok", "I am not sure.")], plain_text_only=True) as server:
         client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), None, backoff_s=0.01)
         with pytest.raises(LLMError, match="not usable"):
             LLMConceptMatcher(client).match([Concept("object", ("cat",))], [Concept("object", ("cat",))])

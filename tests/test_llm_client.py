@@ -14,7 +14,7 @@ MSG = [{"role": "user", "content": "hello"}]
 def make_client(server: FakeChatServer, store=None, *, retries: int = 3, timeout: float = 5.0,
                 concurrency: int = 4) -> LLMClient:
     settings = LLMSettings(base_url=server.base_url, model="fake", timeout_s=timeout, max_retries=retries,
-                           concurrency=concurrency)
+                           concurrency=concurrency, timeout_per_token_s=0.0)
     return LLMClient(settings, store, backoff_s=0.01)
 
 
