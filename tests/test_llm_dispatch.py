@@ -170,3 +170,22 @@ def test_score_summary_shows_llm_calls_and_parse_failures():
                   "parse_failures": {"trihe.supported": 1}, "answered_by_kind": {"trihe.supported": 9}}
     text = report.summary()
     assert "LLM 12 calls (2 retried, 0 failed), 0.50 s per answer; parse failures: trihe.supported 1" in text
+
+
+def test_replica_lists_from_toml_env_and_model_spec_keep_the_score_key(tmp_path):
+    from hallu_studio.backends import make_backend
+    from hallu_studio.config import Settings, load_settings
+
+    toml = tmp_path / "hs.toml"
+    toml.write_text('[llm]\nmodel = "m"\nbase_url = ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1/"]\n')
+    from_toml = load_settings(toml, env={})
+    assert from_toml.llm.base_urls == ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1"]
+    from_env = load_settings(None, env={"HALLU_STUDIO_CONFIG": str(tmp_path / "none.toml"),
+                                        "HALLU_STUDIO_LLM_MODEL": "m",
+                                        "HALLU_STUDIO_LLM_BASE_URL": "http://127.0.0.1:8001/v1,http://127.0.0.1:8002/v1"})
+    assert from_env.llm.base_urls == from_toml.llm.base_urls
+    one = Settings()
+    one.llm.model, one.llm.base_url = "m", "http://127.0.0.1:8001/v1"
+    assert one.scoring_key("trihe") == from_toml.scoring_key("trihe") == from_env.scoring_key("trihe")
+    backend = make_backend("openai:m@http://127.0.0.1:8001/v1,http://127.0.0.1:8002/v1")
+    assert backend.base_urls == from_toml.llm.base_urls
