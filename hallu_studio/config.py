@@ -88,6 +88,13 @@ class ScoringSettings:
     halfscore_match_threshold: float = 0.7
     batch_size: int = 64
 
+    @property
+    def embedding_identity(self) -> str:
+        """The embedding model as scores name it: a served one without its URLs (see ``embedding.py``)."""
+        from .embedding import embedding_identity
+
+        return embedding_identity(self.embedding_model)
+
 
 @dataclass
 class DecodingSettings:
@@ -119,6 +126,7 @@ class Settings:
         once was, so that the keys of scores made without an LLM stay what they were.
         """
         shaping = {k: v for k, v in dataclasses.asdict(self.scoring).items() if k != "batch_size"}
+        shaping["embedding_model"] = self.scoring.embedding_identity  # likewise for a served embedding model
         return content_key(shaping, self.llm.model, None, *parts)[:16]
 
 

@@ -8,7 +8,8 @@ else answer ``text``) or ``("by_content", fn)`` (answer ``fn(last user message)`
 from a server without structured output (the step is not used up). ``capacity=N``: a request
 beyond N in flight gets a 429 at once. ``slots=N``: requests beyond N wait for a free slot
 (llama.cpp's queue; ``slots=1`` is a one-slot server). ``kill()``: the server dies, dropping the
-connections it is answering and refusing new ones.
+connections it is answering and refusing new ones. ``embed=fn``: ``/v1/embeddings`` answers
+``fn(list of texts)`` (a list of vectors); ``embedding_inputs`` records each call's texts.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ def completion_body(text: str | None) -> dict[str, Any]:
 
 class FakeChatServer:
     def __init__(self, script: list[tuple[Any, ...]], *, plain_text_only: bool = False, capacity: int | None = None,
-                 slots: int | None = None) -> None:
+                 slots: int | None = None, embed: Any = None) -> None:
         self.script = list(script)
+        self.embed = embed
+        self.embedding_inputs: list[list[str]] = []
         self.plain_text_only = plain_text_only
         self.capacity = capacity
         self.rejected = 0  # 429s for being over capacity
@@ -50,6 +53,15 @@ class FakeChatServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
                 payload = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.endswith("/embeddings") and server.embed is not None:
+                    texts = payload["input"] if isinstance(payload["input"], list) else [payload["input"]]
+                    with server._lock:
+                        server.embedding_inputs.append(texts)
+                    data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
+                            for i, v in enumerate(server.embed(texts))]
+                    self._send(200, json.dumps({"object": "list", "data": data[::-1], "model": payload["model"],
+                                                "usage": {"prompt_tokens": 1, "total_tokens": 1}}))
+                    return
                 if server.plain_text_only and "response_format" in payload:
                     with server._lock:
                         server.requests.append(payload)

@@ -29,8 +29,9 @@ import asyncio
 import json
 import logging
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import openai
 
@@ -263,7 +264,7 @@ class LLMClient:
                                                          or "answer", "schema": json_schema, "strict": True}}
         with self._lock:
             self.calls += 1
-        try:
+        with _classified(namespace):
             try:
                 resp = self._clients[url].chat.completions.create(**kwargs)
             except openai.BadRequestError as exc:
@@ -279,20 +280,6 @@ class LLMClient:
                 structured = False
                 kwargs.pop("response_format")
                 resp = self._clients[url].chat.completions.create(**kwargs)
-        except openai.APITimeoutError as exc:
-            raise Overloaded(f"APITimeoutError: {exc}", timed_out=True) from exc
-        except openai.RateLimitError as exc:
-            raise Overloaded(f"RateLimitError: {exc}", retry_after=_retry_after(exc)) from exc
-        except openai.APIConnectionError as exc:
-            raise ReplicaDown(f"APIConnectionError: {exc}") from exc
-        except openai.APIResponseValidationError as exc:
-            raise Retryable(f"APIResponseValidationError: {exc}") from exc
-        except openai.APIStatusError as exc:
-            if (_status(exc) or 0) >= 500:
-                raise ReplicaDown(f"{type(exc).__name__}: {exc}") from exc
-            raise LLMError(f"{namespace}: the LLM server refused the request (HTTP {_status(exc)}): {exc}") from exc
-        except ValueError as exc:  # the library could not decode the body
-            raise Retryable(f"malformed response body: {exc}") from exc
         try:
             text = _answer_text(resp)
         except ValueError as exc:  # a body that is not the chat-completion JSON
@@ -300,6 +287,55 @@ class LLMClient:
         if not text.strip():
             raise LLMError(f"{namespace}: the model returned an empty answer")
         return text, structured
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> list[list[float]]:
+        """Embeddings of ``texts`` from the server's ``/v1/embeddings``, ``batch_size`` texts per call.
+
+        Not cached here: ``hallu_studio.embedding.Embedder`` caches each phrase's vector in the store.
+        """
+        out: list[list[float]] = []
+        for start in range(0, len(texts), max(1, batch_size)):
+            batch = list(texts[start:start + max(1, batch_size)])
+            timeout = request_timeout(self.settings.timeout_s, self.settings.timeout_per_token_s,
+                                      sum(len(t) for t in batch), 0)
+
+            def attempt(url: str, t: float, batch: list[str] = batch) -> list[list[float]]:
+                with self._lock:
+                    self.calls += 1
+                with _classified("embeddings"):
+                    resp = self._clients[url].embeddings.create(model=str(self.settings.model), input=batch,
+                                                                timeout=t)
+                rows = sorted(getattr(resp, "data", None) or [], key=lambda d: d.index)
+                if len(rows) != len(batch):
+                    raise Retryable(f"the server sent {len(rows)} embeddings for {len(batch)} texts")
+                return [list(map(float, d.embedding)) for d in rows]
+
+            try:
+                out += self.dispatcher.call(attempt, timeout_s=timeout, what="embeddings: the call")
+            except GaveUp as exc:
+                raise LLMError(str(exc)) from exc.last
+        return out
+
+
+@contextmanager
+def _classified(namespace: str) -> Iterator[None]:
+    """The OpenAI library's errors as the dispatcher's retry classes (or a final ``LLMError``)."""
+    try:
+        yield
+    except openai.APITimeoutError as exc:
+        raise Overloaded(f"APITimeoutError: {exc}", timed_out=True) from exc
+    except openai.RateLimitError as exc:
+        raise Overloaded(f"RateLimitError: {exc}", retry_after=_retry_after(exc)) from exc
+    except openai.APIConnectionError as exc:
+        raise ReplicaDown(f"APIConnectionError: {exc}") from exc
+    except openai.APIResponseValidationError as exc:
+        raise Retryable(f"APIResponseValidationError: {exc}") from exc
+    except openai.APIStatusError as exc:
+        if (_status(exc) or 0) >= 500:
+            raise ReplicaDown(f"{type(exc).__name__}: {exc}") from exc
+        raise LLMError(f"{namespace}: the LLM server refused the request (HTTP {_status(exc)}): {exc}") from exc
+    except ValueError as exc:  # the library could not decode the body
+        raise Retryable(f"malformed response body: {exc}") from exc
 
 
 def _answer_text(resp: Any) -> str:

@@ -314,7 +314,7 @@ class HalFscoreMetric:
 
                 encoder = Embedder(sc.embedding_model, store=store, batch_size=sc.batch_size)
             built = EmbeddingConceptMatcher(encoder, threshold=sc.halfscore_match_threshold,
-                                            model_name=sc.embedding_model)
+                                            model_name=sc.embedding_identity)
         elif matcher == "llm":
             from ..llm import LLMClient
 

@@ -128,7 +128,7 @@ def _build_halfscore(cls: type, parts: _Parts) -> Any:
 
     sc = parts.settings.scoring
     return cls(EmbeddingConceptMatcher(parts.embedder(), threshold=sc.halfscore_match_threshold,
-                                       model_name=sc.embedding_model))
+                                       model_name=sc.embedding_identity))
 
 
 def _build_reefknot(cls: type, parts: _Parts) -> Any:
