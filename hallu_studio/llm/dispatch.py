@@ -9,8 +9,10 @@ The one home of how HalluStudio talks to servers under load, shared by the LLM c
   to the configured level.
 - **Timeouts grow with the work**: ``timeout = base_s + per_token_s × (prompt_tokens +
   output_tokens)``, prompt tokens estimated as characters / 4 and output tokens the call's
-  ``max_tokens`` (or its kind's expected length); a call that timed out is retried with twice
-  its timeout, so a slow server is waited for rather than asked again and again.
+  ``max_tokens`` (or its kind's expected length). A call that timed out is retried with twice
+  its timeout, and every later call waits twice as long too (up to 16×; easing back while
+  answers come quickly), so a slow or queueing server is waited for rather than asked again
+  and again.
 - **Replicas**: each call goes to the healthy replica with the fewest calls in flight (ties in
   turn). A replica that drops the connection or answers 5xx is rested (1 s, doubling per failure
   in a row, at most 60 s) while the others take the load, then tried again.
@@ -37,6 +39,7 @@ T = TypeVar("T")
 CHARS_PER_TOKEN = 4  # a rough, tokenizer-free estimate; it only sizes timeouts
 REST_BASE_S = 1.0
 REST_MAX_S = 60.0
+MAX_TIMEOUT_SCALE = 16.0
 
 
 class Overloaded(RuntimeError):
@@ -257,6 +260,11 @@ class Dispatcher:
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
         self.stats = CallStats()
+        # Every call's timeout is multiplied by this: doubled when a call times out, so that the
+        # calls after it wait as long as the queue now is (not only its own retry); it eases back
+        # toward 1 while answers come well within their timeout.
+        self.timeout_scale = 1.0
+        self._scale_lock = threading.Lock()
         self._in_flight = 0
 
     def postfix(self) -> dict[str, Any]:
@@ -272,6 +280,7 @@ class Dispatcher:
         """
         tries = max(1, self.max_retries + 1)
         last: BaseException | None = None
+        own_scale = 1.0  # this call's: doubled at each of its timeouts
         for n in range(tries):
             if n:
                 self.stats.add(retried=1)
@@ -283,13 +292,16 @@ class Dispatcher:
             url = self.replicas.pick()
             outcome, healthy = "other", None
             self.stats.add(calls=1)
+            scale = max(own_scale, self.timeout_scale)
             start = time.monotonic()
             try:
-                result = attempt(url, timeout_s)
+                result = attempt(url, timeout_s * scale)
             except Overloaded as exc:
                 last, outcome = exc, "overloaded"
                 if exc.timed_out:
-                    timeout_s *= 2
+                    own_scale = 2 * scale
+                    with self._scale_lock:
+                        self.timeout_scale = min(MAX_TIMEOUT_SCALE, max(self.timeout_scale, own_scale))
             except ReplicaDown as exc:
                 last, healthy = exc, False
             except Retryable as exc:
@@ -299,7 +311,11 @@ class Dispatcher:
                 raise
             else:
                 outcome, healthy = "ok", True
-                self.stats.add(done=1, seconds=time.monotonic() - start)
+                took = time.monotonic() - start
+                self.stats.add(done=1, seconds=took)
+                if took < timeout_s * scale / 4:
+                    with self._scale_lock:
+                        self.timeout_scale = max(1.0, self.timeout_scale * 0.95)
                 return result
             finally:
                 self.replicas.done(url, healthy)
