@@ -25,6 +25,7 @@ failures per call kind, seconds per call) for progress bars and the score summar
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4  # a rough, tokenizer-free estimate; it only sizes timeouts
 REST_BASE_S = 1.0
@@ -320,6 +322,7 @@ class Dispatcher:
             finally:
                 self.replicas.done(url, healthy)
                 self.limit.release(token, outcome)
+            log.warning("%s failed (try %d of %d, %s): %s", what, n + 1, tries, url, last)
         self.stats.add(failed=1)
         raise GaveUp(f"{what} failed after {tries} tries: {last}", last)
 
