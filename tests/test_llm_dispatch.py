@@ -116,15 +116,17 @@ def test_structured_judge_counts_malformed_json_per_kind_and_never_caches_it(sto
         assert len(server.requests) == n + 2  # the broken claim's two questions
 
 
-def test_server_without_response_format_falls_back_and_says_so_once(caplog):
+@pytest.mark.parametrize("status", [400, 422, 500])
+def test_server_without_response_format_falls_back_and_says_so_once(caplog, status):
     with FakeChatServer([("by_content", lambda c: "Yes." if "Statement triplet: (cat" in c else "No. object2")],
-                        plain_text_only=True) as server:
+                        plain_text_only=status) as server:
         client = _client(server.base_url, concurrency=1)
         with caplog.at_level(logging.WARNING, logger="hallu_studio.llm.client"):
             out = LLMJudge(client).judge([("cat", "on", "sofa"), ("dog", "on", "sofa")], REF)
         assert [j.verdict for j in out] == ["supported", "object"]
         assert sum("rejected response_format" in r.getMessage() for r in caplog.records) == 1
-        assert sum("response_format" in r for r in server.requests) == 1  # asked once, then plain text
+        forms = [r["response_format"]["type"] for r in server.requests if "response_format" in r]
+        assert forms == ["json_schema", "json_object"]  # each form asked once, then plain text
 
 
 def test_timeout_formula_and_replica_rest():

@@ -4,8 +4,8 @@ Each POST to ``/v1/chat/completions`` takes the next step of the script:
 ``("ok", text)``, ``("status", code)``, ``("malformed", body)``, ``("slow", seconds, text)``
 ``("reject_format", text)`` (400 when the request asks for ``response_format``,
 else answer ``text``) or ``("by_content", fn)`` (answer ``fn(last user message)``). When the script runs out, the last step repeats.
-``plain_text_only=True``: every request asking for ``response_format`` gets a 400 naming it, as
-from a server without structured output (the step is not used up). ``capacity=N``: a request
+``plain_text_only=True`` (or an HTTP status): every request asking for ``response_format`` gets a
+400 (that status) naming it, as from a server without structured output (the step is not used up). ``capacity=N``: a request
 beyond N in flight gets a 429 at once. ``slots=N``: requests beyond N wait for a free slot
 (llama.cpp's queue; ``slots=1`` is a one-slot server). ``kill()``: the server dies, dropping the
 connections it is answering and refusing new ones. ``embed=fn``: ``/v1/embeddings`` answers
@@ -29,7 +29,8 @@ def completion_body(text: str | None) -> dict[str, Any]:
 
 
 class FakeChatServer:
-    def __init__(self, script: list[tuple[Any, ...]], *, plain_text_only: bool = False, capacity: int | None = None,
+    def __init__(self, script: list[tuple[Any, ...]], *, plain_text_only: bool | int = False,
+                 capacity: int | None = None,
                  slots: int | None = None, embed: Any = None) -> None:
         self.script = list(script)
         self.embed = embed
@@ -65,7 +66,9 @@ class FakeChatServer:
                 if server.plain_text_only and "response_format" in payload:
                     with server._lock:
                         server.requests.append(payload)
-                    self._send(400, json.dumps({"error": {"message": "response_format is not supported"}}))
+                    code = 400 if server.plain_text_only is True else int(server.plain_text_only)
+                    self._send(code, json.dumps({"error": {"message": "response_format type must be one of "
+                                                                     "'text' or 'json_object'"}}))
                     return
                 with server._lock:
                     if server.capacity is not None and server.in_flight >= server.capacity:

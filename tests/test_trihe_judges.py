@@ -101,8 +101,9 @@ def test_llm_judge_two_questions(store):
         n = len(server.requests)
         plain = [r for r in server.requests if "response_format" not in r]
         assert len(plain) == 5 + 3  # every claim once, the three "no" answers twice
-        # The claims went out side by side, so a few asked for response_format before the first 400 came back.
-        assert 1 <= n - len(plain) <= 5
+        # The claims went out side by side, so a few asked for response_format (in either form) before
+        # the first rejections came back.
+        assert 2 <= n - len(plain) <= 10
         again = judge.judge(claims, JudgeReference(REF.triplets, REF.objects, "Where?", "On the sofa."))
         assert [v.verdict for v in again] == [v.verdict for v in out]
         # Readable answers were cached; the two unreadable ones were not, so they are asked again.

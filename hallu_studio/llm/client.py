@@ -8,8 +8,9 @@ nothing, a prompt change (a new ``prompt_version``) never reuses stale answers, 
 replicas of one model share the cache. Failures, empty and unusable answers are never cached.
 
 Structured output: a call with a ``json_schema`` sends ``response_format`` (a strict JSON
-schema) and parses the answer as JSON strictly. A server that rejects ``response_format``
-(HTTP 400 naming it) is asked in plain text from then on, with the caller's lenient parser
+schema; after a rejection, llama-cpp-python's ``{"type": "json_object", "schema": ...}``) and
+parses the answer as JSON strictly. A server that rejects both forms of ``response_format``
+(an HTTP error naming it: 400, or 422 / 500 from some llama.cpp builds) is asked in plain text from then on, with the caller's lenient parser
 (logged once per client). Unusable answers are counted per call kind (the namespace) in the
 dispatcher's ``CallStats`` and shown in the score summary.
 
@@ -46,7 +47,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Words of a 400 that says the server does not take response_format.
-_FORMAT_WORDS = ("response_format", "json_schema", "structured output")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
+FORMAT_STYLES = ("json_schema", "json_object")
+
+
+def response_format(style: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` asking for JSON that follows ``schema``, in one server family's form."""
+    if style == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+    return {"type": "json_object", "schema": schema}
 
 
 class LLMError(RuntimeError):
@@ -119,7 +128,9 @@ class LLMClient:
         self._clients = {url: client or openai.OpenAI(base_url=url, api_key=settings.api_key(),
                                                       timeout=settings.timeout_s, max_retries=0)
                          for url in settings.base_urls}
-        self.structured_output = True  # cleared when the server rejects response_format
+        # How to ask for JSON following a schema: OpenAI's json_schema form, then llama-cpp-python's
+        # {"type": "json_object", "schema": ...}; None once the server has rejected both.
+        self.format_style: str | None = FORMAT_STYLES[0]
         self._lock = threading.Lock()
         self.calls = 0  # requests this client sent (cache hits excluded); tests and progress read it
 
@@ -210,7 +221,7 @@ class LLMClient:
                   check: Callable[[Any], Any] | None, lenient: Callable[[str], Any] | None) -> tuple[str, Any]:
         if not messages:
             raise LLMError(f"{namespace}: no messages to send")
-        structured = self.structured_output
+        structured = self.format_style is not None
         key = self.cache_key(messages, namespace=namespace, prompt_version=prompt_version,
                              json_schema=json_schema, structured=structured, **params)
         text: str | None = None
@@ -257,36 +268,44 @@ class LLMClient:
                    json_schema: dict[str, Any] | None, params: dict[str, Any]) -> tuple[str, bool]:
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages,
                                   "temperature": self.settings.temperature, "timeout": timeout, **params}
-        structured = json_schema is not None and self.structured_output
-        if structured:
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": namespace.replace(".", "_").replace("-", "_")[:64]
-                                                         or "answer", "schema": json_schema, "strict": True}}
+        name = namespace.replace(".", "_").replace("-", "_")[:64] or "answer"
+        style = self.format_style if json_schema is not None else None
         with self._lock:
             self.calls += 1
         with _classified(namespace):
-            try:
-                resp = self._clients[url].chat.completions.create(**kwargs)
-            except openai.BadRequestError as exc:
-                if not structured or not any(w in str(exc).lower() for w in _FORMAT_WORDS):
-                    raise
-                # The server does not do structured output: ask in plain text and parse leniently.
-                with self._lock:
-                    if self.structured_output:
-                        log.warning("%s: the LLM server rejected response_format (%s); asking in plain text "
-                                    "and parsing leniently from now on", namespace, exc)
-                    self.structured_output = False
-                    self.calls += 1
-                structured = False
-                kwargs.pop("response_format")
-                resp = self._clients[url].chat.completions.create(**kwargs)
+            while True:
+                if style is not None:
+                    kwargs["response_format"] = response_format(style, name, json_schema or {})
+                try:
+                    resp = self._clients[url].chat.completions.create(**kwargs)
+                    break
+                except openai.APIStatusError as exc:
+                    # 400 from most servers; 422 (request validation) or even 500 from some llama.cpp builds.
+                    if style is None or not any(w in str(exc).lower() for w in _FORMAT_WORDS):
+                        raise
+                    style = self._next_style(style, namespace, exc)
+                    kwargs.pop("response_format")
+                    with self._lock:
+                        self.calls += 1
         try:
             text = _answer_text(resp)
         except ValueError as exc:  # a body that is not the chat-completion JSON
             raise Retryable(f"ValueError: {exc}") from exc
         if not text.strip():
             raise LLMError(f"{namespace}: the model returned an empty answer")
-        return text, structured
+        return text, style is not None
+
+    def _next_style(self, rejected: str, namespace: str, exc: BaseException) -> str | None:
+        """The server rejected ``rejected``: the next way to ask (None: plain text), remembered."""
+        following = FORMAT_STYLES[FORMAT_STYLES.index(rejected) + 1:]
+        style = following[0] if following else None
+        with self._lock:
+            if self.format_style == rejected:
+                self.format_style = style
+                if style is None:
+                    log.warning("%s: the LLM server rejected response_format (%s); asking in plain text and "
+                                "parsing leniently from now on", namespace, exc)
+            return self.format_style
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> list[list[float]]:
         """Embeddings of ``texts`` from the server's ``/v1/embeddings``, ``batch_size`` texts per call.
