@@ -191,3 +191,43 @@ def test_replica_lists_from_toml_env_and_model_spec_keep_the_score_key(tmp_path)
     assert one.scoring_key("trihe") == from_toml.scoring_key("trihe") == from_env.scoring_key("trihe")
     backend = make_backend("openai:m@http://127.0.0.1:8001/v1,http://127.0.0.1:8002/v1")
     assert backend.base_urls == from_toml.llm.base_urls
+
+
+class AskingMetric:
+    """A metric that asks the LLM one structured question per response (to test the pipeline's accounting)."""
+
+    name = "asking"
+
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+
+    def config(self):
+        return {}
+
+    def update(self, item):
+        from hallu_studio.metrics.base import ItemResult
+
+        schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+        answer = self.client.complete_checked([{"role": "user", "content": item.response}], namespace="asking.q",
+                                              prompt_version="1", json_schema=schema, check=lambda v: v["answer"])
+        return ItemResult({"n": 1}, {"answer": answer})
+
+
+def test_score_store_reports_the_llm_calls_of_the_pass(store):
+    from hallu_studio.config import Settings
+    from hallu_studio.pipelines.scoring import score_store
+    from test_scoring_pipeline import WordExtractor, _seed
+
+    _seed(store, ["cat mat", "cat dog", "dog BROKEN"])
+    with FakeChatServer([("by_content", lambda c: "not json" if "BROKEN" in c else '{"answer": "ok"}')]) as server:
+        client = _client(server.base_url, store, max_retries=1)
+        report = score_store(store, Settings(), [AskingMetric(client)], progress=False, extractor=WordExtractor())
+        assert report.scored["asking"] == 2 and report.failed["score:asking"] == 1
+        assert report.llm["calls"] == len(server.requests) == 3
+        assert report.llm["parse_failures"] == {"asking.q": 1}
+        assert report.llm["answered_by_kind"] == {"asking.q": 2}
+        assert "LLM 3 calls (0 retried, 0 failed)" in report.summary()
+        assert "parse failures: asking.q 1" in report.summary()
+        # The unreadable answer was not cached: the re-run asks only for it.
+        again = score_store(store, Settings(), [AskingMetric(client)], progress=False, extractor=WordExtractor())
+        assert again.llm["calls"] == 1 and len(server.requests) == 4

@@ -34,22 +34,14 @@ _MAX_REPORTED_FAILURES = 20
 
 
 @dataclass
-class ScoreReport:
-    """What one scoring pass did, per metric."""
+class LLMUsage:
+    """What the LLM calls of a scoring pass did (``hallu_studio.llm.dispatch.stats_since``): calls,
+    retried, failed, seconds, and parse failures and answers per call kind. Empty: no LLM was asked."""
 
-    scored: Counter[str] = field(default_factory=Counter)
-    undefined: Counter[str] = field(default_factory=Counter)  # scored, but the value is undefined
-    not_applicable: Counter[str] = field(default_factory=Counter)
-    failed: Counter[str] = field(default_factory=Counter)
-    failures: list[str] = field(default_factory=list)  # the first few, "response: stage: error"
-    concepts_extracted: int = 0
-    responses_seen: int = 0
-    # What the LLM calls of this pass did (``hallu_studio.llm.dispatch.stats_since``): calls, retried,
-    # failed, seconds, parse failures and answers per call kind. Empty when no LLM was asked.
     llm: dict[str, Any] = field(default_factory=dict)
 
     def llm_summary(self) -> str:
-        """``LLM 12 calls (3 retried, 0 failed), 0.8 s per answer; parse failures: trihe.supported 1``."""
+        """``LLM 12 calls (3 retried, 0 failed), 0.80 s per answer; parse failures: trihe.supported 1``."""
         s = self.llm
         if not s or not (s.get("calls") or s.get("parse_failures")):
             return ""
@@ -59,6 +51,19 @@ class ScoreReport:
         if s.get("parse_failures"):
             text += "; parse failures: " + ", ".join(f"{k} {v}" for k, v in sorted(s["parse_failures"].items()))
         return text
+
+
+@dataclass
+class ScoreReport(LLMUsage):
+    """What one scoring pass did, per metric."""
+
+    scored: Counter[str] = field(default_factory=Counter)
+    undefined: Counter[str] = field(default_factory=Counter)  # scored, but the value is undefined
+    not_applicable: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)  # the first few, "response: stage: error"
+    concepts_extracted: int = 0
+    responses_seen: int = 0
 
     def note_failure(self, stage: str, where: str, error: str) -> None:
         self.failed[stage] += 1
@@ -283,7 +288,7 @@ def _concepts_for(store: "Store", responses: list[Response], extractor: "Concept
 
 
 @dataclass
-class JsonlReport:
+class JsonlReport(LLMUsage):
     lines: int = 0
     scored: int = 0
     errors: list[str] = field(default_factory=list)  # "line N (id X): reason"
@@ -292,6 +297,8 @@ class JsonlReport:
         text = f"{self.scored} of {self.lines} lines scored"
         if self.errors:
             text += f"; {len(self.errors)} problems (see the 'error' / 'errors' fields)"
+        if self.llm_summary():
+            text += f"; {self.llm_summary()}"
         return text
 
 
@@ -326,6 +333,7 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
     extractor = extractor if extractor is not None else make_extractor(settings)
     resolved = _resolve(metrics, settings, None, extractor)
     report = report if report is not None else JsonlReport()
+    llm_before = all_stats()
 
     for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):
         parsed: list[tuple[int, dict[str, Any], Sample, ConceptSet | None]] = []
@@ -378,6 +386,7 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                 out[metric.name] = _jsonl_numbers(metric, score)
                 out["evidence"][metric.name] = score.evidence
         report.scored += sum(1 for line_no, _ in ready if "errors" not in results[line_no])
+        report.llm = stats_since(llm_before, all_stats())
         for line_no, _ in chunk:
             yield results[line_no]
 
