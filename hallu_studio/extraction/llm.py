@@ -2,11 +2,12 @@
 
 VISCON asks for objects first, then the attributes of those objects, then the relations
 between them, each in a plain-text format ("apple, desk"; "clock:antique, gold; wall:stone";
-"cat, on, rug;cat, in front of, fireplace" or NONE). Answers are parsed tolerantly: code fences,
-a leading "Objects:" label, JSON arrays and "none" are all accepted. Tri-HE prints its
-extraction prompt only as an image (Figure 5); the wording here paraphrases its description
-(extract (object, relation, object) triplets from the answer) and asks for JSON via a schema
-where the server supports structured output.
+"cat, on, rug;cat, in front of, fireplace" or NONE). Each step asks for structured output (a
+JSON schema per step, read strictly); a server without it answers in the paper's text formats,
+parsed tolerantly: code fences, a leading "Objects:" label, JSON arrays and "none" are all
+accepted. Tri-HE prints its extraction prompt only as an image (Figure 5); the wording here
+paraphrases its description (extract (object, relation, object) triplets from the answer).
+``extract(texts)`` sends each step's calls for all texts together, so a batch keeps a server busy.
 
 Spans are found by locating the concept words in the response (``spans.find_span``).
 
