@@ -5,8 +5,8 @@ The one home of how HalluStudio talks to servers under load, shared by the LLM c
 
 - **Adaptive concurrency (AIMD)**, as lmms-eval and the OpenAI cookbook's parallel processor do:
   start at the configured level; a timeout or an HTTP 429 halves it (once per "window": calls
-  sent before the last cut do not cut again); ``level`` successes in a row raise it by one, up
-  to the configured level.
+  sent before the last cut do not cut again); answers raise it by one again, quickly up to just
+  below the level that was too much, then slowly (see ``AdaptiveLimit``), up to the configured level.
 - **Timeouts grow with the work**: ``timeout = base_s + per_token_s × (prompt_tokens +
   output_tokens)``, prompt tokens estimated as characters / 4 and output tokens the call's
   ``max_tokens`` (or its kind's expected length). A call that timed out is retried with twice
