@@ -71,20 +71,35 @@ def setting(default: Any, help: str, *, choices: tuple[str, ...] | None = None) 
 
 @dataclass
 class LLMSettings:
-    """An OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp)."""
+    """An OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp), or several replicas of one.
 
-    base_url: str | None = setting(None, "OpenAI-compatible endpoint URL, e.g. http://127.0.0.1:8000/v1; "
-                                         "unset: no LLM, the offline methods are used")
+    ``base_url`` is one URL or a list (TOML list; comma-separated in the environment): calls are
+    spread over the replicas (see ``hallu_studio.llm.dispatch``). A try's timeout is
+    ``timeout_s + timeout_per_token_s × (prompt tokens + expected_output_tokens)``, doubled after
+    a timeout; ``concurrency`` is the most calls in flight, lowered while the server is saturated.
+    """
+
+    base_url: str | list[str] | None = setting(None, "OpenAI-compatible endpoint URL, e.g. http://127.0.0.1:8000/v1, "
+                                                     "or a list of replicas; unset: no LLM, the offline methods are used")
     model: str | None = setting(None, "the served model name")
     api_key_env: str = setting("OPENAI_API_KEY", "name of the environment variable holding the API key")
-    timeout_s: float = setting(60.0, "seconds before one request is given up")
+    timeout_s: float = setting(60.0, "seconds a request may take before its prompt and answer are counted")
+    timeout_per_token_s: float = setting(0.02, "seconds added to a request's timeout per prompt and expected "
+                                               "output token")
+    expected_output_tokens: int = setting(256, "output tokens a request's timeout allows for")
     max_retries: int = setting(4, "extra tries per request, with exponential back-off")
-    concurrency: int = setting(8, "requests in flight at once")
+    concurrency: int = setting(8, "most requests in flight at once (lowered while the server is saturated)")
     temperature: float = setting(0.0, "sampling temperature (0 keeps answers repeatable)")
 
     @property
+    def base_urls(self) -> list[str]:
+        from .llm.dispatch import parse_base_urls
+
+        return parse_base_urls(self.base_url)
+
+    @property
     def configured(self) -> bool:
-        return bool(self.base_url and self.model)
+        return bool(self.base_urls and self.model)
 
     def api_key(self) -> str:
         # Local servers accept any key; the client library insists on one.
@@ -127,6 +142,13 @@ class ScoringSettings:
                                   choices=EMD_EMPTY_SIDE_POLICIES)
     batch_size: int = setting(64, "responses per scoring transaction (not part of any score's config key)")
 
+    @property
+    def embedding_identity(self) -> str:
+        """The embedding model as scores name it: a served one without its URLs (see ``embedding.py``)."""
+        from .embedding import embedding_identity
+
+        return embedding_identity(self.embedding_model)
+
 
 @dataclass
 class DecodingSettings:
@@ -153,9 +175,13 @@ class Settings:
 
         ``batch_size`` only says how the work is chunked into transactions, never a number:
         it is left out, so a resumed run with another batch size continues the same scores.
+        The LLM counts by its model name, not by where it is served: one replica or eight of the
+        same model give the same scores (and share cached answers). The None stands where the URL
+        once was, so that the keys of scores made without an LLM stay what they were.
         """
         shaping = {k: v for k, v in dataclasses.asdict(self.scoring).items() if k != "batch_size"}
-        return content_key(shaping, self.llm.model, self.llm.base_url, *parts)[:16]
+        shaping["embedding_model"] = self.scoring.embedding_identity  # likewise for a served embedding model
+        return content_key(shaping, self.llm.model, None, *parts)[:16]
 
 
 _ENV_MAP: dict[str, tuple[str, str, type]] = {
@@ -285,9 +311,9 @@ def settings_problems(settings: Settings) -> list[str]:
             problems.append(f"scoring.{key} must be between 0 and 1, got {value!r}")
     if not isinstance(settings.scoring.trihe_top_k, int) or settings.scoring.trihe_top_k < 1:
         problems.append(f"scoring.trihe_top_k must be a whole number of at least 1, got {settings.scoring.trihe_top_k!r}")
-    url = settings.llm.base_url
-    if url and not str(url).startswith(("http://", "https://")):
-        problems.append(f"llm.base_url must start with http:// or https://, got {url!r}")
+    for url in settings.llm.base_urls:
+        if not url.startswith(("http://", "https://")):
+            problems.append(f"llm.base_url must start with http:// or https://, got {url!r}")
     needs_llm = [f"scoring.{k}" for k in ("extractor", "reviser", "trihe_judge", "halfscore_matcher")
                  if getattr(settings.scoring, k) == "llm"]
     if needs_llm and not settings.llm.configured:

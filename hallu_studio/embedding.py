@@ -1,13 +1,18 @@
-"""Sentence embeddings with a phrase cache.
+"""Sentence embeddings with a phrase cache, from a local model or an embedding server.
 
 Concept phrases repeat a lot across responses ("Object: table"), so every phrase is
 encoded once per model and process (and, given a store, once per store), in batches.
+
+``model`` is a sentence-transformers name or path (default: MiniLM, offline), or
+``openai:<model>@<url>`` (several replicas: ``@<url1>,<url2>``) for any server speaking
+``/v1/embeddings`` (text-embeddings-inference, vLLM, Infinity, llama.cpp, OpenAI). Server
+vectors are normalised here, and cached under ``openai:<model>`` wherever it is served.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -31,6 +36,35 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
+SERVER_PREFIX = "openai:"
+
+
+def server_embedding_spec(name: str) -> tuple[str, list[str]] | None:
+    """``"openai:<model>@<url>[,<url>]"`` -> ``(model, urls)``; None for a local model name.
+
+    >>> server_embedding_spec("openai:BAAI/bge-small-en@http://127.0.0.1:8080/v1")
+    ('BAAI/bge-small-en', ['http://127.0.0.1:8080/v1'])
+    """
+    if not name.startswith(SERVER_PREFIX):
+        return None
+    from .llm.dispatch import parse_base_urls
+
+    model, at, urls = name[len(SERVER_PREFIX):].rpartition("@")
+    if not at or not model or not parse_base_urls(urls):
+        raise ValueError(f"a server embedding model is openai:<model>@<base url>, got {name!r}")
+    return model, parse_base_urls(urls)
+
+
+def embedding_identity(name: str) -> str:
+    """What an embedding model's vectors are known by: a server model without its URLs.
+
+    >>> embedding_identity("openai:m@http://a/v1,http://b/v1"), embedding_identity("all-MiniLM-L6-v2")
+    ('openai:m', 'all-MiniLM-L6-v2')
+    """
+    spec = server_embedding_spec(name)
+    return name if spec is None else SERVER_PREFIX + spec[0]
+
+
 class Embedder:
     """Encode phrases to unit vectors, each distinct phrase once.
 
@@ -41,16 +75,27 @@ class Embedder:
 
     def __init__(self, model: str = DEFAULT_MODEL, *, store: "Store | None" = None, batch_size: int = 64,
                  device: str | None = None) -> None:
-        self.model_name = model
+        self.spec = model
+        self.model_name = embedding_identity(model)  # the store's cache key of these vectors
         self.store = store
         self.batch_size = batch_size
         self.device = device
         self._model = None
+        self._server: Any = None
+        served = server_embedding_spec(model)
+        if served is not None:
+            from .config import LLMSettings
+            from .llm import LLMClient
+
+            self._server = LLMClient(LLMSettings(base_url=served[1], model=served[0]))
+        self._dimension: int | None = None
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
 
     @property
     def model(self):  # noqa: ANN201 - SentenceTransformer, imported lazily (slow import)
+        if self._server is not None:
+            raise ValueError(f"{self.spec} is served: its vectors come from the server, there is no local model")
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
@@ -59,7 +104,20 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        if self._dimension is None:
+            if self._server is not None:
+                self._dimension = len(self._server.embed(["dimension"])[0])
+            else:
+                self._dimension = int(self.model.get_sentence_embedding_dimension())
+        return self._dimension
+
+    def _encode_new(self, texts: list[str]) -> np.ndarray:
+        if self._server is None:
+            return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                     normalize_embeddings=True, show_progress_bar=False)
+        vecs = np.asarray(self._server.embed(texts, batch_size=self.batch_size), dtype=np.float32)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs / np.where(norms > 0, norms, 1.0)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-normalised float32 embeddings, one row per text (cached by text)."""
@@ -70,8 +128,7 @@ class Embedder:
                     self._cache[text] = np.asarray(vec, dtype=np.float32)
                 missing = [t for t in missing if t not in self._cache]
             if missing:
-                vecs = self.model.encode(list(missing), batch_size=self.batch_size, convert_to_numpy=True,
-                                         normalize_embeddings=True, show_progress_bar=False)
+                vecs = self._encode_new(list(missing))
                 new = {t: np.asarray(v, dtype=np.float32) for t, v in zip(missing, vecs)}
                 self._cache.update(new)
                 if self.store is not None and not self.store.read_only:

@@ -115,7 +115,8 @@ def server():
 
 
 def _backend(server, **kw):
-    kw = {"concurrency": 4, "timeout_s": 1.0, "max_retries": 3, "backoff_base_s": 0.01, **kw}
+    kw = {"concurrency": 4, "timeout_s": 1.0, "max_retries": 3, "backoff_base_s": 0.01, "timeout_per_token_s": 0.0,
+          **kw}
     return OpenAIBackend("served-model", server.url, **kw)
 
 
@@ -134,8 +135,14 @@ def test_every_request_ends_as_a_response_or_a_failure(server):
     assert "503" in by["always500 f"].error and "gave up after 3 attempts" in by["always500 f"].error
     assert "malformed" in by["malformed always g"].error
     assert "HTTP 400" in by["bad400 h"].error and server.attempts["bad400 h"] == 1  # not retried
-    assert "Timeout" in by["hang i"].error
+    # A timed-out try is retried with twice the timeout: 0.6 s, 1.2 s, then 2.4 s outlasts the 1.5 s hang.
+    assert by["hang i"].ok and server.attempts["hang i"] == 3
     assert server.attempts["429x2 a"] == 3
+
+
+def test_a_request_that_outlasts_every_timeout_fails_with_it(server):
+    res = _backend(server, max_retries=1, timeout_s=0.3).generate([_req("hang j")])[0]
+    assert "Timeout" in res.error and "gave up after 2 attempts" in res.error
 
 
 def test_request_body_data_url_and_signals(server):

@@ -81,11 +81,30 @@ class FakeLLM:
     def __init__(self):
         self.calls = []
 
-    def complete(self, messages, *, namespace, prompt_version, json_schema=None):
+    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None):
+        """A server without structured output: plain-text answers, read leniently."""
         self.calls.append((namespace, messages))
         if namespace == "edit-queries":
-            return "[BEGIN API]\nGetDescription(<object car_0>)\nGetDescription(<object dog_0>)\n[END API]"
-        return "[Caption]: A blue car is parked on the street."
+            return lenient("[BEGIN API]\nGetDescription(<object car_0>)\nGetDescription(<object dog_0>)\n[END API]")
+        return lenient("[Caption]: A blue car is parked on the street.")
+
+
+class StructuredFakeLLM(FakeLLM):
+    """A server with structured output: JSON answers, read strictly."""
+
+    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None):
+        self.calls.append((namespace, messages))
+        if namespace == "edit-queries":
+            return check({"api_calls": ["GetDescription(<object car_0>)", "GetDescription(<object dog_0>)"]})
+        return check({"caption": "A blue car is parked on the street."})
+
+
+def test_llm_reviser_reads_structured_answers():
+    llm = StructuredFakeLLM()
+    rev = LLMReviser(llm).revise("A red car is parked on the street next to a dog.", GRAPH)
+    assert rev.revised == "A blue car is parked on the street."
+    assert [q["call"] for q in rev.queries] == ["GetDescription(car_0)", "GetDescription(dog_0)"]
+    assert llm.calls[1][1][2]["content"].startswith("[BEGIN API]\nGetDescription(<object car_0>)")
 
 
 def test_llm_reviser_runs_figure_12_two_steps():

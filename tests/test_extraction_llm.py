@@ -1,5 +1,7 @@
 """LLM extraction: VISCON's three steps and Tri-HE triplets through a fake chat client."""
 
+import json
+
 import pytest
 
 from hallu_studio.extraction import LLMExtractor
@@ -7,18 +9,24 @@ from hallu_studio.extraction.llm import parse_attributes, parse_list, parse_rela
 
 
 class FakeLLM:
-    """Answers by step; records every call so tests can check prompts and caching keys."""
+    """Answers by step; records every call so tests can check prompts and caching keys.
+
+    ``structured``: answers are JSON read by the strict reader, as from a server with structured
+    output; otherwise plain text read leniently, as from one without.
+    """
 
     name = "fake"
 
-    def __init__(self, answers):
+    def __init__(self, answers, structured=False):
         self.answers = answers
+        self.structured = structured
         self.calls = []
 
-    def complete(self, messages, *, namespace, prompt_version, json_schema=None):
+    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None):
         self.calls.append({"messages": messages, "namespace": namespace, "prompt_version": prompt_version,
                            "json_schema": json_schema})
-        return self.answers[namespace]
+        answer = self.answers[namespace]
+        return check(json.loads(answer)) if self.structured else lenient(answer)
 
 
 TEXT = "An antique clock hangs on a stone wall."
@@ -37,6 +45,29 @@ def test_viscon_three_steps_in_order_with_objects_passed_on():
     assert TEXT[slice(*cs.objects[0].span)] == "clock"
     assert TEXT[slice(*cs.attributes[1].span)] == "stone wall"
     assert TEXT[slice(*cs.relations[0].span)] == "clock hangs on a stone wall"
+
+
+def test_viscon_structured_answers_are_read_strictly():
+    llm = FakeLLM({"extract-objects": '{"objects": ["clock", "wall"]}',
+                   "extract-attributes": '{"attributes": [{"object": "clock", "attributes": ["antique"]}, '
+                                         '{"object": "wall", "attributes": ["stone"]}]}',
+                   "extract-relations": '{"relations": [{"subject": "clock", "predicate": "hangs on", '
+                                        '"object": "wall"}]}'}, structured=True)
+    cs = LLMExtractor(llm).extract_one(TEXT)
+    assert [c["json_schema"]["required"] for c in llm.calls] == [["objects"], ["attributes"], ["relations"]]
+    assert cs.to_dict() == {"objects": ["clock", "wall"], "attributes": [["clock", "antique"], ["wall", "stone"]],
+                            "relations": [["clock", "hangs on", "wall"]]}
+    # A structured answer of the wrong shape is an error (the client counts it and does not cache it).
+    with pytest.raises(ValueError, match="objects"):
+        LLMExtractor(FakeLLM({"extract-objects": '["clock"]'}, structured=True)).extract_one(TEXT)
+
+
+def test_batch_extraction_goes_step_by_step_over_all_texts():
+    llm = FakeLLM({"extract-objects": "cat", "extract-attributes": "cat:grey", "extract-relations": "NONE"})
+    out = LLMExtractor(llm).extract(["A grey cat.", "", "A grey cat sits."])
+    assert [c["namespace"] for c in llm.calls] == ["extract-objects"] * 2 + ["extract-attributes"] * 2 + [
+        "extract-relations"] * 2
+    assert len(out) == 3 and len(out[1]) == 0 and out[2].to_dict()["attributes"] == [["cat", "grey"]]
 
 
 def test_no_objects_stops_after_the_first_step():

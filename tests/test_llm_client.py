@@ -14,7 +14,7 @@ MSG = [{"role": "user", "content": "hello"}]
 def make_client(server: FakeChatServer, store=None, *, retries: int = 3, timeout: float = 5.0,
                 concurrency: int = 4) -> LLMClient:
     settings = LLMSettings(base_url=server.base_url, model="fake", timeout_s=timeout, max_retries=retries,
-                           concurrency=concurrency)
+                           concurrency=concurrency, timeout_per_token_s=0.0)
     return LLMClient(settings, store, backoff_s=0.01)
 
 
@@ -95,12 +95,13 @@ def test_json_schema_falls_back_to_plain_text_on_400(store):
     with FakeChatServer([("reject_format", '{"v": "yes"}')]) as server:
         client = make_client(server, store)
         assert client.complete_json(MSG, namespace="s", prompt_version="1", json_schema=schema) == {"v": "yes"}
-        assert "response_format" in server.requests[0]
-        assert "response_format" not in server.requests[1]
+        assert server.requests[0]["response_format"]["type"] == "json_schema"
+        assert server.requests[1]["response_format"] == {"type": "json_object", "schema": schema}  # llama-cpp-python's
+        assert "response_format" not in server.requests[2]
         # Later calls skip the rejected structured output straight away.
         client.complete_json([{"role": "user", "content": "again"}], namespace="s", prompt_version="1",
                              json_schema=schema)
-        assert "response_format" not in server.requests[2]
+        assert "response_format" not in server.requests[3]
 
 
 def test_batch_runs_concurrently_and_reports_failures_in_place(store):

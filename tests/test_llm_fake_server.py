@@ -4,6 +4,12 @@ Each POST to ``/v1/chat/completions`` takes the next step of the script:
 ``("ok", text)``, ``("status", code)``, ``("malformed", body)``, ``("slow", seconds, text)``
 ``("reject_format", text)`` (400 when the request asks for ``response_format``,
 else answer ``text``) or ``("by_content", fn)`` (answer ``fn(last user message)``). When the script runs out, the last step repeats.
+``plain_text_only=True`` (or an HTTP status): every request asking for ``response_format`` gets a
+400 (that status) naming it, as from a server without structured output (the step is not used up). ``capacity=N``: a request
+beyond N in flight gets a 429 at once. ``slots=N``: requests beyond N wait for a free slot
+(llama.cpp's queue; ``slots=1`` is a one-slot server). ``kill()``: the server dies, dropping the
+connections it is answering and refusing new ones. ``embed=fn``: ``/v1/embeddings`` answers
+``fn(list of texts)`` (a list of vectors); ``embedding_inputs`` records each call's texts.
 """
 
 from __future__ import annotations
@@ -23,8 +29,18 @@ def completion_body(text: str | None) -> dict[str, Any]:
 
 
 class FakeChatServer:
-    def __init__(self, script: list[tuple[Any, ...]]) -> None:
+    def __init__(self, script: list[tuple[Any, ...]], *, plain_text_only: bool | int = False,
+                 capacity: int | None = None,
+                 slots: int | None = None, embed: Any = None) -> None:
         self.script = list(script)
+        self.embed = embed
+        self.embedding_inputs: list[list[str]] = []
+        self.plain_text_only = plain_text_only
+        self.capacity = capacity
+        self.rejected = 0  # 429s for being over capacity
+        self.answered = 0  # 200s sent
+        self.dead = False
+        self._slots = threading.Semaphore(slots) if slots else None
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests the server was answering at once
@@ -38,13 +54,41 @@ class FakeChatServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
                 payload = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.endswith("/embeddings") and server.embed is not None:
+                    texts = payload["input"] if isinstance(payload["input"], list) else [payload["input"]]
+                    with server._lock:
+                        server.embedding_inputs.append(texts)
+                    data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
+                            for i, v in enumerate(server.embed(texts))]
+                    self._send(200, json.dumps({"object": "list", "data": data[::-1], "model": payload["model"],
+                                                "usage": {"prompt_tokens": 1, "total_tokens": 1}}))
+                    return
+                if server.plain_text_only and "response_format" in payload:
+                    with server._lock:
+                        server.requests.append(payload)
+                    code = 400 if server.plain_text_only is True else int(server.plain_text_only)
+                    self._send(code, json.dumps({"error": {"message": "response_format type must be one of "
+                                                                     "'text' or 'json_object'"}}))
+                    return
                 with server._lock:
-                    server.requests.append(payload)
-                    step = server.script.pop(0) if len(server.script) > 1 else server.script[0]
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    if server.capacity is not None and server.in_flight >= server.capacity:
+                        server.rejected += 1
+                        over = True
+                    else:
+                        over = False
+                        server.requests.append(payload)
+                        step = server.script.pop(0) if len(server.script) > 1 else server.script[0]
+                        server.in_flight += 1
+                        server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                if over:
+                    self._send(429, json.dumps({"error": {"message": "too many requests"}}))
+                    return
                 try:
-                    self._answer(step, payload)
+                    if server._slots is not None:
+                        with server._slots:
+                            self._answer(step, payload)
+                    else:
+                        self._answer(step, payload)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
@@ -72,6 +116,13 @@ class FakeChatServer:
                     raise AssertionError(f"unknown script step {step!r}")
 
             def _send(self, code: int, body: str) -> None:
+                if server.dead:  # drop the connection without an answer
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if code == 200:
+                    with server._lock:
+                        server.answered += 1
                 data = body.encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
@@ -95,6 +146,11 @@ class FakeChatServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if not self.dead:
+            self.kill()
+
+    def kill(self) -> None:
+        self.dead = True
         self.httpd.shutdown()
         self.httpd.server_close()
 

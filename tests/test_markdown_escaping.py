@@ -22,7 +22,7 @@ from pathlib import Path
 APP = Path(__file__).resolve().parents[1] / "hallu_studio" / "app"
 
 MARKDOWN_SAFE = {"md"}
-HTML_SAFE = {"md", "esc", "escape"}  # escape: html.escape
+HTML_SAFE = {"md", "esc", "escape", "mistake_text"}  # escape: html.escape; mistake_text: esc() of a message (app.toasts)
 NUMBERS = {"int", "len", "float", "round"}
 TOAST = {"Error", "Info", "Warning"}
 EVENTS = {"click", "submit", "change", "select", "tick", "load", "input", "blur", "then", "success", "on", "release"}

@@ -99,7 +99,7 @@ class VanishingServer:
 
 
 def _yes(body: dict[str, Any]) -> str:
-    return "Yes."
+    return '{"answer": "yes"}' if "response_format" in body else "Yes."
 
 
 def test_llm_judge_server_vanishes_mid_scoring_then_comes_back(tmp_path):
@@ -128,7 +128,7 @@ def test_llm_judge_server_vanishes_mid_scoring_then_comes_back(tmp_path):
         assert all("LLM" in f["error"] or "Connection" in f["error"] for f in store.list_failures(stage="score:trihe"))
         # only answers the server gave are cached; nothing for the dropped requests
         cached = store.cache_values("trihe.supported")
-        assert len(cached) == len(server.answered) and set(cached.values()) <= {"Yes."}
+        assert len(cached) == len(server.answered) and set(cached.values()) <= {'{"answer": "yes"}'}
 
         server.start(answer_first=10_000)  # back on the same port
         asked_before = len(server.answered)

@@ -1,10 +1,12 @@
 """An OpenAI-compatible chat endpoint: vLLM, SGLang, Ollama, llama.cpp server, OpenAI.
 
-Images travel as data URLs. Requests run concurrently (asyncio + httpx) up to
-``concurrency`` at a time, each with a timeout; 429, 5xx, dropped connections,
-timeouts and malformed bodies are retried with exponential backoff (honouring
-``Retry-After``), other errors fail the item at once. Log-probabilities are
-requested and, if the server refuses them, the backend stops asking.
+Images travel as data URLs. Requests run side by side through the dispatcher the LLM
+scoring uses (``hallu_studio.llm.dispatch``): adaptive concurrency up to ``concurrency``,
+timeouts that grow with the prompt and ``max_new_tokens``, several replicas
+(``openai:<model>@<url1>,<url2>``). 408, 409, 429, 5xx, dropped connections, timeouts and
+malformed bodies are retried with exponential backoff (honouring ``Retry-After``); other
+errors fail the item at once. Log-probabilities are requested and, if the server refuses
+them, the backend stops asking.
 
 Serving a preset with vLLM::
 
@@ -15,25 +17,30 @@ Serving a preset with vLLM::
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import math
 import os
-import random
-import threading
 from typing import Any, Sequence
 from urllib.parse import urlparse
 
 import httpx
 
+from ..llm.dispatch import (CHARS_PER_TOKEN, Dispatcher, GaveUp, Overloaded, ReplicaDown, Retryable, parse_base_urls,
+                            request_timeout, shared_dispatcher)
 from .base import GenerationRequest, GenerationResult
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 TOP_LOGPROBS = 20
 
 
-class RetryableError(RuntimeError):
-    pass
+IMAGE_TOKENS = 1000  # what an image adds to the prompt, for sizing timeouts (LLaVA-1.5: 576)
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
 
 
 def image_data_url(data: bytes) -> str:
@@ -76,53 +83,55 @@ def answer_from_top_logprobs(first: dict[str, Any], candidates: Sequence[str]) -
 
 
 class OpenAIBackend:
+    """``model`` served at ``base_url`` (one URL, or several replicas comma-separated or as a list).
+
+    Requests go through ``hallu_studio.llm.dispatch`` (shared with LLM scoring): at most
+    ``concurrency`` in flight, halved while the server answers 429 or times out; a try's
+    timeout is ``timeout_s + timeout_per_token_s × (prompt tokens + max_new_tokens)`` (an
+    image counts as ``IMAGE_TOKENS``), doubled after a timeout; replicas that fail are rested.
+    """
+
     kind = "openai"
     synthetic = False
 
-    def __init__(self, model: str, base_url: str, *, api_key: str | None = None, concurrency: int = 8,
-                 timeout_s: float = 120.0, max_retries: int = 4, backoff_base_s: float = 0.5,
-                 backoff_max_s: float = 30.0) -> None:
+    def __init__(self, model: str, base_url: str | Sequence[str], *, api_key: str | None = None,
+                 concurrency: int = 8, timeout_s: float = 120.0, max_retries: int = 4, backoff_base_s: float = 0.5,
+                 timeout_per_token_s: float = 0.02) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_urls = parse_base_urls(base_url)
+        if not self.base_urls:
+            raise ValueError("no base URL given")
+        self.base_url = self.base_urls[0]
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"  # local servers take any key
         self.concurrency = concurrency
         self.timeout_s = timeout_s
+        self.timeout_per_token_s = timeout_per_token_s
         self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
-        self.backoff_max_s = backoff_max_s
+        self.backoff_base_s = backoff_base_s  # doubling per try, up to 30 × this
         self.logprobs_supported = True
         # OpenAI's own API rejects top_k; vLLM, SGLang and llama.cpp accept it.
         self.send_top_k = "api.openai.com" not in (urlparse(self.base_url).hostname or "")
+        self.dispatcher: Dispatcher | None = None  # built at the first generate() from the settings then
 
     def checkpoint(self) -> str:
-        return f"{self.model}@{self.base_url}"
+        return f"{self.model}@{','.join(self.base_urls)}"
 
     def close(self) -> None:
         pass
 
     # ----------------------------------------------------------------- public
     def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.agenerate(requests))
-        # Called from inside an event loop (a notebook, say): run ours in a thread.
-        box: list[list[GenerationResult]] = []
-        worker = threading.Thread(target=lambda: box.append(asyncio.run(self.agenerate(requests))))
-        worker.start()
-        worker.join()
-        return box[0]
-
-    async def agenerate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
-        limit = asyncio.Semaphore(self.concurrency)
+        """One result per request, in order; a request that fails for good carries its error."""
+        # The process's dispatcher for these servers: a run and LLM scoring against them share its limit.
+        self.dispatcher = shared_dispatcher(self.base_urls, concurrency=self.concurrency,
+                                            max_retries=self.max_retries, backoff_s=self.backoff_base_s)
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
-            async def one(r: GenerationRequest) -> GenerationResult:
-                async with limit:
-                    return await self._one(client, r)
-            return list(await asyncio.gather(*(one(r) for r in requests)))
+        with httpx.Client(timeout=self.timeout_s, limits=limits) as client:
+            out = self.dispatcher.map([lambda r=r: self._one(client, r) for r in requests])
+        return [r if isinstance(r, GenerationResult) else GenerationResult(req.sample_id, error=f"{r}")
+                for req, r in zip(requests, out)]
 
     # ----------------------------------------------------------------- one request
     def _body(self, r: GenerationRequest) -> dict[str, Any]:
@@ -148,44 +157,50 @@ class OpenAIBackend:
                 body["top_logprobs"] = TOP_LOGPROBS
         return body
 
-    async def _one(self, client: httpx.AsyncClient, r: GenerationRequest) -> GenerationResult:
+    def _timeout(self, r: GenerationRequest) -> float:
+        chars = len(r.prompt) + (IMAGE_TOKENS * CHARS_PER_TOKEN if r.image is not None else 0)
+        return request_timeout(self.timeout_s, self.timeout_per_token_s, chars,
+                               int(r.generation.get("max_new_tokens", 512)))
+
+    def _one(self, client: httpx.Client, r: GenerationRequest) -> GenerationResult:
         try:
             body = self._body(r)
         except NotImplementedError as exc:
             return GenerationResult(r.sample_id, error=str(exc))
-        last = "no attempt made"
-        for attempt in range(self.max_retries + 1):
+        assert self.dispatcher is not None
+
+        def attempt(url: str, timeout: float) -> GenerationResult:
+            nonlocal body
             try:
-                return self._parse(r, await self._post(client, body))
-            except RetryableError as exc:
-                last = str(exc)
-                delay = getattr(exc, "retry_after", None)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                last = f"{type(exc).__name__}: {exc or 'connection failed'}"
-                delay = None
-            except _LogprobsRefused:
+                return self._parse(r, self._post(client, url, body, timeout))
+            except _LogprobsRefused:  # ask again at once without them; later bodies leave them out
                 self.logprobs_supported = False
                 body = self._body(r)
-                continue
-            except PermanentError as exc:
-                return GenerationResult(r.sample_id, error=str(exc))
-            if attempt < self.max_retries:
-                backoff = min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt) * (0.5 + random.random())
-                await asyncio.sleep(delay if delay is not None else backoff)
-        return GenerationResult(r.sample_id, error=f"gave up after {self.max_retries + 1} attempts: {last}")
+                return self._parse(r, self._post(client, url, body, timeout))
 
-    async def _post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
-        resp = await client.post(f"{self.base_url}/chat/completions", json=body,
-                                 headers={"Authorization": f"Bearer {self.api_key}"})
+        try:
+            return self.dispatcher.call(attempt, timeout_s=self._timeout(r), what=r.sample_id)
+        except PermanentError as exc:
+            return GenerationResult(r.sample_id, error=str(exc))
+        except GaveUp as exc:
+            return GenerationResult(r.sample_id, error=f"gave up after {self.max_retries + 1} attempts: {exc.last}")
+
+    def _post(self, client: httpx.Client, url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        try:
+            resp = client.post(f"{url}/chat/completions", json=body, timeout=timeout,
+                               headers={"Authorization": f"Bearer {self.api_key}"})
+        except httpx.TimeoutException as exc:
+            raise Overloaded(f"{type(exc).__name__}: {exc or 'timed out'}", timed_out=True) from exc
+        except httpx.TransportError as exc:
+            raise ReplicaDown(f"{type(exc).__name__}: {exc or 'connection failed'}") from exc
         if resp.status_code in RETRY_STATUS:
-            err = RetryableError(f"HTTP {resp.status_code}: {resp.text[:200]}")
-            after = resp.headers.get("retry-after")
-            if after:
-                try:
-                    err.retry_after = min(float(after), self.backoff_max_s)  # type: ignore[attr-defined]
-                except ValueError:
-                    pass
-            raise err
+            message = f"HTTP {resp.status_code}: {resp.text[:200]}"
+            if resp.status_code in (408, 429):
+                raise Overloaded(message, retry_after=_retry_after(resp.headers.get("retry-after")),
+                                 timed_out=resp.status_code == 408)
+            if resp.status_code >= 500:
+                raise ReplicaDown(message)
+            raise Retryable(message)
         if resp.status_code >= 400:
             text = resp.text[:300]
             if resp.status_code == 400 and "logprob" in text.lower() and "logprobs" in body:
@@ -194,9 +209,9 @@ class OpenAIBackend:
         try:
             data = resp.json()
         except ValueError as exc:
-            raise RetryableError(f"malformed response body (not JSON): {resp.text[:120]!r}") from exc
+            raise Retryable(f"malformed response body (not JSON): {resp.text[:120]!r}") from exc
         if not isinstance(data, dict) or not data.get("choices"):
-            raise RetryableError(f"malformed response body (no choices): {str(data)[:120]}")
+            raise Retryable(f"malformed response body (no choices): {str(data)[:120]}")
         return data
 
     def _parse(self, r: GenerationRequest, data: dict[str, Any]) -> GenerationResult:
@@ -204,9 +219,9 @@ class OpenAIBackend:
             choice = data["choices"][0]
             text = choice["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
-            raise RetryableError(f"malformed response body (no message content): {str(data)[:120]}") from exc
+            raise Retryable(f"malformed response body (no message content): {str(data)[:120]}") from exc
         if not isinstance(text, str):
-            raise RetryableError(f"malformed response body (content is {type(text).__name__})")
+            raise Retryable(f"malformed response body (content is {type(text).__name__})")
         signals: dict[str, Any] = {}
         if data.get("model"):
             signals["served_model"] = data["model"]

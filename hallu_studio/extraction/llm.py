@@ -2,11 +2,12 @@
 
 VISCON asks for objects first, then the attributes of those objects, then the relations
 between them, each in a plain-text format ("apple, desk"; "clock:antique, gold; wall:stone";
-"cat, on, rug;cat, in front of, fireplace" or NONE). Answers are parsed tolerantly: code fences,
-a leading "Objects:" label, JSON arrays and "none" are all accepted. Tri-HE prints its
-extraction prompt only as an image (Figure 5); the wording here paraphrases its description
-(extract (object, relation, object) triplets from the answer) and asks for JSON via a schema
-where the server supports structured output.
+"cat, on, rug;cat, in front of, fireplace" or NONE). Each step asks for structured output (a
+JSON schema per step, read strictly); a server without it answers in the paper's text formats,
+parsed tolerantly: code fences, a leading "Objects:" label, JSON arrays and "none" are all
+accepted. Tri-HE prints its extraction prompt only as an image (Figure 5); the wording here
+paraphrases its description (extract (object, relation, object) triplets from the answer).
+``extract(texts)`` sends each step's calls for all texts together, so a batch keeps a server busy.
 
 Spans are found by locating the concept words in the response (``spans.find_span``).
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
 from .spans import find_span
@@ -58,6 +59,10 @@ ATTRIBUTE_SHOTS = [('"an antique clock with gold trimmings hanging on a stone wa
                     "clock:antique, gold; wall:stone")]
 RELATION_SHOTS = [('"A cat is sleeping on the rug in front of the fireplace"', "cat, rag, fireplace",
                    "cat, on, rug;cat, in front of, fireplace")]
+# The shots as conversation turns (user prompt, assistant answer).
+OBJECT_SHOTS_FULL = [(OBJECT_INSTRUCTION.format(sentence=s), a) for s, a in OBJECT_SHOTS]
+ATTRIBUTE_SHOTS_FULL = [(ATTRIBUTE_INSTRUCTION.format(sentence=s, objects=o), a) for s, o, a in ATTRIBUTE_SHOTS]
+RELATION_SHOTS_FULL = [(RELATION_INSTRUCTION.format(sentence=s, objects=o), a) for s, o, a in RELATION_SHOTS]
 
 TRIHE_INSTRUCTION = (
     "Extract the knowledge graph of the following answer as (object 1, relation, object 2) triplets. Objects and "
@@ -73,11 +78,68 @@ TRIHE_SCHEMA: dict[str, Any] = {
 }
 
 
-class ChatCompleter(Protocol):
-    """The part of ``hallu_studio.llm.LLMClient`` this module uses (cached chat completions)."""
+# Structured output (a strict JSON schema per step); a server without it answers in the
+# paper's plain-text formats, read by the parse_* functions below.
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+OBJECTS_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"objects": _STRINGS}, "required": ["objects"],
+                                  "additionalProperties": False}
+ATTRIBUTES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"attributes": {"type": "array", "items": {
+        "type": "object", "properties": {"object": {"type": "string"}, "attributes": _STRINGS},
+        "required": ["object", "attributes"], "additionalProperties": False}}},
+    "required": ["attributes"], "additionalProperties": False}
+RELATIONS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"relations": {"type": "array", "items": {
+        "type": "object", "properties": {k: {"type": "string"} for k in ("subject", "predicate", "object")},
+        "required": ["subject", "predicate", "object"], "additionalProperties": False}}},
+    "required": ["relations"], "additionalProperties": False}
 
-    def complete(self, messages: list[dict[str, Any]], *, namespace: str, prompt_version: str,
-                 json_schema: dict[str, Any] | None = None) -> str: ...
+
+class ChatCompleter(Protocol):
+    """The part of ``hallu_studio.llm.LLMClient`` this module uses (cached, checked chat completions)."""
+
+    def complete_checked(self, messages: list[dict[str, Any]], *, namespace: str, prompt_version: str,
+                         check: Callable[[Any], Any], json_schema: dict[str, Any] | None = None,
+                         lenient: Callable[[str], Any] | None = None) -> Any: ...
+
+
+def _field(value: Any, key: str) -> list[Any]:
+    """``value[key]`` of a structured answer, which must be a list (``ValueError`` otherwise)."""
+    if not isinstance(value, dict) or not isinstance(value.get(key), list):
+        raise ValueError(f"expected {{{key!r}: [...]}}, got {str(value)[:160]!r}")
+    return value[key]
+
+
+def read_objects(value: Any) -> list[str]:
+    return [w for w in (_word(x) for x in _field(value, "objects")) if w]
+
+
+def read_attributes(value: Any) -> list[tuple[str, str]]:
+    out = []
+    for row in _field(value, "attributes"):
+        if not isinstance(row, dict) or not isinstance(row.get("attributes"), list):
+            raise ValueError(f"an attribute entry is not {{object, attributes}}: {str(row)[:120]!r}")
+        obj = _word(row.get("object", ""))
+        out += [(obj, a) for a in (_word(x) for x in row["attributes"]) if a and obj]
+    return out
+
+
+def read_relations(value: Any) -> list[tuple[str, str, str]]:
+    out = []
+    for row in _field(value, "relations"):
+        if not isinstance(row, dict):
+            raise ValueError(f"a relation entry is not {{subject, predicate, object}}: {str(row)[:120]!r}")
+        s, p, o = (_word(row.get(k, "")) for k in ("subject", "predicate", "object"))
+        if s and p and o:
+            out.append((s, p, o))
+    return out
+
+
+def read_triplets(value: Any) -> list[tuple[str, str, str]]:
+    return [(_word(r[0]), _word(r[1]), _word(r[2])) for r in _field(value, "triplets")
+            if isinstance(r, (list, tuple)) and len(r) == 3 and all(_word(x) for x in r)]
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
@@ -155,11 +217,10 @@ def parse_triplets(answer: str) -> list[tuple[str, str, str]]:
         value = parse_json_tolerant(answer)
     except ValueError:
         return parse_relations(answer)
-    rows = value.get("triplets", []) if isinstance(value, dict) else value
-    if not isinstance(rows, list):
+    try:
+        return read_triplets(value if isinstance(value, dict) else {"triplets": value})
+    except ValueError:
         return []
-    return [(_word(r[0]), _word(r[1]), _word(r[2])) for r in rows
-            if isinstance(r, (list, tuple)) and len(r) == 3 and all(_word(x) for x in r)]
 
 
 class LLMExtractor:
@@ -185,59 +246,87 @@ class LLMExtractor:
         return {"extractor": self.name, "style": self.style, "model": self.model_name, "prompt_version": version}
 
     def extract(self, texts: Sequence[str]) -> list[ConceptSet]:
-        return [self.extract_one(t) for t in texts]
+        """All texts step by step: each step's calls for every text go out together (see ``_ask_all``)."""
+        todo = [i for i, t in enumerate(texts) if t.strip()]
+        out = [ConceptSet() for _ in texts]
+        if self.style == "trihe":
+            for i, triplets in zip(todo, self._ask_all([self._trihe_messages(texts[i]) for i in todo],
+                                                       "triplets", TRIHE_PROMPT_VERSION, TRIHE_SCHEMA, read_triplets,
+                                                       parse_triplets)):
+                out[i] = _from_triplets(texts[i], triplets)
+            return out
+        v = VISCON_PROMPT_VERSION
+        found = self._ask_all([self._viscon_messages(OBJECT_INSTRUCTION.format(sentence=texts[i]), OBJECT_SHOTS_FULL)
+                               for i in todo], "objects", v, OBJECTS_SCHEMA, read_objects, parse_list)
+        objects = {i: list(dict.fromkeys(got)) for i, got in zip(todo, found) if got}
+        rest = list(objects)
+        names = {i: ", ".join(objects[i]) for i in rest}
+        attributes = self._ask_all([self._viscon_messages(ATTRIBUTE_INSTRUCTION.format(sentence=texts[i],
+                                                                                       objects=names[i]),
+                                                          ATTRIBUTE_SHOTS_FULL) for i in rest],
+                                   "attributes", v, ATTRIBUTES_SCHEMA, read_attributes, parse_attributes)
+        relations = self._ask_all([self._viscon_messages(RELATION_INSTRUCTION.format(sentence=texts[i],
+                                                                                     objects=names[i]),
+                                                         RELATION_SHOTS_FULL) for i in rest],
+                                  "relations", v, RELATIONS_SCHEMA, read_relations, parse_relations)
+        for i, attrs, rels in zip(rest, attributes, relations):
+            out[i] = _with_spans(texts[i], objects[i], attrs, rels)
+        return out
 
     def extract_one(self, text: str) -> ConceptSet:
-        if not text.strip():
-            return ConceptSet()
-        if self.style == "trihe":
-            return self._trihe(text)
-        return self._viscon(text)
+        return self.extract([text])[0]
+
+    def _ask_all(self, conversations: list[list[dict[str, Any]]], step: str, version: str, schema: dict[str, Any],
+                 read: Callable[[Any], Any], lenient: Callable[[str], Any]) -> list[Any]:
+        """One call per conversation, side by side when the client batches (``complete_many``).
+
+        ``read`` takes the structured answer, ``lenient`` a plain-text one. The first failed
+        call raises: the scoring pipeline then extracts text by text to find the failing one
+        (the answers that worked are cached by then).
+        """
+        namespace = f"extract-{step}"
+        many = getattr(self.llm, "complete_many", None)
+        if many is None or len(conversations) <= 1:
+            return [self.llm.complete_checked(m, namespace=namespace, prompt_version=version, check=read,
+                                              json_schema=schema, lenient=lenient) for m in conversations]
+        from ..llm import LLMRequest
+
+        answers = many([LLMRequest(m, namespace, version, json_schema=schema, check=read, lenient=lenient)
+                        for m in conversations])
+        for a in answers:
+            if isinstance(a, BaseException):
+                raise a
+        return answers
 
     # ------------------------------------------------------------------ VISCON Figure 11
 
-    def _ask(self, instruction: str, shots: list[tuple[str, str]], step: str, version: str) -> str:
+    @staticmethod
+    def _viscon_messages(instruction: str, shots: list[tuple[str, str]]) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
         for user, assistant in shots:
             messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
         messages.append({"role": "user", "content": instruction})
-        return self.llm.complete(messages, namespace=f"extract-{step}", prompt_version=version)
-
-    def _viscon(self, text: str) -> ConceptSet:
-        v = VISCON_PROMPT_VERSION
-        objects = list(dict.fromkeys(parse_list(self._ask(
-            OBJECT_INSTRUCTION.format(sentence=text),
-            [(OBJECT_INSTRUCTION.format(sentence=s), a) for s, a in OBJECT_SHOTS], "objects", v))))
-        if not objects:
-            return ConceptSet()
-        names = ", ".join(objects)
-        attributes = parse_attributes(self._ask(
-            ATTRIBUTE_INSTRUCTION.format(sentence=text, objects=names),
-            [(ATTRIBUTE_INSTRUCTION.format(sentence=s, objects=o), a) for s, o, a in ATTRIBUTE_SHOTS],
-            "attributes", v))
-        relations = parse_relations(self._ask(
-            RELATION_INSTRUCTION.format(sentence=text, objects=names),
-            [(RELATION_INSTRUCTION.format(sentence=s, objects=o), a) for s, o, a in RELATION_SHOTS],
-            "relations", v))
-        return _with_spans(text, objects, attributes, relations)
+        return messages
 
     # ------------------------------------------------------------------ Tri-HE triplets
 
-    def _trihe(self, text: str) -> ConceptSet:
-        answer = self.llm.complete([{"role": "user", "content": TRIHE_INSTRUCTION.format(sentence=text)}],
-                                   namespace="extract-triplets", prompt_version=TRIHE_PROMPT_VERSION,
-                                   json_schema=TRIHE_SCHEMA)
-        objects: list[str] = []
-        attributes: list[tuple[str, str]] = []
-        relations: list[tuple[str, str, str]] = []
-        for s, p, o in parse_triplets(answer):
-            objects.append(s)
-            if p in ("is", "are"):
-                attributes.append((s, o))
-            else:
-                objects.append(o)
-                relations.append((s, p, o))
-        return _with_spans(text, list(dict.fromkeys(objects)), attributes, relations)
+    @staticmethod
+    def _trihe_messages(text: str) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": TRIHE_INSTRUCTION.format(sentence=text)}]
+
+
+def _from_triplets(text: str, triplets: list[tuple[str, str, str]]) -> ConceptSet:
+    objects: list[str] = []
+    attributes: list[tuple[str, str]] = []
+    relations: list[tuple[str, str, str]] = []
+    for s, p, o in triplets:
+        objects.append(s)
+        if p in ("is", "are"):
+            attributes.append((s, o))
+        else:
+            objects.append(o)
+            relations.append((s, p, o))
+    return _with_spans(text, list(dict.fromkeys(objects)), attributes, relations)
 
 
 def _with_spans(text: str, objects: list[str], attributes: list[tuple[str, str]],

@@ -23,13 +23,13 @@ def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, enc
     if kind == "graph":
         from .graph_judge import SceneGraphAlignmentJudge
 
-        return SceneGraphAlignmentJudge(encoder, model_name=sc.embedding_model,
+        return SceneGraphAlignmentJudge(encoder, model_name=sc.embedding_identity,
                                         grounding_threshold=sc.graph_grounding_threshold,
                                         unverifiable=sc.trihe_unverifiable)
     if kind == "embedding":
         from .embedding_judge import EmbeddingSimilarityJudge
 
-        return EmbeddingSimilarityJudge(encoder, model_name=sc.embedding_model,  # type: ignore[arg-type]
+        return EmbeddingSimilarityJudge(encoder, model_name=sc.embedding_identity,  # type: ignore[arg-type]
                                         reference_threshold=sc.trihe_reference_threshold,
                                         support_threshold=sc.trihe_support_threshold, top_k=sc.trihe_top_k)
     if kind == "nli":
@@ -38,7 +38,7 @@ def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, enc
                              "NLI cross-encoder, e.g. microsoft/deberta-large-mnli)")
         from .nli import NLIJudge, NLIModel
 
-        return NLIJudge(NLIModel(sc.nli_model), encoder, encoder_name=sc.embedding_model,  # type: ignore[arg-type]
+        return NLIJudge(NLIModel(sc.nli_model), encoder, encoder_name=sc.embedding_identity,  # type: ignore[arg-type]
                         reference_threshold=sc.trihe_reference_threshold, nli_threshold=sc.nli_threshold,
                         top_k=sc.trihe_top_k, object_threshold=sc.trihe_support_threshold)
     if kind == "llm":

@@ -7,8 +7,9 @@
 
 The paper's prompt is a figure not reproduced in its text; the prompts below follow
 its description (``PROMPT_VERSION`` changes whenever they do, so cached answers of
-older prompts are never reused). An answer that names no choice is ``unparseable`` (and
-is not cached, so a re-run asks again).
+older prompts are never reused). Each question asks for structured output (a JSON enum);
+a server without it answers in words, read leniently. An answer that names no choice is
+``unparseable`` (and is not cached, so a re-run asks again).
 An LLM that cannot be reached raises ``LLMError`` (after the client's retries): the
 scoring pipeline records that item as a failure instead of scoring it.
 """
@@ -77,6 +78,25 @@ def parse_wrong_part(answer: str) -> str | None:
     return "relation" if m.group(1).lower() == "relation" else "object"
 
 
+def _enum_schema(key: str, choices: Sequence[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": {key: {"type": "string", "enum": list(choices)}}, "required": [key],
+            "additionalProperties": False}
+
+
+SUPPORTED_SCHEMA = _enum_schema("answer", ("yes", "no"))
+WRONG_PART_SCHEMA = _enum_schema("wrong_part", ("object1", "object2", "relation"))
+
+
+def _read_choice(key: str, parse: Any) -> Any:
+    """The structured answer ``{key: choice}`` read by ``parse``; ``ValueError`` for any other shape."""
+    def read(value: Any) -> Any:
+        got = parse(value[key]) if isinstance(value, dict) and isinstance(value.get(key), str) else None
+        if got is None:
+            raise ValueError(f"expected {{{key!r}: ...}} with one of the choices, got {str(value)[:160]!r}")
+        return got
+    return read
+
+
 def _required(parse: Any, what: str) -> Any:
     """``parse`` turned into a client check: an answer it cannot read is a ``ValueError`` (and not cached)."""
     def check(answer: str) -> Any:
@@ -102,12 +122,12 @@ class LLMJudge:
         return [{"role": "system", "content": _SYSTEM},
                 {"role": "user", "content": template.format(graph=graph, qa=qa, s=s, p=p, o=o)}]
 
-    def _ask(self, template: str, namespace: str, check: Any, claims: Sequence[Triplet], graph: str,
-             qa: str) -> list[Any]:
+    def _ask(self, template: str, namespace: str, schema: dict[str, Any], read: Any, lenient: Any,
+             claims: Sequence[Triplet], graph: str, qa: str) -> list[Any]:
         """Parsed answers in claim order; an unreadable answer comes back as its ``LLMAnswerError``."""
         answers = self.client.complete_many(
-            [LLMRequest(self._messages(template, c, graph, qa), namespace, self.prompt_version, check=check)
-             for c in claims])
+            [LLMRequest(self._messages(template, c, graph, qa), namespace, self.prompt_version, json_schema=schema,
+                        check=read, lenient=lenient) for c in claims])
         for a in answers:
             if isinstance(a, LLMError) and not isinstance(a, LLMAnswerError):
                 raise a  # an unreachable LLM: the pipeline records the item as failed
@@ -117,7 +137,8 @@ class LLMJudge:
         if not claims:
             return []
         graph, qa = _graph_text(reference), _qa_text(reference)
-        first = self._ask(_Q1, "trihe.supported", _required(parse_supported, "yes/no"), claims, graph, qa)
+        first = self._ask(_Q1, "trihe.supported", SUPPORTED_SCHEMA, _read_choice("answer", parse_supported),
+                          _required(parse_supported, "yes/no"), claims, graph, qa)
         out: list[TripletJudgement | None] = [None] * len(claims)
         rejected = []
         for i, (claim, supported) in enumerate(zip(claims, first)):
@@ -128,7 +149,8 @@ class LLMJudge:
                 out[i] = TripletJudgement(tuple(claim), "supported", None, "LLM: supported by the scene graph")
             else:
                 rejected.append(i)
-        second = self._ask(_Q2, "trihe.wrong_part", _required(parse_wrong_part, "object1/object2/relation"),
+        second = self._ask(_Q2, "trihe.wrong_part", WRONG_PART_SCHEMA, _read_choice("wrong_part", parse_wrong_part),
+                           _required(parse_wrong_part, "object1/object2/relation"),
                            [claims[i] for i in rejected], graph, qa) if rejected else []
         for i, part in zip(rejected, second):
             if isinstance(part, LLMAnswerError):

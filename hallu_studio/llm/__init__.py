@@ -1,6 +1,26 @@
-"""LLM access: an OpenAI-compatible chat client with a content-addressed cache and retries."""
+"""LLM access: an OpenAI-compatible chat client with a content-addressed cache, structured output and
+retries (``client``), and the dispatcher every server call goes through (``dispatch``).
 
-from .client import LLMAnswerError, LLMClient, LLMError, LLMRequest
-from .parsing import parse_json_tolerant
+The client's names are imported on first use: ``dispatch`` (used by pipelines and settings) must
+not pay for importing the ``openai`` library (seconds on a busy machine).
+"""
 
-__all__ = ["LLMAnswerError", "LLMClient", "LLMError", "LLMRequest", "parse_json_tolerant"]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the names are, for type checkers
+    from .client import LLMAnswerError, LLMClient, LLMError, LLMRequest, strict_json
+    from .parsing import parse_json_tolerant
+
+_WHERE = {"LLMAnswerError": "client", "LLMClient": "client", "LLMError": "client", "LLMRequest": "client",
+          "strict_json": "client", "parse_json_tolerant": "parsing"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_WHERE[name]}", __name__), name)

@@ -1,15 +1,22 @@
-"""An OpenAI-compatible chat client with a content-addressed cache and retries.
+"""An OpenAI-compatible chat client with a content-addressed cache, structured output and retries.
 
 Any server speaking the OpenAI chat API works (OpenAI, vLLM, SGLang, Ollama,
-llama.cpp). Every successful answer is cached in the store under
-``content_key(base_url-model, namespace, prompt_version, messages, params)``, so
-re-scoring costs nothing and a prompt change (a new ``prompt_version``) never
-reuses stale answers. Failures and empty answers are never cached.
+llama.cpp), one or several replicas of it (``LLMSettings.base_url`` as a list). Every
+successful answer is cached in the store under
+``content_key(model, namespace, prompt_version, messages, params)``, so re-scoring costs
+nothing, a prompt change (a new ``prompt_version``) never reuses stale answers, and the
+replicas of one model share the cache. Failures, empty and unusable answers are never cached.
 
-Transient errors (timeouts, 429, 5xx, dropped connections, malformed bodies) are
-retried with exponential backoff; after the last try an ``LLMError`` says what
-went wrong. Callers (metrics, extractors) let ``LLMError`` propagate: the scoring
-pipeline records it in ``failures`` for that item and moves on.
+Structured output: a call with a ``json_schema`` sends ``response_format`` (a strict JSON
+schema; after a rejection, llama-cpp-python's ``{"type": "json_object", "schema": ...}``) and
+parses the answer as JSON strictly. A server that rejects both forms of ``response_format``
+(an HTTP error naming it: 400, or 422 / 500 from some llama.cpp builds) is asked in plain text from then on, with the caller's lenient parser
+(logged once per client). Unusable answers are counted per call kind (the namespace) in the
+dispatcher's ``CallStats`` and shown in the score summary.
+
+Sending, retries, adaptive concurrency and replica health live in ``dispatch``. After the
+last try an ``LLMError`` says what went wrong. Callers (metrics, extractors) let ``LLMError``
+propagate: the scoring pipeline records it in ``failures`` for that item and moves on.
 
 >>> from hallu_studio.config import LLMSettings
 >>> client = LLMClient(LLMSettings(base_url="http://127.0.0.1:8000/v1", model="m"))  # doctest: +SKIP
@@ -20,17 +27,18 @@ pipeline records it in ``failures`` for that item and moves on.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import openai
 
 from ..config import LLMSettings
 from ..model import content_key
+from .dispatch import Dispatcher, GaveUp, Overloaded, ReplicaDown, Retryable, request_timeout, shared_dispatcher
 from .parsing import parse_json_tolerant
 
 if TYPE_CHECKING:
@@ -38,9 +46,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Errors worth another try: the server or the network may recover.
-_TRANSIENT = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
-              openai.InternalServerError, openai.APIResponseValidationError)
+# Words of a 400 that says the server does not take response_format.
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
+FORMAT_STYLES = ("json_schema", "json_object")
+
+
+def response_format(style: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` asking for JSON that follows ``schema``, in one server family's form."""
+    if style == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+    return {"type": "json_object", "schema": schema}
 
 
 class LLMError(RuntimeError):
@@ -57,25 +72,46 @@ class LLMAnswerError(LLMError):
 
 @dataclass
 class LLMRequest:
-    """One call for :meth:`LLMClient.acomplete_many`."""
+    """One call for :meth:`LLMClient.complete_many`.
+
+    With a ``json_schema``, ``check`` reads the parsed JSON value and ``lenient`` the raw text
+    of a server without structured output (see :meth:`LLMClient.complete_checked`).
+    """
 
     messages: list[dict[str, Any]]
     namespace: str
     prompt_version: str
     json_schema: dict[str, Any] | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    check: Callable[[str], Any] | None = None  # see LLMClient.complete_checked
+    check: Callable[[Any], Any] | None = None
+    lenient: Callable[[str], Any] | None = None
 
 
 def _status(exc: BaseException) -> int | None:
     return getattr(exc, "status_code", None)
 
 
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        return float(headers.get("retry-after")) if headers.get("retry-after") else None
+    except ValueError:
+        return None
+
+
+def strict_json(text: str) -> Any:
+    """The answer of a structured-output call: exactly one JSON value (``ValueError`` otherwise)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the answer is not valid JSON ({exc.msg}): {text.strip()[:160]!r}") from exc
+
+
 class LLMClient:
-    """Chat completions against ``settings.base_url`` with caching and retries.
+    """Chat completions against ``settings.base_url`` (one or more replicas) with caching and retries.
 
     ``backoff_s`` is the first retry delay (doubled each try); tests make it tiny.
-    ``client`` replaces the ``openai.OpenAI`` instance (for tests of odd servers).
+    ``client`` replaces the ``openai.OpenAI`` instances (for tests of odd servers).
     """
 
     def __init__(self, settings: LLMSettings, store: "Store | None" = None, *, backoff_s: float = 1.0,
@@ -86,161 +122,239 @@ class LLMClient:
         self.settings = settings
         self.store = store
         self.backoff_s = backoff_s
+        self.dispatcher: Dispatcher = shared_dispatcher(settings.base_urls, concurrency=int(settings.concurrency),
+                                                        max_retries=int(settings.max_retries), backoff_s=backoff_s)
         # We retry ourselves (with our own accounting), so the library must not.
-        self._client = client or openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key(),
-                                               timeout=settings.timeout_s, max_retries=0)
-        self._structured_output = True  # cleared when the server rejects response_format
+        self._clients = {url: client or openai.OpenAI(base_url=url, api_key=settings.api_key(),
+                                                      timeout=settings.timeout_s, max_retries=0)
+                         for url in settings.base_urls}
+        # How to ask for JSON following a schema: OpenAI's json_schema form, then llama-cpp-python's
+        # {"type": "json_object", "schema": ...}; None once the server has rejected both.
+        self.format_style: str | None = FORMAT_STYLES[0]
         self._lock = threading.Lock()
-        self.calls = 0  # requests actually sent (cache hits excluded); tests and progress read it
+        self.calls = 0  # requests this client sent (cache hits excluded); tests and progress read it
 
     @property
     def name(self) -> str:
-        return f"{self.settings.base_url}-{self.settings.model}"
+        """The model: where it is served (one replica or several) changes no score and no cache key."""
+        return str(self.settings.model)
 
     def cache_key(self, messages: Sequence[dict[str, Any]], *, namespace: str, prompt_version: str,
-                  json_schema: dict[str, Any] | None = None, **params: Any) -> str:
+                  json_schema: dict[str, Any] | None = None, structured: bool = True, **params: Any) -> str:
         full = {"temperature": self.settings.temperature, **params}
         if json_schema is not None:
             full["json_schema"] = json_schema
+            if not structured:  # a plain-text answer to the same prompt is another answer
+                full["structured"] = False
         return content_key(self.name, namespace, prompt_version, list(messages), full)
 
     # ----------------------------------------------------------------- public API
     def complete(self, messages: list[dict[str, Any]], *, namespace: str, prompt_version: str,
                  json_schema: dict[str, Any] | None = None, **params: Any) -> str:
         """The model's answer text (cached). Raises ``LLMError`` when the call fails for good."""
-        return self._complete(messages, namespace, prompt_version, json_schema, params, validate=None)
+        return self._complete(messages, namespace, prompt_version, json_schema, params, None, None)[0]
 
     def complete_json(self, messages: list[dict[str, Any]], *, namespace: str, prompt_version: str,
                       json_schema: dict[str, Any] | None = None, **params: Any) -> Any:
-        """The answer parsed as JSON (tolerantly). An unparseable answer raises ``LLMError`` and is not cached."""
+        """The answer parsed as JSON: strictly under a schema, else tolerantly. Unusable: ``LLMError``, not cached."""
         return self.complete_checked(messages, namespace=namespace, prompt_version=prompt_version,
-                                     check=parse_json_tolerant, json_schema=json_schema, **params)
+                                     check=(lambda v: v) if json_schema is not None else parse_json_tolerant,
+                                     json_schema=json_schema, **params)
 
     def complete_checked(self, messages: list[dict[str, Any]], *, namespace: str, prompt_version: str,
-                         check: Callable[[str], Any], json_schema: dict[str, Any] | None = None,
-                         **params: Any) -> Any:
-        """``check(answer)``; the answer is cached only when ``check`` accepts it.
+                         check: Callable[[Any], Any], json_schema: dict[str, Any] | None = None,
+                         lenient: Callable[[str], Any] | None = None, **params: Any) -> Any:
+        """The answer read by ``check``; it is cached only when readable.
 
-        ``check`` raises ``ValueError`` for an unusable answer; the caller then gets an
-        ``LLMAnswerError`` carrying the answer, and a later call asks the server again.
+        Without a ``json_schema``, ``check(text)``. With one, the server is asked for JSON
+        following it and ``check(json_value)`` reads the strictly parsed answer; a server that
+        cannot do structured output answers in text, read by ``lenient(text)`` (default:
+        ``check(parse_json_tolerant(text))``). A reader raises ``ValueError`` for an unusable
+        answer; the caller then gets an ``LLMAnswerError`` carrying the answer, the call kind's
+        parse-failure count grows, and a later call asks the server again.
         """
-        text = self._complete(messages, namespace, prompt_version, json_schema, params, validate=check)
-        try:
-            return check(text)
-        except ValueError as exc:  # only a cached answer of an unchecked call can get here
-            raise LLMAnswerError(f"{namespace}: the cached answer is not usable: {exc}", text) from exc
+        return self._complete(messages, namespace, prompt_version, json_schema, params, check, lenient)[1]
 
     async def acomplete_many(self, requests: Sequence[LLMRequest], *,
                              as_json: bool = False) -> list[Any | LLMError]:
-        """Run many requests, at most ``settings.concurrency`` at a time.
+        """:meth:`complete_many` for callers inside an event loop (runs in a worker thread)."""
+        return await asyncio.to_thread(self.complete_many, requests, as_json=as_json)
+
+    def complete_many(self, requests: Sequence[LLMRequest], *, as_json: bool = False) -> list[Any | LLMError]:
+        """Run many requests side by side (as many at once as the dispatcher allows).
 
         Results come back in request order; a failed request yields its ``LLMError``
         instead of raising, so one bad item never sinks the batch.
         """
-        limit = asyncio.Semaphore(max(1, int(self.settings.concurrency)))
-
-        async def one(req: LLMRequest) -> Any | LLMError:
-            async with limit:
-                # The sync path (cache, retries, fallback) runs in a worker thread.
-                return await asyncio.to_thread(self._one, req, as_json)
-
-        return list(await asyncio.gather(*(one(r) for r in requests)))
-
-    def complete_many(self, requests: Sequence[LLMRequest], *, as_json: bool = False) -> list[Any | LLMError]:
-        """The synchronous twin of :meth:`acomplete_many`: a thread pool of ``concurrency`` workers.
-
-        Threads rather than ``asyncio.run`` so that it also works when the caller already
-        runs an event loop (the Gradio app, notebooks).
-        """
-        if len(requests) <= 1:
-            return [self._one(r, as_json) for r in requests]
-        with ThreadPoolExecutor(max_workers=max(1, int(self.settings.concurrency))) as pool:
-            return list(pool.map(lambda r: self._one(r, as_json), requests))
+        out = self.dispatcher.map([lambda r=r: self._one(r, as_json) for r in requests])
+        for value in out:
+            if isinstance(value, BaseException) and not isinstance(value, LLMError):
+                raise value
+        return out
 
     def _one(self, req: LLMRequest, as_json: bool) -> Any | LLMError:
         """One request of a batch: its result, or its ``LLMError`` returned rather than raised."""
-        check = req.check or (parse_json_tolerant if as_json else None)
+        check = req.check
+        if check is None and as_json:
+            check = (lambda v: v) if req.json_schema is not None else parse_json_tolerant
         try:
             if check is not None:
                 return self.complete_checked(req.messages, namespace=req.namespace,
                                              prompt_version=req.prompt_version, check=check,
-                                             json_schema=req.json_schema, **req.params)
+                                             json_schema=req.json_schema, lenient=req.lenient, **req.params)
             return self.complete(req.messages, namespace=req.namespace, prompt_version=req.prompt_version,
                                  json_schema=req.json_schema, **req.params)
         except LLMError as exc:
             return exc
 
     # ----------------------------------------------------------------- internals
+    def _reader(self, json_schema: dict[str, Any] | None, structured: bool, check: Callable[[Any], Any] | None,
+                lenient: Callable[[str], Any] | None) -> Callable[[str], Any] | None:
+        if check is None or json_schema is None:
+            return check
+        if structured:
+            return lambda text: check(strict_json(text))
+        return lenient or (lambda text: check(parse_json_tolerant(text)))
+
     def _complete(self, messages: list[dict[str, Any]], namespace: str, prompt_version: str,
                   json_schema: dict[str, Any] | None, params: dict[str, Any],
-                  validate: Callable[[str], Any] | None) -> str:
+                  check: Callable[[Any], Any] | None, lenient: Callable[[str], Any] | None) -> tuple[str, Any]:
         if not messages:
             raise LLMError(f"{namespace}: no messages to send")
+        structured = self.format_style is not None
         key = self.cache_key(messages, namespace=namespace, prompt_version=prompt_version,
-                             json_schema=json_schema, **params)
+                             json_schema=json_schema, structured=structured, **params)
+        text: str | None = None
         if self.store is not None:
             cached = self.store.cache_get(key)
             if isinstance(cached, str) and cached.strip():
-                return cached
-        text = self._call_with_retries(messages, namespace, json_schema, params)
-        if validate is not None:
+                text = cached
+        fresh = text is None
+        if text is None:
+            text, structured = self._send(messages, namespace, json_schema, params)
+            key = self.cache_key(messages, namespace=namespace, prompt_version=prompt_version,
+                                 json_schema=json_schema, structured=structured, **params)
+        read = self._reader(json_schema, structured, check, lenient)
+        value: Any = text
+        if read is not None:
             try:
-                validate(text)
+                value = read(text)
             except ValueError as exc:
+                if not fresh:  # only a cached answer of an unchecked call can get here
+                    raise LLMAnswerError(f"{namespace}: the cached answer is not usable: {exc}", text) from exc
+                self.dispatcher.stats.parse_failed(namespace)
                 raise LLMAnswerError(f"{namespace}: the model's answer is not usable: {exc}", text) from exc
-        if self.store is not None and not self.store.read_only:
-            self.store.cache_put(key, namespace, text)
-        return text
+        if fresh:
+            self.dispatcher.stats.answered(namespace)
+            if self.store is not None and not self.store.read_only:
+                self.store.cache_put(key, namespace, text)
+        return text, value
 
-    def _call_with_retries(self, messages: list[dict[str, Any]], namespace: str,
-                           json_schema: dict[str, Any] | None, params: dict[str, Any]) -> str:
-        attempts = max(1, int(self.settings.max_retries) + 1)
-        last: BaseException | None = None
-        for attempt in range(attempts):
-            if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                return self._call_once(messages, namespace, json_schema, params)
-            except _TRANSIENT as exc:
-                last = exc
-                log.warning("%s: LLM call failed (try %d of %d): %s", namespace, attempt + 1, attempts, exc)
-            except openai.APIStatusError as exc:
-                if (_status(exc) or 0) >= 500:
-                    last = exc
-                    continue
-                raise LLMError(f"{namespace}: the LLM server refused the request "
-                               f"(HTTP {_status(exc)}): {exc}") from exc
-            except ValueError as exc:  # a body that is not the chat-completion JSON
-                last = exc
-        raise LLMError(f"{namespace}: the LLM call failed after {attempts} tries: "
-                       f"{type(last).__name__}: {last}") from last
+    def _send(self, messages: list[dict[str, Any]], namespace: str, json_schema: dict[str, Any] | None,
+              params: dict[str, Any]) -> tuple[str, bool]:
+        """The answer text, and whether it was asked for as structured output."""
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
+        output_tokens = int(params.get("max_tokens") or self.settings.expected_output_tokens)
+        timeout = request_timeout(self.settings.timeout_s, self.settings.timeout_per_token_s, prompt_chars,
+                                  output_tokens)
+        try:
+            return self.dispatcher.call(lambda url, t: self._call_once(url, t, messages, namespace, json_schema,
+                                                                       params),
+                                        timeout_s=timeout, what=f"{namespace}: the LLM call")
+        except GaveUp as exc:
+            raise LLMError(str(exc)) from exc.last
 
-    def _call_once(self, messages: list[dict[str, Any]], namespace: str, json_schema: dict[str, Any] | None,
-                   params: dict[str, Any]) -> str:
+    def _call_once(self, url: str, timeout: float, messages: list[dict[str, Any]], namespace: str,
+                   json_schema: dict[str, Any] | None, params: dict[str, Any]) -> tuple[str, bool]:
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages,
-                                  "temperature": self.settings.temperature, **params}
-        if json_schema is not None and self._structured_output:
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": namespace.replace(".", "_")[:64] or "answer",
-                                                         "schema": json_schema}}
+                                  "temperature": self.settings.temperature, "timeout": timeout, **params}
+        name = namespace.replace(".", "_").replace("-", "_")[:64] or "answer"
+        style = self.format_style if json_schema is not None else None
         with self._lock:
             self.calls += 1
+        with _classified(namespace):
+            while True:
+                if style is not None:
+                    kwargs["response_format"] = response_format(style, name, json_schema or {})
+                try:
+                    resp = self._clients[url].chat.completions.create(**kwargs)
+                    break
+                except openai.APIStatusError as exc:
+                    # 400 from most servers; 422 (request validation) or even 500 from some llama.cpp builds.
+                    if style is None or not any(w in str(exc).lower() for w in _FORMAT_WORDS):
+                        raise
+                    style = self._next_style(style, namespace, exc)
+                    kwargs.pop("response_format")
+                    with self._lock:
+                        self.calls += 1
         try:
-            resp = self._client.chat.completions.create(**kwargs)
-        except openai.BadRequestError as exc:
-            if "response_format" not in kwargs:
-                raise
-            # The server does not do structured output: ask for plain text and parse tolerantly.
-            log.info("%s: server rejected response_format (%s); falling back to plain text", namespace, exc)
-            self._structured_output = False
-            kwargs.pop("response_format")
-            with self._lock:
-                self.calls += 1
-            resp = self._client.chat.completions.create(**kwargs)
-        text = _answer_text(resp)
+            text = _answer_text(resp)
+        except ValueError as exc:  # a body that is not the chat-completion JSON
+            raise Retryable(f"ValueError: {exc}") from exc
         if not text.strip():
             raise LLMError(f"{namespace}: the model returned an empty answer")
-        return text
+        return text, style is not None
+
+    def _next_style(self, rejected: str, namespace: str, exc: BaseException) -> str | None:
+        """The server rejected ``rejected``: the next way to ask (None: plain text), remembered."""
+        following = FORMAT_STYLES[FORMAT_STYLES.index(rejected) + 1:]
+        style = following[0] if following else None
+        with self._lock:
+            if self.format_style == rejected:
+                self.format_style = style
+                if style is None:
+                    log.warning("%s: the LLM server rejected response_format (%s); asking in plain text and "
+                                "parsing leniently from now on", namespace, exc)
+            return self.format_style
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> list[list[float]]:
+        """Embeddings of ``texts`` from the server's ``/v1/embeddings``, ``batch_size`` texts per call.
+
+        Not cached here: ``hallu_studio.embedding.Embedder`` caches each phrase's vector in the store.
+        """
+        out: list[list[float]] = []
+        for start in range(0, len(texts), max(1, batch_size)):
+            batch = list(texts[start:start + max(1, batch_size)])
+            timeout = request_timeout(self.settings.timeout_s, self.settings.timeout_per_token_s,
+                                      sum(len(t) for t in batch), 0)
+
+            def attempt(url: str, t: float, batch: list[str] = batch) -> list[list[float]]:
+                with self._lock:
+                    self.calls += 1
+                with _classified("embeddings"):
+                    resp = self._clients[url].embeddings.create(model=str(self.settings.model), input=batch,
+                                                                timeout=t)
+                rows = sorted(getattr(resp, "data", None) or [], key=lambda d: d.index)
+                if len(rows) != len(batch):
+                    raise Retryable(f"the server sent {len(rows)} embeddings for {len(batch)} texts")
+                return [list(map(float, d.embedding)) for d in rows]
+
+            try:
+                out += self.dispatcher.call(attempt, timeout_s=timeout, what="embeddings: the call")
+            except GaveUp as exc:
+                raise LLMError(str(exc)) from exc.last
+        return out
+
+
+@contextmanager
+def _classified(namespace: str) -> Iterator[None]:
+    """The OpenAI library's errors as the dispatcher's retry classes (or a final ``LLMError``)."""
+    try:
+        yield
+    except openai.APITimeoutError as exc:
+        raise Overloaded(f"APITimeoutError: {exc}", timed_out=True) from exc
+    except openai.RateLimitError as exc:
+        raise Overloaded(f"RateLimitError: {exc}", retry_after=_retry_after(exc)) from exc
+    except openai.APIConnectionError as exc:
+        raise ReplicaDown(f"APIConnectionError: {exc}") from exc
+    except openai.APIResponseValidationError as exc:
+        raise Retryable(f"APIResponseValidationError: {exc}") from exc
+    except openai.APIStatusError as exc:
+        if (_status(exc) or 0) >= 500:
+            raise ReplicaDown(f"{type(exc).__name__}: {exc}") from exc
+        raise LLMError(f"{namespace}: the LLM server refused the request (HTTP {_status(exc)}): {exc}") from exc
+    except ValueError as exc:  # the library could not decode the body
+        raise Retryable(f"malformed response body: {exc}") from exc
 
 
 def _answer_text(resp: Any) -> str:

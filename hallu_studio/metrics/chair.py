@@ -80,7 +80,7 @@ class ChairMetric:
     @classmethod
     def from_settings(cls, settings: "Settings", *, encoder: PhraseEncoder | None = None) -> "ChairMetric":
         """Synonym matching, plus the embedding fallback when an encoder is given (threshold 0.8)."""
-        return cls(encoder, model_name=settings.scoring.embedding_model if encoder is not None else "")
+        return cls(encoder, model_name=settings.scoring.embedding_identity if encoder is not None else "")
 
     def config(self) -> dict[str, Any]:
         return {"metric": self.name, "synonyms": len(SYNONYMS), "framing_words": len(FRAMING_WORDS),

@@ -291,6 +291,21 @@ def parse_serials(answer: str, n: int) -> list[int]:
     return nums
 
 
+SERIALS_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {"incorrect_serial_numbers": {"type": "array", "items": {"type": "integer"}}},
+    "required": ["incorrect_serial_numbers"], "additionalProperties": False}
+
+
+def read_serials(value: Any, n: int) -> list[int]:
+    """The structured twin of ``parse_serials``: ``{"incorrect_serial_numbers": [2, 5]}``."""
+    nums = value.get("incorrect_serial_numbers") if isinstance(value, dict) else None
+    if not isinstance(nums, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in nums):
+        raise ValueError(f"expected {{'incorrect_serial_numbers': [integers]}}, got {str(value)[:160]!r}")
+    if any(not 1 <= k <= n for k in nums):
+        raise ValueError(f"serial numbers {sorted(set(nums))} outside 1..{n}")
+    return sorted(set(nums))
+
+
 class LLMConceptMatcher:
     """The A.8 hallucination-analysis prompt; omissions by the same prompt with the lists swapped."""
 
@@ -310,8 +325,9 @@ class LLMConceptMatcher:
         prompt = _ANALYZE.format(gt=listing(truth) or "(empty)", vlm=listing(candidate))
         # An answer without readable serial numbers raises LLMAnswerError and is not cached.
         serials = self.client.complete_checked([{"role": "user", "content": prompt}], namespace=namespace,
-                                               prompt_version=self.prompt_version,
-                                               check=lambda answer: parse_serials(answer, len(candidate)))
+                                               prompt_version=self.prompt_version, json_schema=SERIALS_SCHEMA,
+                                               check=lambda value: read_serials(value, len(candidate)),
+                                               lenient=lambda answer: parse_serials(answer, len(candidate)))
         return [candidate[k - 1] for k in serials]
 
     def match(self, response: list[Concept], reference: list[Concept]) -> MatchOutcome:
@@ -360,10 +376,10 @@ def build_matcher(settings: "Settings", matcher: str | None = None, *, store: "S
         from .halfscore_graph import GraphConceptMatcher
 
         return GraphConceptMatcher(encoder, grounding_threshold=sc.graph_grounding_threshold,
-                                   model_name=sc.embedding_model)
+                                   model_name=sc.embedding_identity)
     if name == "embedding":
         return EmbeddingConceptMatcher(encoder, threshold=sc.halfscore_match_threshold,  # type: ignore[arg-type]
-                                       model_name=sc.embedding_model)
+                                       model_name=sc.embedding_identity)
     if name == "llm":
         from ..llm import LLMClient
 

@@ -247,7 +247,7 @@ class ReefknotMetric:
         """Bidirectional entailment when ``scoring.nli_model`` is set, else the offline relation-phrase match."""
         nli = settings.scoring.nli_model
         matcher: VQAMatcher = (BidirectionalEntailment(NLIModel(nli)) if nli
-                               else RelationPhraseMatch(encoder, model_name=settings.scoring.embedding_model
+                               else RelationPhraseMatch(encoder, model_name=settings.scoring.embedding_identity
                                                         if encoder is not None else ""))
         return cls(matcher, entropy_threshold=settings.decoding.dtc_gamma)
 

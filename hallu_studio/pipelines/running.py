@@ -10,6 +10,7 @@ restart duplicates nothing. Failures are recorded per item and the run goes on.
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -19,6 +20,7 @@ from ..backends.mitigation import (
     PERTURBATIONS, TWO_STEP, check_mitigation, perturbed_prompt, two_step_plan,
 )
 from ..config import DecodingSettings
+from ..llm.dispatch import live_progress
 from ..model import Response, Run, Sample, TASKS
 from ..prompts import answer_candidates, generation_preset, render_prompt
 from ..store import Store
@@ -111,20 +113,22 @@ def execute_run(store: Store, backend: Backend, options: RunOptions, *,
     bar = _progress_bar(progress, len(samples), summary.skipped, run)
     others = {s.id: samples[(i + 1) % len(samples)] for i, s in enumerate(samples)} if samples else {}
     try:
-        for start in range(0, len(todo), max(1, options.chunk_size)):
-            if cancel is not None and cancel.is_set():
-                summary.status = "cancelled"
-                break
-            chunk = todo[start:start + max(1, options.chunk_size)]
-            ok, failed = _run_chunk(store, backend, run, options, chunk, others)
-            summary.done += ok
-            summary.failed += failed
-            if bar is not None:
-                bar.update(len(chunk))
-            if on_progress is not None:
-                on_progress(summary.skipped + summary.done + summary.failed, summary.total)
-        else:
-            summary.status = "completed_with_failures" if summary.failed else "completed"
+        # A server-backed model's calls (done, in flight, retried, failed, concurrency) show on the bar.
+        with live_progress(bar) if bar is not None else nullcontext():
+            for start in range(0, len(todo), max(1, options.chunk_size)):
+                if cancel is not None and cancel.is_set():
+                    summary.status = "cancelled"
+                    break
+                chunk = todo[start:start + max(1, options.chunk_size)]
+                ok, failed = _run_chunk(store, backend, run, options, chunk, others)
+                summary.done += ok
+                summary.failed += failed
+                if bar is not None:
+                    bar.update(len(chunk))
+                if on_progress is not None:
+                    on_progress(summary.skipped + summary.done + summary.failed, summary.total)
+            else:
+                summary.status = "completed_with_failures" if summary.failed else "completed"
     except BaseException:
         store.set_run_status(run.id, "error")
         raise

@@ -1,7 +1,8 @@
 """VISCON's query-and-revise procedure with an LLM (Figure 12, D.3).
 
 Step 1: the LLM reads the caption and the seen objects and writes database calls between
-``[BEGIN API]`` and ``[END API]``. Step 2: the calls run against ``SceneGraphDatabase`` and the
+``[BEGIN API]`` and ``[END API]`` (as structured output, ``{"api_calls": [...]}``, where the
+server takes a JSON schema; the revised caption likewise comes as ``{"caption": ...}``). Step 2: the calls run against ``SceneGraphDatabase`` and the
 LLM gets their results and rewrites the caption: NONE concepts removed, KEEP kept, conflicts
 corrected. A call the database cannot read is answered ``ERROR: <reason>`` (the LLM sees it,
 and it is kept with the queries).
@@ -56,6 +57,28 @@ _BLOCK = re.compile(r"\[BEGIN API\](.*?)(?:\[END API\]|$)", re.DOTALL)
 _CALL_LINE = re.compile(r"(GetRelation|GetDescription|GetAttributes)\s*\([^()]*\)")
 
 
+CALLS_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"api_calls": {"type": "array",
+                                                                             "items": {"type": "string"}}},
+                                "required": ["api_calls"], "additionalProperties": False}
+CAPTION_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"caption": {"type": "string"}},
+                                  "required": ["caption"], "additionalProperties": False}
+
+
+def _read_calls(value: Any) -> str:
+    """The structured answer's calls, one a line (as the text between [BEGIN API] and [END API])."""
+    calls = value.get("api_calls") if isinstance(value, dict) else None
+    if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+        raise ValueError(f"expected {{'api_calls': [strings]}}, got {str(value)[:160]!r}")
+    return "\n".join(calls)
+
+
+def _read_caption(value: Any) -> str:
+    caption = value.get("caption") if isinstance(value, dict) else None
+    if not isinstance(caption, str):
+        raise ValueError(f"expected {{'caption': string}}, got {str(value)[:160]!r}")
+    return caption.strip()
+
+
 def _calls_text(answer: str) -> str:
     block = _BLOCK.search(answer)
     return block.group(1) if block else answer
@@ -90,17 +113,20 @@ class LLMReviser:
         system = INTRO.format(scene=self.scene)
         first = QUERY_TASK.format(intro=system, case_id=case_id, caption=text, objects=", ".join(db.seen_objects()))
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": first}]
-        calls_answer = self.llm.complete(messages, namespace="edit-queries", prompt_version=PROMPT_VERSION)
+        calls = self.llm.complete_checked(messages, namespace="edit-queries", prompt_version=PROMPT_VERSION,
+                                          json_schema=CALLS_SCHEMA, check=_read_calls, lenient=_calls_text)
         results: list[QueryResult] = []
-        for match in _CALL_LINE.finditer(_calls_text(calls_answer)):
+        for match in _CALL_LINE.finditer(calls):
             try:
                 results.append(db.execute(match.group(0)))
             except ValueError as exc:
                 results.append(QueryResult(call=match.group(0), result=f"ERROR: {exc}"))
         listing = "\n".join(f"{r.call} -> {r.result}" for r in results) or "(no API calls were made)"
-        messages += [{"role": "assistant", "content": calls_answer},
+        # The model's first answer is shown back as the calls it made (the same in either answer format).
+        messages += [{"role": "assistant", "content": f"[BEGIN API]\n{calls.strip()}\n[END API]"},
                      {"role": "user", "content": REVISE_TASK.format(results=listing, caption=text)}]
-        revised = _caption_text(self.llm.complete(messages, namespace="edit-revise", prompt_version=PROMPT_VERSION))
+        revised = self.llm.complete_checked(messages, namespace="edit-revise", prompt_version=PROMPT_VERSION,
+                                            json_schema=CAPTION_SCHEMA, check=_read_caption, lenient=_caption_text)
         return Revision(original=text, revised=revised, reviser=self.name, queries=[r.to_dict() for r in results])
 
     def revise_many(self, texts: list[str], graphs: list[SceneGraph]) -> list[Revision]:

@@ -21,7 +21,7 @@ from ..toasts import Mistake, toast_mistakes
 def settings_html(ctx: AppContext) -> str:
     s = ctx.settings
     rows = [
-        {"setting": "LLM endpoint", "value": s.llm.base_url or "none (offline methods)"},
+        {"setting": "LLM endpoint", "value": ", ".join(s.llm.base_urls) or "none (offline methods)"},
         {"setting": "LLM model", "value": s.llm.model or "—"},
         {"setting": "embedding model", "value": s.scoring.embedding_model},
         {"setting": "NLI model", "value": s.scoring.nli_model or "none"},
