@@ -403,7 +403,7 @@ def describe_settings(path: str | os.PathLike[str] | None = None,
 
 # What ``Settings.scoring_key`` reads: every [scoring] setting but batch_size, and the LLM's model and URL.
 _SCORE_SHAPING = frozenset([f"scoring.{f.name}" for f in dataclasses.fields(ScoringSettings) if f.name != "batch_size"]
-                           + ["llm.model", "llm.base_url"])
+                           + ["llm.model"])  # not the URL: replicas of one model give the same scores
 
 
 def write_settings(path: str | os.PathLike[str], changes: Mapping[str, Any],

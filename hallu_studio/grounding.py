@@ -187,7 +187,9 @@ def _alternatives(name: str) -> list[str]:
     placed name is about ("player on the right" is a player, "food in pan" is food)."""
     out = [name]
     for part in _CONJUNCTION.split(name):
-        for alt in (part, unplaced(part)):
+        # "crowd of people" names people too
+        of = part.split(" of ", 1)[1] if " of " in part else None
+        for alt in (part, unplaced(part), of or ""):
             alt = normalize_name(alt)
             if alt and alt not in out:
                 out.append(alt)

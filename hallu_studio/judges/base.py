@@ -31,6 +31,9 @@ Triplet = tuple[str, str, str]
 VERDICTS: tuple[str, ...] = ("supported", "object", "relation", "prediction_error", "unparseable", "unverifiable",
                              "inference")
 HALLUCINATION_VERDICTS: tuple[str, ...] = ("object", "relation")
+# The claim that an object is in the picture (``metrics.trihe.response_claims`` makes it for objects a
+# response names outside every relation and attribute).
+EXISTENCE_PREDICATE, EXISTENCE_OBJECT = "is in", "the image"
 
 
 @dataclass

@@ -43,7 +43,7 @@ from ..lexicon.nouns import is_visual_noun, relation as noun_relation
 from ..lexicon.predicates import VISUAL_VERBS, Predicate, entails, parse_predicate
 from ..lexicon.words import INFERENCE_PREDICATES
 from ..vectors import PhraseEncoder, unit_rows
-from .base import JudgeReference, Triplet, TripletJudgement, triplet_text
+from .base import EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement, triplet_text
 
 UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
 _COPULA = Predicate(None, None)
@@ -121,6 +121,8 @@ class SceneGraphAlignmentJudge:
 
     def _one(self, claim: Triplet, graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:
         s, p, o = (part.strip() for part in claim)
+        if (p, o) == (EXISTENCE_PREDICATE, EXISTENCE_OBJECT):
+            return self._exists(claim, s, graph)
         p, o = fold_preposition(p, o)
         pred = parse_predicate(p)
         if self._is_inference(s, p, pred, o):
@@ -173,6 +175,15 @@ class SceneGraphAlignmentJudge:
         # A noun no one can see ("quality", "likelihood", "summer") at either end; attributes are judged as such.
         return any(is_visual_noun(x) is False and attribute_family(x) is None and count_of(x) is None
                    for x in (s, o) if not pred.copula or x is s)
+
+    def _exists(self, claim: Triplet, name: str, graph: ReferenceGraph) -> TripletJudgement:
+        """ "There is a giraffe": the object must ground to a node; a noun no one sees is an inference."""
+        found = self.grounder.ground(name, graph)
+        if found:
+            return TripletJudgement(claim, "supported", 1.0, f"the graph has {found[0].describe()}", kind="object")
+        if is_visual_noun(name) is False:
+            return TripletJudgement(claim, "inference", None, f"{name!r} is not a thing one sees", kind="inference")
+        return self._absent(claim, "object", name, graph)
 
     def _absent(self, claim: Triplet, role: str, name: str, graph: ReferenceGraph) -> TripletJudgement:
         near = self.grounder.nearest(name, graph)

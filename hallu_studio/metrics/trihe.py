@@ -37,9 +37,12 @@ import dataclasses
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..judges.base import HALLUCINATION_VERDICTS, JudgeReference, Triplet, TripletJudge
+from ..judges.base import (EXISTENCE_OBJECT, EXISTENCE_PREDICATE, HALLUCINATION_VERDICTS, JudgeReference, Triplet,
+                           TripletJudge)
 from ..extraction.spans import speculative_spans
-from ..lexicon.forms import number_word
+from ..lexicon.attributes import attribute_family
+from ..lexicon.forms import normalize_name, number_word
+from ..lexicon.nouns import is_adjective_only
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
 
@@ -58,7 +61,8 @@ def image_group(sample: Sample) -> float:
 
 def response_claims(concepts: ConceptSet) -> list[tuple[Triplet, Span | None]]:
     """Relations, then attributes as ``(object, "is", attribute)``, then counts as ``(object, "is", "two")``,
-    with their spans; duplicates once."""
+    then each object named in none of those as ``(object, "is in", "the image")``, with their spans;
+    duplicates once."""
     seen: dict[Triplet, Span | None] = {}
     for r in concepts.relations:
         seen.setdefault((r.subject, r.predicate, r.object), r.span)
@@ -66,6 +70,14 @@ def response_claims(concepts: ConceptSet) -> list[tuple[Triplet, Span | None]]:
         seen.setdefault((a.object, ATTRIBUTE_PREDICATE, a.attribute), a.span)
     for c in getattr(concepts, "counts", ()):
         seen.setdefault((c.object, ATTRIBUTE_PREDICATE, number_word(c.count)), c.span)
+    # An object named in no other claim ("There is also a giraffe next to it.", "Bag.") is a claim that it is there.
+    named = {normalize_name(x) for t in seen for x in (t[0], t[2])}
+    for o in concepts.objects:
+        # Adjectives an extractor took for things ("the path is the narrow") claim no object.
+        if o.name.strip() and normalize_name(o.name) not in named and not is_adjective_only(o.name) \
+                and attribute_family(o.name) is None:
+            seen.setdefault((o.name, EXISTENCE_PREDICATE, EXISTENCE_OBJECT), o.span)
+            named.add(normalize_name(o.name))
     return [(t, span) for t, span in seen.items() if all(part.strip() for part in t)]
 
 
