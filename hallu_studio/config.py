@@ -401,7 +401,7 @@ def describe_settings(path: str | os.PathLike[str] | None = None,
     return out
 
 
-# What ``Settings.scoring_key`` reads: every [scoring] setting but batch_size, and the LLM's model and URL.
+# What ``Settings.scoring_key`` reads: every [scoring] setting but batch_size, and the LLM's model.
 _SCORE_SHAPING = frozenset([f"scoring.{f.name}" for f in dataclasses.fields(ScoringSettings) if f.name != "batch_size"]
                            + ["llm.model"])  # not the URL: replicas of one model give the same scores
 
