@@ -147,20 +147,24 @@ def dci(matchers: list[str], n_images: int, extractor: ParserExtractor) -> dict[
         f = {}
         for (i, how), r in zip(owners, results):
             f.setdefault(i, {})[how] = r.values.get("f")
-        wins = {k: [0, 0] for k in kinds}
-        all_above = 0
+        wins = {k: [0, 0, 0] for k in kinds}  # strictly above, at least as high, copies
+        all_above = all_level = 0
         for i, by in f.items():
-            ok = True
+            ok = level = True
             for how in kinds:
                 if how in by:
-                    wins[how][1] += 1
-                    above = by["real"] is not None and by[how] is not None and by["real"] > by[how]
+                    wins[how][2] += 1
+                    real, worse = by["real"], by[how]
+                    above = real is not None and worse is not None and real > worse
+                    not_below = real is not None and worse is not None and real >= worse
                     wins[how][0] += above
-                    ok = ok and above
+                    wins[how][1] += not_below
+                    ok, level = ok and above, level and not_below
             all_above += ok
-        per = "  ".join(f"{k} {w}/{n}" for k, (w, n) in wins.items())
-        print(f"  {name:9s} real above every degraded copy on {all_above}/{len(f)} images "
-              f"({all_above / len(f):.0%});  per degradation: {per}")
+            all_level += level
+        per = "  ".join(f"{k} {w}/{n} (tied or above {t}/{n})" for k, (w, t, n) in wins.items())
+        print(f"  {name:9s} real strictly above every degraded copy on {all_above}/{len(f)} images "
+              f"({all_above / len(f):.0%}), tied or above on {all_level}/{len(f)};  per degradation: {per}")
     return speed
 
 
