@@ -82,11 +82,15 @@ _SWAPS = {"left": "right", "right": "left", "on": "under", "under": "on", "above
           "holding": "dropping", "wearing": "holding", "riding": "pushing", "sitting on": "standing under",
           "standing on": "lying under", "next to": "far from", "near": "far from", "beside": "far from",
           "top": "bottom", "bottom": "top"}
-_ADDED = ("a giraffe", "a pizza", "a red umbrella", "a surfboard", "an elephant", "a toaster", "a kite", "a teddy bear")
+_ADDED = ("a giraffe", "a pizza", "a red umbrella", "a surfboard", "an elephant", "a toaster", "a kite", "a teddy bear",
+          "a zebra", "a snowboard", "a hair drier", "a saxophone")
 
 
-def degrade(caption: str, how: str, rng: random.Random) -> str | None:
-    """A copy of ``caption`` with one kind of error everywhere it can be made; None if it cannot."""
+def degrade(caption: str, how: str, rng: random.Random, reference: str = "") -> str | None:
+    """A copy of ``caption`` with one kind of error everywhere it can be made; None if it cannot.
+
+    Added objects are ones the reference text never names (an added object must be absent).
+    """
     if how == "relations":
         keys = sorted(_SWAPS, key=len, reverse=True)
         pattern = re.compile(r"\b(" + "|".join(re.escape(k) for k in keys) + r")\b", re.IGNORECASE)
@@ -104,7 +108,9 @@ def degrade(caption: str, how: str, rng: random.Random) -> str | None:
             return NUMBER_WORDS[n + 2] if n + 2 < len(NUMBER_WORDS) else str(n + 2)
         out = pattern.sub(other, caption)
     elif how == "objects":
-        extra = rng.sample(_ADDED, 2)
+        named = set(re.findall(r"[a-z]+", reference.lower()))
+        absent = [a for a in _ADDED if not set(a.split()[1:]) & named]
+        extra = rng.sample(absent, 2)
         out = caption.rstrip() + f" There is also {extra[0]} and {extra[1]} in the image."
     else:
         raise ValueError(how)
@@ -130,7 +136,7 @@ def dci(matchers: list[str], n_images: int, extractor: ParserExtractor) -> dict[
         texts.append(caption)
         owners.append((i, "real"))
         for how in kinds:
-            d = degrade(caption, how, rng)
+            d = degrade(caption, how, rng, sample.reference_text or "")
             if d is not None:
                 texts.append(d)
                 owners.append((i, how))
