@@ -82,11 +82,15 @@ _SWAPS = {"left": "right", "right": "left", "on": "under", "under": "on", "above
           "holding": "dropping", "wearing": "holding", "riding": "pushing", "sitting on": "standing under",
           "standing on": "lying under", "next to": "far from", "near": "far from", "beside": "far from",
           "top": "bottom", "bottom": "top"}
-_ADDED = ("a giraffe", "a pizza", "a red umbrella", "a surfboard", "an elephant", "a toaster", "a kite", "a teddy bear")
+_ADDED = ("a giraffe", "a pizza", "a red umbrella", "a surfboard", "an elephant", "a toaster", "a kite", "a teddy bear",
+          "a zebra", "a snowboard", "a hair drier", "a saxophone")
 
 
-def degrade(caption: str, how: str, rng: random.Random) -> str | None:
-    """A copy of ``caption`` with one kind of error everywhere it can be made; None if it cannot."""
+def degrade(caption: str, how: str, rng: random.Random, reference: str = "") -> str | None:
+    """A copy of ``caption`` with one kind of error everywhere it can be made; None if it cannot.
+
+    Added objects are ones the reference text never names (an added object must be absent).
+    """
     if how == "relations":
         keys = sorted(_SWAPS, key=len, reverse=True)
         pattern = re.compile(r"\b(" + "|".join(re.escape(k) for k in keys) + r")\b", re.IGNORECASE)
@@ -104,7 +108,9 @@ def degrade(caption: str, how: str, rng: random.Random) -> str | None:
             return NUMBER_WORDS[n + 2] if n + 2 < len(NUMBER_WORDS) else str(n + 2)
         out = pattern.sub(other, caption)
     elif how == "objects":
-        extra = rng.sample(_ADDED, 2)
+        named = set(re.findall(r"[a-z]+", reference.lower()))
+        absent = [a for a in _ADDED if not set(a.split()[1:]) & named]
+        extra = rng.sample(absent, 2)
         out = caption.rstrip() + f" There is also {extra[0]} and {extra[1]} in the image."
     else:
         raise ValueError(how)
@@ -130,7 +136,7 @@ def dci(matchers: list[str], n_images: int, extractor: ParserExtractor) -> dict[
         texts.append(caption)
         owners.append((i, "real"))
         for how in kinds:
-            d = degrade(caption, how, rng)
+            d = degrade(caption, how, rng, sample.reference_text or "")
             if d is not None:
                 texts.append(d)
                 owners.append((i, how))
@@ -147,20 +153,24 @@ def dci(matchers: list[str], n_images: int, extractor: ParserExtractor) -> dict[
         f = {}
         for (i, how), r in zip(owners, results):
             f.setdefault(i, {})[how] = r.values.get("f")
-        wins = {k: [0, 0] for k in kinds}
-        all_above = 0
+        wins = {k: [0, 0, 0] for k in kinds}  # strictly above, at least as high, copies
+        all_above = all_level = 0
         for i, by in f.items():
-            ok = True
+            ok = level = True
             for how in kinds:
                 if how in by:
-                    wins[how][1] += 1
-                    above = by["real"] is not None and by[how] is not None and by["real"] > by[how]
+                    wins[how][2] += 1
+                    real, worse = by["real"], by[how]
+                    above = real is not None and worse is not None and real > worse
+                    not_below = real is not None and worse is not None and real >= worse
                     wins[how][0] += above
-                    ok = ok and above
+                    wins[how][1] += not_below
+                    ok, level = ok and above, level and not_below
             all_above += ok
-        per = "  ".join(f"{k} {w}/{n}" for k, (w, n) in wins.items())
-        print(f"  {name:9s} real above every degraded copy on {all_above}/{len(f)} images "
-              f"({all_above / len(f):.0%});  per degradation: {per}")
+            all_level += level
+        per = "  ".join(f"{k} {w}/{n} (tied or above {t}/{n})" for k, (w, t, n) in wins.items())
+        print(f"  {name:9s} real strictly above every degraded copy on {all_above}/{len(f)} images "
+              f"({all_above / len(f):.0%}), tied or above on {all_level}/{len(f)};  per degradation: {per}")
     return speed
 
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..judges.base import PhraseEncoder, unit_rows
 from ..lexicon.forms import number_word
-from ..model import ConceptSet, Sample, Span
+from ..model import ConceptSet, Sample, SceneGraph, Span
 from .base import ItemResult, ScoringItem
 
 if TYPE_CHECKING:
@@ -107,26 +107,26 @@ def concept_graph(concepts: ConceptSet) -> nx.MultiDiGraph:
     return g
 
 
-def count_concepts(concepts: ConceptSet) -> list[Concept]:
-    """(object, n) for each count the concept set states.
+def count_concepts(concepts: ConceptSet, graph: SceneGraph | None = None) -> list[Concept]:
+    """(object, n) for each count the concept set states ("two dogs": ``counts``).
 
-    An extracted set carries ``counts`` ("two dogs"); a scene graph's set lists each object,
-    so a name listed two or more times is a count.
+    A scene graph's own concept set (``graph`` given, and the set lists its objects) states
+    a count for every name the graph has two or more objects of.
     """
     counts: dict[str, int] = {}
     for c in getattr(concepts, "counts", None) or []:
         key = _norm(c.object)
         if key and key not in counts:
             counts[key] = int(c.count)
-    if not counts:
-        tally = Counter(_norm(o.name) for o in concepts.objects)
+    if not counts and graph is not None and [o.name for o in concepts.objects] == graph.object_names():
+        tally = Counter(_norm(name) for name in graph.object_names())
         counts = {name: n for name, n in tally.items() if name and n >= 2}
     return [Concept("count", (name, str(n))) for name, n in counts.items()]
 
 
-def concept_list(concepts: ConceptSet) -> list[Concept]:
+def concept_list(concepts: ConceptSet, graph: SceneGraph | None = None) -> list[Concept]:
     """The distinct concepts HalFscore counts: the concept graph's, then the counts."""
-    return graph_concepts(concept_graph(concepts)) + count_concepts(concepts)
+    return graph_concepts(concept_graph(concepts)) + count_concepts(concepts, graph)
 
 
 def concept_spans(concepts: ConceptSet) -> dict[Concept, Span]:
@@ -413,7 +413,7 @@ class HalFscoreMetric:
     def _reference(self, sample: Sample) -> list[Concept]:
         if sample.id not in self._reference_cache:
             cs = self.reference(sample)
-            self._reference_cache[sample.id] = concept_list(cs) if cs is not None else []
+            self._reference_cache[sample.id] = concept_list(cs, sample.scene_graph) if cs is not None else []
         return self._reference_cache[sample.id]
 
     def update(self, item: ScoringItem) -> ItemResult:
