@@ -45,13 +45,14 @@ from typing import Any, Iterable, Sequence
 
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_abstract_noun, is_activity_noun, is_adjective_only, is_colour_noun, is_visual_noun
+from ..lexicon.attributes import attribute_family
 from ..lexicon.words import (COLORS, FRAMING_NOUNS, HEDGE_WORDS, INFERENCE_PREDICATES, MATERIALS, NON_ATTRIBUTES,
                              NON_PREDICATES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS, SCENE_SUBJECT)
 from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
 from .spacy_pipeline import load_english, loaded_model_name
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
-RULES_VERSION = "7"
+RULES_VERSION = "8"
 COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
 DESCRIPTIVE_NOUNS = COLORS | MATERIALS
 NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})
@@ -312,6 +313,13 @@ class ParserExtractor:
                 for mention in self._subject_mention(token.head, by_root):
                     for adj in _conjuncts(token):
                         add(mention, adj)
+            # A colour or material as the complement: "the saucer is silver, oval and aluminium".
+            elif token.dep_ == "attr" and token.head.lemma_.lower() in COPULAS and \
+                    attribute_family(token.lower_) is not None:
+                for mention in self._subject_mention(token.head, by_root):
+                    for word in _conjuncts(token):
+                        if attribute_family(word.lower_) is not None or word.pos_ == "ADJ":
+                            add(mention, word)
             # Passive participle with no object: "the column is intricately carved".
             elif token.tag_ == "VBN" and token.dep_ in ("ROOT", "conj", "ccomp", "relcl", "xcomp") and \
                     any(c.dep_ == "auxpass" for c in token.children) and not _has_prep_object(token):
