@@ -61,6 +61,7 @@ def _is_visual(pred: Predicate) -> bool:
 
 class SceneGraphAlignmentJudge:
     name = "graph"
+    judges_existence = True  # "(giraffe, is in, the image)" claims are checked (metrics.trihe.response_claims)
 
     def __init__(self, encoder: PhraseEncoder | None = None, *, model_name: str = "",
                  grounding_threshold: float = 0.8, gold_threshold: float = 0.8,
@@ -74,7 +75,7 @@ class SceneGraphAlignmentJudge:
         self.unverifiable = unverifiable
 
     def config(self) -> dict[str, Any]:
-        return {"judge": self.name, "version": 1, "model": self.model_name or None, **self.grounder.config(),
+        return {"judge": self.name, "version": 2, "model": self.model_name or None, **self.grounder.config(),
                 "gold_threshold": self.gold_threshold, "unverifiable": self.unverifiable}
 
     def counts_as_hallucination(self, verdict: str) -> bool:

@@ -59,10 +59,10 @@ def image_group(sample: Sample) -> float:
     return float(int(content_key(sample.benchmark, sample.image_key)[:12], 16))
 
 
-def response_claims(concepts: ConceptSet) -> list[tuple[Triplet, Span | None]]:
+def response_claims(concepts: ConceptSet, existence: bool = False) -> list[tuple[Triplet, Span | None]]:
     """Relations, then attributes as ``(object, "is", attribute)``, then counts as ``(object, "is", "two")``,
-    then each object named in none of those as ``(object, "is in", "the image")``, with their spans;
-    duplicates once."""
+    then (with ``existence``, for judges that check it) each object named in none of those as
+    ``(object, "is in", "the image")``, with their spans; duplicates once."""
     seen: dict[Triplet, Span | None] = {}
     for r in concepts.relations:
         seen.setdefault((r.subject, r.predicate, r.object), r.span)
@@ -72,7 +72,7 @@ def response_claims(concepts: ConceptSet) -> list[tuple[Triplet, Span | None]]:
         seen.setdefault((c.object, ATTRIBUTE_PREDICATE, number_word(c.count)), c.span)
     # An object named in no other claim ("There is also a giraffe next to it.", "Bag.") is a claim that it is there.
     named = {normalize_name(x) for t in seen for x in (t[0], t[2])}
-    for o in concepts.objects:
+    for o in concepts.objects if existence else ():
         # Adjectives an extractor took for things ("the path is the narrow") claim no object.
         if o.name.strip() and normalize_name(o.name) not in named and not is_adjective_only(o.name) \
                 and attribute_family(o.name) is None:
@@ -129,6 +129,12 @@ class TriHEMetric:
         extracted = self.extractor.extract([i.response for i in items])
         return [dataclasses.replace(i, mentioned=cs) for i, cs in zip(items, extracted, strict=True)]
 
+    @property
+    def existence_claims(self) -> bool:
+        """Whether objects named outside every relation become claims: for judges that check them (the graph
+        judge); the released embedding check sees the claims the paper's code made."""
+        return bool(getattr(self.judge, "judges_existence", False))
+
     def counts_as_hallucination(self, verdict: str) -> bool:
         """Object and relation hallucinations always; other verdicts as the judge's own policy says."""
         policy = getattr(self.judge, "counts_as_hallucination", None)
@@ -151,7 +157,7 @@ class TriHEMetric:
         if not reference.triplets and not reference.objects:
             return ItemResult(empty, values, evidence,
                               f"sample {item.sample.id} has no scene graph and no gold triplets to judge against")
-        claims = response_claims(item.mentioned)
+        claims = response_claims(item.mentioned, self.existence_claims)
         if not claims:
             return ItemResult(empty, values, evidence,
                               "no triplets in the response (empty, or nothing the extractor could parse); "
@@ -185,7 +191,7 @@ class TriHEMetric:
         items = self._with_own_claims(items)
         warm = getattr(self.judge, "warm", None)
         if warm is not None:
-            batches = [([t for t, _ in response_claims(i.mentioned)], reference_for(i.sample))
+            batches = [([t for t, _ in response_claims(i.mentioned, self.existence_claims)], reference_for(i.sample))
                        for i in items if i.mentioned is not None]
             warm(batches)
         return [self._judged(i) for i in items]
