@@ -100,3 +100,21 @@ def test_lexicon_forms_and_predicates():
     assert not entails(parse_predicate("on"), parse_predicate("under"))
     assert inverse(parse_predicate("to the left of")) == parse_predicate("right of")
     assert attributes_conflict("red", "blue") and not attributes_conflict("tall", "wide")
+
+
+def test_an_object_named_outside_every_relation_is_claimed_to_be_there_for_the_graph_judge_only():
+    from hallu_studio.judges import EmbeddingSimilarityJudge
+
+    class Unit:  # every phrase the same vector: the released check's claims are all that matter here
+        def encode(self, texts):
+            import numpy as np
+            return np.ones((len(texts), 2))
+
+    sample = Sample(id="s/1", benchmark="s", image_key="1", task="caption", scene_graph=GRAPH)
+    concepts = ConceptSet.from_dict({"objects": ["giraffe", "dog", "sofa"], "relations": [["dog", "on", "sofa"]]})
+    item = ScoringItem("r", "A dog on a sofa, and a giraffe.", sample, mentioned=concepts)
+    graph = TriHEMetric(SceneGraphAlignmentJudge()).update(item)
+    assert [(t["triplet"], t["verdict"]) for t in graph.evidence["triplets"]] == [
+        (["dog", "on", "sofa"], "supported"), (["giraffe", "is in", "the image"], "object")]
+    released = TriHEMetric(EmbeddingSimilarityJudge(Unit())).update(item)
+    assert [t["triplet"] for t in released.evidence["triplets"]] == [["dog", "on", "sofa"]]
