@@ -237,6 +237,8 @@ def _checked(section: str, key: str, value: Any, where: str) -> Any:
         raise ValueError(f"{where}: {name} must be set")
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
+    if (section, key) == ("llm", "base_url") and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value  # a list of replicas (see LLMSettings)
     if not isinstance(value, kind) or (kind in (int, float) and isinstance(value, bool)):
         raise ValueError(f"{where}: {name} must be {_TYPE_WORDS.get(kind, kind.__name__)}, got {value!r}")
     choices = {f.name: f for f in dataclasses.fields(cls)}[key].metadata.get("choices")
