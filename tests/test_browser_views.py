@@ -187,8 +187,11 @@ def test_annotate_toasts_mistakes_and_marks_your_current_rating(app, browser, ca
                            "'#ann-export-files')?.innerText.includes(name))", timeout=15_000)
     from hallu_studio.app.tabs.annotate import export_ratings
 
-    resolved = open(export_ratings(ctx)[0], encoding="utf-8").read().splitlines()
-    assert [line for line in resolved if line.startswith(f"{rid},lee,")][0].split(",")[2] == "4"
+    import csv
+
+    with open(export_ratings(ctx)[0], encoding="utf-8", newline="") as fh:
+        resolved = list(csv.DictReader(fh))
+    assert [r["rating"] for r in resolved if r["response_id"] == rid and r["annotator"] == "lee"] == ["4"]
     assert "Traceback" not in capfd.readouterr().err
     page.close()
 
