@@ -66,6 +66,8 @@ class Node:
     labels: list[str] = field(default_factory=list)  # the names as the graph wrote them
     attributes: set[str] = field(default_factory=set)
     multiplicity: int = 0
+    # Each object's own attributes, where the graph has objects (several spheres: a big red one, a small blue one).
+    instances: list[frozenset[str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ class ReferenceGraph:
             index_of[o.id] = i
             g.nodes[i].multiplicity += 1
             g.nodes[i].attributes.update(a.strip().lower() for a in o.attributes)
+            g.nodes[i].instances.append(frozenset(a.strip().lower() for a in o.attributes))
         by_id = graph.object_by_id()
         for r in graph.relations:
             g.add_triplet(by_id[r.subject].name, r.predicate, by_id[r.object].name)

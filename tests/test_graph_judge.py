@@ -118,3 +118,17 @@ def test_an_object_named_outside_every_relation_is_claimed_to_be_there_for_the_g
         (["dog", "on", "sofa"], "supported"), (["giraffe", "is in", "the image"], "object")]
     released = TriHEMetric(EmbeddingSimilarityJudge(Unit())).update(item)
     assert [t["triplet"] for t in released.evidence["triplets"]] == [["dog", "on", "sofa"]]
+
+
+def test_a_sentence_s_attributes_describe_one_object_of_a_name():
+    spheres = SceneGraph.from_dict({"objects": [{"id": "1", "name": "sphere", "attributes": ["large", "red"]},
+                                                {"id": "2", "name": "sphere", "attributes": ["small", "blue"]}]})
+    sample = Sample(id="s/2", benchmark="s", image_key="2", task="caption", scene_graph=spheres)
+    text = "The sphere is large and blue. The sphere is small."
+    concepts = ConceptSet.from_dict({"attributes": [["sphere", "large"], ["sphere", "blue"], ["sphere", "small"]],
+                                     "attribute_spans": [[14, 19], [24, 28], [44, 49]]})
+    out = TriHEMetric(SceneGraphAlignmentJudge()).update(ScoringItem("r", text, sample, mentioned=concepts))
+    verdicts = [(t["triplet"][2], t["verdict"]) for t in out.evidence["triplets"]]
+    # "large" picks the red sphere, which is not blue; "small" alone fits the other sphere
+    assert ("large", "supported") in verdicts and ("small", "supported") in verdicts
+    assert ("blue", "relation") in verdicts

@@ -55,6 +55,15 @@ def find_span(text: str, words: list[str]) -> tuple[int, int] | None:
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Each sentence of ``text`` as a character span (split at . ! ?).
+
+    >>> sentence_spans("A cat. A dog!")
+    [(0, 6), (6, 13)]
+    """
+    return [(m.start(), m.end()) for m in _SENTENCE.finditer(text)]
+
+
 def speculative_spans(text: str) -> list[tuple[int, int]]:
     """The sentences of ``text`` that guess rather than report ("the person might be commuting"),
     as character spans: those holding a modal verb, a hedge or a reasoning word (``SPECULATION_WORDS``).
@@ -63,8 +72,5 @@ def speculative_spans(text: str) -> list[tuple[int, int]]:
     >>> [t[a:b] for a, b in speculative_spans(t)]
     [' He might be going to a market.']
     """
-    out = []
-    for m in _SENTENCE.finditer(text):
-        if set(re.findall(r"[a-z]+", m.group(0).lower())) & SPECULATION_WORDS:
-            out.append((m.start(), m.end()))
-    return out
+    return [(a, b) for a, b in sentence_spans(text)
+            if set(re.findall(r"[a-z]+", text[a:b].lower())) & SPECULATION_WORDS]

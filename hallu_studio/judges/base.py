@@ -60,6 +60,7 @@ class JudgeReference:
     gold: list[Triplet] = field(default_factory=list)  # the question's own gold triplets (also in ``triplets``)
     graph: "SceneGraph | None" = None  # the scene graph itself, where there is one (multiplicities, attributes)
     speculative: frozenset[int] = frozenset()  # indices of the claims the response states as guesses ("might be")
+    sentences: tuple[int, ...] = ()  # per claim, the index of the response's sentence it comes from (-1: unknown)
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.

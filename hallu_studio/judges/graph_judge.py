@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..grounding import Edge, Grounder, Match, ReferenceGraph, attribute_support, edge_support, fold_preposition
-from ..lexicon.attributes import attribute_family, same_attribute
+from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
 from ..lexicon.predicates import VISUAL_VERBS, Predicate, entails, parse_predicate
@@ -103,7 +103,41 @@ class SceneGraphAlignmentJudge:
         graph = (ReferenceGraph.from_scene_graph(reference.graph) if reference.graph is not None
                  else ReferenceGraph.from_triplets(reference.objects, reference.triplets))
         out = [self._one(tuple(c), graph, reference) for c in claims]  # type: ignore[arg-type]
+        out = self._one_instance_per_sentence(claims, out, graph, reference)
         return [self._as_guess(j) if i in reference.speculative else j for i, j in enumerate(out)]
+
+    def _one_instance_per_sentence(self, claims: Sequence[Triplet], out: list[TripletJudgement], graph: ReferenceGraph,
+                                   reference: JudgeReference) -> list[TripletJudgement]:
+        """Attributes one sentence gives one name ("the sphere is little, red and metal") describe one object.
+
+        Where the graph has several objects of that name, each attribute is true of *some* of them;
+        the sentence's attributes are checked against the one object that fits most of them, and an
+        attribute that object contradicts is a hallucination.
+        """
+        if len(reference.sentences) != len(claims):
+            return out
+        groups: dict[tuple[int, str], list[int]] = {}
+        for i, (j, sentence) in enumerate(zip(out, reference.sentences)):
+            if sentence >= 0 and j.kind == "attribute" and j.verdict == "supported" or (
+                    sentence >= 0 and j.kind == "attribute" and j.verdict in ("relation", "unverifiable")):
+                groups.setdefault((sentence, normalize_name(claims[i][0])), []).append(i)
+        for (_, name), members in groups.items():
+            nodes = [graph.nodes[m.index] for m in self.grounder.ground(name, graph)]
+            instances = [inst for node in nodes for inst in node.instances]
+            if len(members) < 2 or len(instances) < 2:
+                continue
+            attrs = [claims[i][2] for i in members]
+            fit = max(instances, key=lambda inst: sum(any(same_attribute(a, h) for h in inst) for a in attrs))
+            for i, a in zip(members, attrs):
+                if out[i].verdict != "supported" or any(same_attribute(a, h) for h in fit):
+                    continue
+                clash = [h for h in sorted(fit) if shares_scale(a, h)]
+                if clash:
+                    out[i] = TripletJudgement(out[i].triplet, "relation", 0.0, (
+                        f"conflicts with the graph: the {name} this sentence describes (the one that is "
+                        f"{', '.join(sorted(x for x in fit if any(same_attribute(y, x) for y in attrs)))}) is "
+                        f"{', '.join(repr(h) for h in clash)}, though another {name} is {a!r}"), kind="attribute")
+        return out
 
     @staticmethod
     def _as_guess(j: TripletJudgement) -> TripletJudgement:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..judges.base import (EXISTENCE_OBJECT, EXISTENCE_PREDICATE, HALLUCINATION_VERDICTS, JudgeReference, Triplet,
                            TripletJudge)
-from ..extraction.spans import speculative_spans
+from ..extraction.spans import sentence_spans, speculative_spans
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import normalize_name, number_word
 from ..lexicon.nouns import is_adjective_only
@@ -165,6 +165,9 @@ class TriHEMetric:
         guesses = speculative_spans(item.response)
         reference.speculative = frozenset(i for i, (_, span) in enumerate(claims)
                                           if span and any(a <= span[0] < b for a, b in guesses))
+        bounds = sentence_spans(item.response)
+        reference.sentences = tuple(next((k for k, (a, b) in enumerate(bounds) if a <= span[0] < b), -1) if span else -1
+                                    for _, span in claims)
         judgements = self.judge.judge([t for t, _ in claims], reference)
         if len(judgements) != len(claims):
             raise RuntimeError(f"judge {self.judge.name} returned {len(judgements)} verdicts for "
