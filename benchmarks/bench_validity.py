@@ -279,14 +279,18 @@ def section_speed(args: argparse.Namespace, extractor: ParserExtractor) -> str:
     items = [i for i, _ in probe_items(_trihe_samples(args.questions), "rate=0.3,mix=object+relation,seed=2",
                                        extractor)]
     lines = ["### Speed: Tri-HE judges on the same items, warm (phrase caches filled), same run", "",
+             f"Best of {args.rounds} alternating rounds per judge (the machine is shared and noisy).", "",
              "| judge | responses/s | ratio to embedding |", "|---|---|---|"]
-    rates: dict[str, float] = {}
-    for j in ("embedding", "graph"):
-        metric = TriHEMetric.from_settings(_settings(args, j))
+    metrics = {j: TriHEMetric.from_settings(_settings(args, j)) for j in ("embedding", "graph")}
+    for metric in metrics.values():
         score(metric, items)  # warm: model loaded, phrases encoded
-        t0 = time.perf_counter()
-        score(metric, items)
-        rates[j] = len(items) / (time.perf_counter() - t0)
+    best: dict[str, float] = {j: 0.0 for j in metrics}
+    for _ in range(args.rounds):
+        for j, metric in metrics.items():
+            t0 = time.perf_counter()
+            score(metric, items)
+            best[j] = max(best[j], len(items) / (time.perf_counter() - t0))
+    rates = best
     for j, r in rates.items():
         lines.append(f"| {j} | {r:.0f} | {r / rates['embedding']:.2f} |")
     return "\n".join(lines)
@@ -302,6 +306,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=300)
     ap.add_argument("--images", type=int, default=100)
     ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=7, help="speed: alternating timed rounds per judge")
     ap.add_argument("--config", default=None, help="a hallu-studio.toml; with an LLM endpoint, the LLM judge joins")
     ap.add_argument("--write", action="store_true", help="write the tables into docs/validity.md")
     args = ap.parse_args()

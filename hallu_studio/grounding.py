@@ -29,6 +29,7 @@ Every result says how it was found, so a verdict's reason can name it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
@@ -83,17 +84,18 @@ class Edge:
 class ReferenceGraph:
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
+    _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)  # node name -> its index
 
     def node_index(self, name: str) -> int:
         """The index of the node named ``name`` (normalised), created when missing."""
         key = normalize_name(name) or name.strip().lower()
-        for i, n in enumerate(self.nodes):
-            if n.name == key:
-                if name not in n.labels:
-                    n.labels.append(name)
-                return i
-        self.nodes.append(Node(key, [name]))
-        return len(self.nodes) - 1
+        i = self._index.get(key)
+        if i is None:
+            self.nodes.append(Node(key, [name]))
+            i = self._index[key] = len(self.nodes) - 1
+        elif name not in self.nodes[i].labels:
+            self.nodes[i].labels.append(name)
+        return i
 
     def names_relation(self, s: str, p: str, o: str) -> Node | None:
         """A node whose own name states the relation ("food in pan" for (food, in, pan)), or None."""
@@ -185,7 +187,8 @@ _TRUST = ("lemma", "synonym", "hypernym", "hyponym")
 _CONJUNCTION = re.compile(r"\s*(?:,|\band\b|\bor\b|/)\s*")
 
 
-def _alternatives(name: str) -> list[str]:
+@lru_cache(maxsize=100_000)
+def _alternatives(name: str) -> tuple[str, ...]:
     """A node name and the things it names: each of a list ("vegetables and meat"), and the thing a
     placed name is about ("player on the right" is a player, "food in pan" is food)."""
     out = [name]
@@ -196,7 +199,7 @@ def _alternatives(name: str) -> list[str]:
             alt = normalize_name(alt)
             if alt and alt not in out:
                 out.append(alt)
-    return out
+    return tuple(out)
 
 
 class Grounder:
