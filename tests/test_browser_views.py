@@ -117,7 +117,11 @@ def test_inspect_fits_graphs_closes_panels_and_shows_ab_only_when_comparing(app,
         frame = page.locator(f"{graph} iframe").element_handle().content_frame()
         frame.wait_for_function("typeof network !== 'undefined' && network.body.nodeIndices.length > 0",
                                 timeout=15_000)
-        page.wait_for_timeout(1500)  # the layout settles, then the view fits
+        # the layout settles, then the view fits: wait for that (under load it takes longer than a fixed pause)
+        try:
+            frame.wait_for_function(f"({_FITTED})().inside", timeout=15_000, polling=250)
+        except Exception:  # noqa: BLE001 - the assertion below says what was seen
+            pass
         fit = frame.evaluate(_FITTED)
         assert fit["inside"] and fit["scale"] >= 0.5, fit
     # compact: evidence panels closed, no A/B buttons without a comparison
