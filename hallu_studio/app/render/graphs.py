@@ -55,6 +55,10 @@ _FIT_SCRIPT = ("<script>(function () {"
                " network.once('stabilizationIterationsDone', function () {"
                " network.setOptions({physics: {enabled: false}}); fit(); });"
                " window.addEventListener('resize', fit); fit();"
+               # A frame drawn while hidden (a closed panel, a tab not shown) has no size yet: fit once it has.
+               " if (window.ResizeObserver) { new ResizeObserver(function () {"
+               " if (document.getElementById('mynetwork').clientWidth > 0) { fit(); } })"
+               ".observe(document.getElementById('mynetwork')); }"
                "})();</script>")
 
 
