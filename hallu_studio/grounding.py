@@ -116,7 +116,7 @@ class ReferenceGraph:
             return
         si = self.node_index(s)
         if p.strip().lower() in COPULAS and (attribute_family(o) is not None or len(o.split()) <= 2 and
-                                            not any(n.name == normalize_name(o) for n in self.nodes)):
+                                            normalize_name(o) not in self._index):
             self.nodes[si].attributes.add(o.strip().lower())
             return
         p, o = fold_preposition(p, o)

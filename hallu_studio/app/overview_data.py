@@ -51,8 +51,9 @@ class Headline:
 HEADLINES: tuple[Headline, ...] = (
     Headline("trihe", "hallu_q", "Tri-HE", "Hallu_Q", True, "% of claims",
              "share of each answer's claims (triplets) the judge finds hallucinated, averaged over questions.",
-             "precision-like: an answer that claims little scores well; the offline embedding judge barely "
-             "notices a wrong relation between the right objects."),
+             "precision-like: an answer that claims little scores well; the offline graph judge reads claims "
+             "by name, so with several objects of one name a swapped relation may still hold for some pair "
+             "(docs/validity.md)."),
     Headline("emd", "total", "VISCON", "EMD", True, "×100",
              "Earth Mover's Distance between the answer's concepts and the reference's.",
              "an answer with no relation drops out of the relation part; short correct VQA answers can score "

@@ -118,8 +118,7 @@ class SceneGraphAlignmentJudge:
             return out
         groups: dict[tuple[int, str], list[int]] = {}
         for i, (j, sentence) in enumerate(zip(out, reference.sentences)):
-            if sentence >= 0 and j.kind == "attribute" and j.verdict == "supported" or (
-                    sentence >= 0 and j.kind == "attribute" and j.verdict in ("relation", "unverifiable")):
+            if sentence >= 0 and j.kind == "attribute" and j.verdict in ("supported", "relation", "unverifiable"):
                 groups.setdefault((sentence, normalize_name(claims[i][0])), []).append(i)
         for (_, name), members in groups.items():
             nodes = [graph.nodes[m.index] for m in self.grounder.ground(name, graph)]
