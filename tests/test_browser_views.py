@@ -93,8 +93,14 @@ def test_browse_opens_on_hallucinated_claims_rounded_with_reasons_and_several_ra
     expected = sum(1 for r in rows if r["emd.total"] is not None and r["emd.total"] >= 30
                    and r["trihe.hallucinated"] is not None and r["trihe.hallucinated"] <= 1)
     assert 0 < expected < len(rows)
-    page.wait_for_function(f"document.querySelector('#browse-status')?.innerText.startsWith('{expected} responses')",
-                           timeout=15_000)
+    # a loaded machine (CI beside other work) can take well over 15 s for one event: wait, then say what showed
+    try:
+        page.wait_for_function(
+            f"document.querySelector('#browse-status')?.innerText.startsWith('{expected} responses')", timeout=60_000)
+    except Exception:  # noqa: BLE001 - the assertion says what the page showed instead
+        pass
+    status = page.locator("#browse-status").inner_text()
+    assert status.startswith(f"{expected} responses"), (expected, status)
     page.close()
 
 
