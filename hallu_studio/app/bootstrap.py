@@ -94,6 +94,8 @@ class DemoProgress:
             return f"scored {total - (todo - done):,} of {total:,} responses"
         if phase == "rest":
             return f"first slice scored; now the rest of the {total:,} responses"
+        if phase == "probes":
+            return f"running the probe models [synthetic]: {total:,} responses so far"
         return f"loading the scoring models; {total:,} responses to score"
 
     def score(self, store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS) -> None:
@@ -153,21 +155,27 @@ def _import_scoring_libraries() -> None:
         pass  # scoring reports what is missing, with the metric that needs it
 
 
-def prepare_demo(store: Store, steps: BootstrapSteps | None = None) -> list[str]:
-    """The quick part of a first start: import the sample benchmark and run the probe models.
+def start_demo_import(store: Store, steps: BootstrapSteps | None = None) -> tuple[str, str]:
+    """The first step of a first start: import the sample benchmark; returns its name and what was done.
 
     Marks the demo as started; ``finish_demo`` (scoring, the slow part) marks it done.
     """
     resuming = store.get_meta(DEMO_STATE_KEY) == "started"
     store.set_meta(DEMO_STATE_KEY, "started")
-    if steps is None:
-        threading.Thread(target=_import_scoring_libraries, daemon=True, name="hallu-studio-preload").start()
     steps = steps or BootstrapSteps()
+    if steps.import_sample is import_sample_benchmark:
+        # The real demo: scoring's libraries load while the sample's images render (outside the GIL).
+        threading.Thread(target=_import_scoring_libraries, daemon=True, name="hallu-studio-preload").start()
     name = steps.import_sample(store)
-    done = [f"{'resumed' if resuming else 'imported'} the sample benchmark {name!r}"]
+    return name, f"{'resumed' if resuming else 'imported'} the sample benchmark {name!r}"
+
+
+def prepare_demo(store: Store, steps: BootstrapSteps | None = None) -> list[str]:
+    """The quick part of a first start: import the sample benchmark and run the probe models."""
+    steps = steps or BootstrapSteps()
+    name, line = start_demo_import(store, steps)
     steps.run_probes(store, name)
-    done.append("ran the probe models [synthetic]")
-    return done
+    return [line, "ran the probe models [synthetic]"]
 
 
 def finish_demo(store: Store, settings: Settings, steps: BootstrapSteps | None = None) -> list[str]:

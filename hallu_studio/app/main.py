@@ -82,26 +82,37 @@ def why_cannot_listen(host: str, port: int) -> str | None:
 
 
 def start_demo(ctx: "AppContext", steps: "BootstrapSteps | None" = None) -> None:
-    """First start (or an interrupted one): import and run the probes now, score in the background."""
-    from .bootstrap import BootstrapSteps, DemoProgress, finish_demo, needs_bootstrap, prepare_demo
+    """First start (or an interrupted one): import the sample now; run the probes and score in the background.
+
+    The probes run behind the open app too (seconds on 2 cores): the page is up while they run,
+    and the Overview ranks the models as soon as the first slice is scored.
+    """
+    from .bootstrap import BootstrapSteps, DemoProgress, finish_demo, needs_bootstrap, start_demo_import
 
     store = ctx.store
     if not needs_bootstrap(store):
         return
     print(f"first start: building the offline demo in {store.path}", flush=True)
+    progress = DemoProgress(store)
+    steps = steps or BootstrapSteps(score=progress.score)
     try:
-        for line in prepare_demo(store, steps):
-            print(f"first start: {line}", flush=True)
+        benchmark, line = start_demo_import(store, steps)
+        print(f"first start: {line}", flush=True)
     except (ImportError, NotImplementedError) as exc:
         # The app still serves what the store holds; the message says what is missing.
         print(f"first start: the offline demo could not be built ({exc}); "
               "import a benchmark with `hallu-studio import` instead", file=sys.stderr)
         return
-    progress = DemoProgress(store)
-    steps = steps or BootstrapSteps(score=progress.score)
-    ctx.background.start("scoring the offline demo in the background",
-                         lambda: finish_demo(store, ctx.settings, steps), progress=progress.line)
-    print("first start: scoring in the background; the app opens now and fills in as scores land", flush=True)
+
+    def probes_then_scores() -> None:
+        progress.step("probes")
+        steps.run_probes(store, benchmark)
+        finish_demo(store, ctx.settings, steps)
+
+    ctx.background.start("building the offline demo in the background", probes_then_scores,
+                         progress=progress.line)
+    print("first start: running the probe models [synthetic] and scoring in the background; "
+          "the app opens now and fills in as scores land", flush=True)
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "app.py") -> int:

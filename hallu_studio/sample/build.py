@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,9 +93,11 @@ def build_sample_benchmark(*, synthetic_scenes: int = 50, seed: int = 0, with_va
         source="hallu_studio.sample",
         meta={"synthetic_scenes": synthetic_scenes, "seed": seed, "with_variants": with_variants}))
     domains = ("original",) + (STYLES if with_variants else ())
-    for src in _sources(synthetic_scenes, seed):
-        for domain in domains:
-            stored = encode_jpeg(stylize(src.image, domain))
-            parsed.images[stored.sha256] = stored
-            parsed.samples.extend(_samples_for(src, domain, stored, seed))
+    jobs = [(src, domain) for src in _sources(synthetic_scenes, seed) for domain in domains]
+    # Pillow's filters release the GIL: the variants render on every core (the first start waits on them).
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        encoded = list(pool.map(lambda job: encode_jpeg(stylize(job[0].image, job[1])), jobs))
+    for (src, domain), stored in zip(jobs, encoded):
+        parsed.images[stored.sha256] = stored
+        parsed.samples.extend(_samples_for(src, domain, stored, seed))
     return parsed

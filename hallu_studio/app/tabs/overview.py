@@ -18,7 +18,7 @@ from ..render.leaderboard import LEADERBOARD_CSS, board_html
 from ..render.palette import esc
 from ..render.plots import figures_html
 
-POLL_SECONDS = 5.0  # how often an open Overview asks whether scores changed (one cheap query)
+POLL_SECONDS = 2.0  # how often an open Overview asks whether scores changed (one cheap query)
 
 
 def overview_html(ctx: AppContext, benchmark: str | None) -> str:
