@@ -171,21 +171,39 @@ def _extraction_answer(body: dict) -> str:
                                      for a, b in zip(nouns, nouns[1:3])]})
 
 
-def bench_extraction(n: int, concurrency: int = 8) -> dict:
-    """Dense-caption LLM extraction on a one-slot server: one at a time vs scoring's adaptive dispatch."""
+def dci_captions(path: str, n: int) -> list[str]:
+    """The first ``n`` real DCI dense references (``halfscore/annotation.json``), read where they lie."""
+    with open(path, encoding="utf-8") as f:
+        records = json.load(f)
+    return [r["caption"] for r in records[:n]]
+
+
+def bench_extraction(n: int, concurrency: int = 8, server_url: str | None = None, server_model: str | None = None,
+                     captions: list[str] | None = None) -> dict:
+    """Dense-caption LLM extraction on a one-slot server: one at a time vs scoring's adaptive dispatch.
+
+    With ``server_url`` the calls go to that real server (say a one-slot ``llama_cpp.server``) with the
+    default timeouts, and the server's busy time is not known: the ratio of the two wall times is.
+    """
     from hallu_studio.config import LLMSettings
     from hallu_studio.extraction.llm import LLMExtractor
     from hallu_studio.llm import LLMClient
 
-    captions = [dense_caption(i) for i in range(n)]
+    captions = captions or [dense_caption(i) for i in range(n)]
     out = {}
     for label, level in (("sequential", 1), ("adaptive", concurrency)):
-        server = _OneSlotServer(base_s=0.05, per_char_s=0.00003)
-        # Scaled ~100x down from the issue's llama.cpp run (8 s a call, 60 s timeout, concurrency 8):
-        # a try's first timeout (~0.5 s) is shorter than eight queued calls (~1 s).
-        settings = LLMSettings(base_url=server.url, model="m", concurrency=level, timeout_s=0.3,
-                               timeout_per_token_s=0.0002, max_retries=4)
-        client = LLMClient(settings, None, backoff_s=0.05)
+        server = None
+        if server_url:
+            # The defaults a user gets, with no cache (both passes must ask the server).
+            settings = LLMSettings(base_url=server_url, model=server_model or "m", concurrency=level)
+            client = LLMClient(settings, None)
+        else:
+            server = _OneSlotServer(base_s=0.05, per_char_s=0.00003)
+            # Scaled ~100x down from the issue's llama.cpp run (8 s a call, 60 s timeout, concurrency 8):
+            # a try's first timeout (~0.5 s) is shorter than eight queued calls (~1 s).
+            settings = LLMSettings(base_url=server.url, model="m", concurrency=level, timeout_s=0.3,
+                                   timeout_per_token_s=0.0002, max_retries=4)
+            client = LLMClient(settings, None, backoff_s=0.05)
         extractor = LLMExtractor(client)
         start = time.perf_counter()
         if level == 1:
@@ -199,9 +217,12 @@ def bench_extraction(n: int, concurrency: int = 8) -> dict:
         stats = client.dispatcher.stats.snapshot()
         lost = sum(1 for r in results if isinstance(r, BaseException) or not len(r))
         out[label] = {"seconds": seconds, "lost": lost, "calls": stats["calls"], "retried": stats["retried"],
-                      "failed": stats["failed"], "server_answers": server.answered, "server_busy_s": server.busy_s,
-                      "final_concurrency": client.dispatcher.limit.level}
-        server.httpd.shutdown()
+                      "failed": stats["failed"], "server_answers": server.answered if server else stats["done"],
+                      "server_busy_s": server.busy_s if server else float("nan"),
+                      "final_concurrency": client.dispatcher.limit.level,
+                      "parse_failures": sum(stats["parse_failures"].values())}
+        if server is not None:
+            server.httpd.shutdown()
     out["ratio"] = out["sequential"]["seconds"] / out["adaptive"]["seconds"]
     # The server's own capacity: its busy time for one answer per call (the sequential run wastes none).
     out["of_capacity"] = out["sequential"]["server_busy_s"] / out["adaptive"]["seconds"]
@@ -224,16 +245,21 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--captions", type=int, default=20)
     parser.add_argument("--only", choices=("transformers", "openai", "extraction"), default=None)
+    parser.add_argument("--server", default=None, help="extraction: a real OpenAI-compatible server's URL (.../v1)")
+    parser.add_argument("--server-model", default=None, help="extraction: the model name the server serves")
+    parser.add_argument("--dci", default=None, help="extraction: DCI's annotation.json; its first --captions "
+                                                     "references are extracted instead of generated captions")
     args = parser.parse_args()
     if args.only in (None, "extraction"):
-        r = bench_extraction(args.captions)
+        r = bench_extraction(args.captions, server_url=args.server, server_model=args.server_model,
+                             captions=dci_captions(args.dci, args.captions) if args.dci else None)
         for label in ("sequential", "adaptive"):
             x = r[label]
             print(f"dense-caption LLM extraction, one-slot server, {args.captions} captions, {label}: "
                   f"{x['seconds']:.2f} s ({args.captions / x['seconds']:.2f} captions/s), {x['lost']} lost, "
                   f"{x['calls']} calls ({x['retried']} retried, {x['failed']} failed), server answered "
-                  f"{x['server_answers']} (busy {x['server_busy_s']:.2f} s), concurrency at the end "
-                  f"{x['final_concurrency']}")
+                  f"{x['server_answers']} (busy {x['server_busy_s']:.2f} s), {x['parse_failures']} parse failures, "
+                  f"concurrency at the end {x['final_concurrency']}")
         print(f"adaptive / sequential throughput: x{r['ratio']:.2f} (needs >= 0.8, with nothing lost); "
               f"of the server's busy-time capacity: {r['of_capacity']:.2f}")
     if args.only == "extraction":

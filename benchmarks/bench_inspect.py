@@ -162,11 +162,32 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--sql-steps", type=int, default=20, help="timings of the neighbour-by-SQL alternative")
     ap.add_argument("--cache-dir", default=str(Path(tempfile.gettempdir()) / "hallu-studio-bench"))
+    ap.add_argument("--busy", type=int, default=0,
+                    help="a loaded machine on demand: this many busy-looping processes run while timing "
+                         "(one per core loads every core fully); they stop with the bench")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     gradio_sizes = {int(s) for s in args.gradio_sizes.split(",") if s.strip()}
-    print(f"machine: {os.cpu_count()} CPUs; load average at start {os.getloadavg()[0]:.2f}")
     paths = {n: cached_store(n, Path(args.cache_dir)) for n in sizes}
+    busy = start_busy(args.busy)
+    print(f"machine: {os.cpu_count()} CPUs, {args.busy} busy-looping processes beside the bench; "
+          f"load average at start {os.getloadavg()[0]:.2f}")
+    try:
+        run_sizes(sizes, gradio_sizes, paths, args)
+    finally:
+        for proc in busy:
+            proc.terminate()
+
+
+def start_busy(n: int) -> list[Any]:
+    """``n`` processes that spin until terminated (or for 30 minutes at most), to load the machine."""
+    import subprocess
+
+    code = "import time\nend = time.monotonic() + 1800\nwhile time.monotonic() < end:\n    pass\n"
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
+
+
+def run_sizes(sizes: list[int], gradio_sizes: set[int], paths: dict[int, Path], args: argparse.Namespace) -> None:
     results = {}
     for n in sizes:
         r = results[n] = bench_size(n, paths[n], args, n in gradio_sizes)
