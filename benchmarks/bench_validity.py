@@ -10,8 +10,12 @@ Sections (each prints a Markdown table; ``--write`` puts them all into docs/vali
   (probe rate 0) and probes at 0.1, 0.3, 0.5: Hallu_Q with a 95 % bootstrap CI by image, per judge;
   detection of the injected object and relation errors at 0.3.
 * ``dci``: real DCI references with LLaVA-1.5-7B's real captions (``../shared/datasets/halfscore``).
-  Each caption against copies of itself with relations swapped, colours changed, counts changed and
-  objects added: the share of images where the real caption scores better than every copy.
+  Each caption against copies of itself made more wrong where the reference can tell
+  (``hallu_studio.studies.reference_degradation``): a colour the reference gives that object changed, a
+  number it states changed, a relation one of its edges supports given the contrary preposition, two
+  objects it never names added (a sentence stating the concept wrongly where the caption states none),
+  and one copy with all four together. Per kind: n (images left out have nothing the reference verifies),
+  and the share of those where the real caption scores strictly better, with wins / ties / losses.
 * ``speed``: responses per second of the graph judge and of the released embedding check on the same
   Tri-HE items, warm, side by side.
 
@@ -26,10 +30,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -163,32 +165,11 @@ def section_trihe(args: argparse.Namespace, extractor: ParserExtractor) -> str:
 
 # ------------------------------------------------------------------ DCI degradations
 
-_SWAPS = {"on": "under", "under": "on", "left": "right", "right": "left", "above": "below", "below": "above",
-          "behind": "in front of", "in front of": "behind", "holding": "dropping", "wearing": "holding",
-          "inside": "outside", "near": "far from", "next to": "far from", "sitting on": "standing under",
-          "top": "bottom", "bottom": "top"}
-_COLOURS = ["red", "blue", "green", "yellow", "white", "black", "brown", "gray", "grey", "orange", "pink", "purple"]
-_NUMBERS = ["two", "three", "four", "five", "six"]
-_ADDED = ["a giraffe", "an umbrella", "a surfboard", "a fire hydrant", "a kite"]
-
-
-def _sub_words(text: str, table: dict[str, str]) -> str:
-    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, table), key=len, reverse=True)) + r")\b")
-    return pattern.sub(lambda m: table[m.group(1)], text)
-
-
-def degradations(caption: str, rng: random.Random) -> dict[str, str]:
-    """Copies of ``caption`` with one kind of hallucination written into it (unchanged where nothing applies)."""
-    colours = {c: rng.choice([x for x in _COLOURS if x not in (c, "gray" if c == "grey" else "grey")])
-               for c in _COLOURS}
-    numbers = {n: _NUMBERS[(_NUMBERS.index(n) + 2) % len(_NUMBERS)] for n in _NUMBERS}
-    added = " ".join(f"There is also {rng.choice(_ADDED)} next to it." for _ in range(2))
-    return {"relations swapped": _sub_words(caption, _SWAPS), "colours changed": _sub_words(caption, colours),
-            "counts changed": _sub_words(caption, numbers), "objects added": f"{caption} {added}"}
-
-
 def section_dci(args: argparse.Namespace, extractor: ParserExtractor) -> str:
+    """Each real caption against copies of itself made more wrong *where the reference can tell*
+    (``studies.reference_degradation``): a copy per kind, and one with all four kinds together."""
     from hallu_studio.importers.halfscore import image_stem, read_halfscore_annotations, strip_chat_template
+    from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary
 
     folder = SHARED / "halfscore"
     if not folder.exists():
@@ -201,75 +182,77 @@ def section_dci(args: argparse.Namespace, extractor: ParserExtractor) -> str:
             text = rec["caption"] if isinstance(rec["caption"], str) else "\n\n".join(rec["caption"])
             captions[image_stem(rec["image"])] = strip_chat_template(text)
     keys = [k for k in samples if k in captions][: args.images]
-    rng = random.Random(0)
-    variants = {k: degradations(captions[k], rng) for k in keys}
-    kinds = list(next(iter(variants.values())))
-    texts = [captions[k] for k in keys] + [variants[k][d] for k in keys for d in kinds]
-    concepts = dict(zip(texts, extractor.extract(texts)))
-    refs = {k: extractor.extract([samples[k].reference_text or ""])[0] for k in keys}
+    said = dict(zip(keys, extractor.extract([captions[k] for k in keys])))
+    refs = dict(zip(keys, extractor.extract([samples[k].reference_text or "" for k in keys])))
+    plans = {k: degrade(captions[k], said[k], refs[k], random.Random(f"dci/{k}")) for k in keys}
+    kinds = [*KINDS, ALL]
+    copies = {(k, kind): plans[k].copy(KINDS if kind == ALL else [kind]) for k in keys for kind in kinds}
+    copies = {key: text for key, text in copies.items() if text is not None}
+    copy_texts = list(dict.fromkeys(copies.values()))
+    concepts = {captions[k]: said[k] for k in keys}
+    concepts.update(zip(copy_texts, extractor.extract(copy_texts)))
+    parsed_references = {samples[k].reference_text or "": refs[k] for k in keys}
 
-    def items_for(kind: str | None) -> list[ScoringItem]:
-        return [ScoringItem(f"{k}/{kind}", captions[k] if kind is None else variants[k][kind], samples[k],
-                            mentioned=concepts[captions[k] if kind is None else variants[k][kind]]) for k in keys]
+    def extract_reference(text: str) -> Any:
+        return parsed_references[text] if text in parsed_references else extractor.extract([text])[0]
 
-    def trihe_metric(judge: str) -> Any:
-        metric = TriHEMetric.from_settings(_settings(args, judge))
-        original = metric.update
+    def items_for(kind: str | None) -> list[tuple[str, ScoringItem]]:
+        out = []
+        for k in keys:
+            text = captions[k] if kind is None else copies.get((k, kind))
+            if text is not None:
+                out.append((k, ScoringItem(f"{k}/{kind}", text, samples[k], mentioned=concepts[text])))
+        return out
 
-        def with_reference(item: ScoringItem) -> Any:
-            # DCI has no scene graph: the reference caption's own concepts are the graph.
-            from dataclasses import replace
-
-            from hallu_studio.model import SceneGraph, SceneObject, SceneRelation
-            ref = refs[item.response_id.split("/")[0]]
-            names = list(dict.fromkeys([o.name for o in ref.objects] + [r.subject for r in ref.relations] +
-                                       [r.object for r in ref.relations] + [a.object for a in ref.attributes]))
-            ids = {n: f"o{i}" for i, n in enumerate(names)}
-            attrs: dict[str, list[str]] = defaultdict(list)
-            for a in ref.attributes:
-                attrs[a.object].append(a.attribute)
-            graph = SceneGraph([SceneObject(ids[n], n, attrs[n]) for n in names],
-                               [SceneRelation(ids[r.subject], r.predicate, ids[r.object]) for r in ref.relations])
-            return original(replace(item, sample=replace(item.sample, scene_graph=graph)))
-
-        metric.update = with_reference  # type: ignore[method-assign]
-        metric.update_many = lambda items: [with_reference(i) for i in items]  # type: ignore[method-assign]
-        return metric
-
+    settings = _settings(args, "graph")
     value_of: dict[str, tuple[Callable[[], Any], str, bool]] = {
-        "EMD total (lower is better)": (lambda: make_metrics(["emd"], _settings(args, "graph"), None, extractor)[0],
-                                        "total", False),
-        "HalFscore F (higher is better)": (lambda: make_metrics(["halfscore"], _settings(args, "graph"), None,
-                                                                extractor)[0], "f", True),
+        "EMD total (lower is better)": (lambda: make_metrics(["emd"], settings, None, extractor)[0], "total", False),
+        "HalFscore F (higher is better)": (lambda: make_metrics(["halfscore"], settings, None, extractor)[0], "f", True),
     }
     for j in judges(args):
-        value_of[f"Tri-HE {j} hallucinated share (lower is better)"] = (lambda j=j: trihe_metric(j), "share", False)
+        value_of[f"Tri-HE {j} hallucinated share (lower is better)"] = (
+            lambda j=j: TriHEMetric.from_settings(_settings(args, j), reference_extract=extract_reference),
+            "share", False)
+    n = summary({k: plans[k] for k in keys})
+    header = [f"{kind} (n={n[kind][0]}" + (f", {n[kind][1]} stated" if n[kind][1] else "") + ")" for kind in kinds]
     lines = [f"### Real DCI references, LLaVA-1.5-7B's real captions ({len(keys)} images)", "",
-             "Share of images where the real caption scores strictly better than its degraded copy.", "",
-             "| score | " + " | ".join(kinds) + " | all four |", "|---|" + "---|" * (len(kinds) + 1)]
+             "Each copy changes only what the DCI reference verifies and the caption states correctly: a colour the "
+             "reference gives that object, a number it states, a spatial relation one of its edges supports (the "
+             "contrary preposition); objects added are ones it never names. Where the caption states no such concept, "
+             "a sentence stating it wrongly is added (*stated*); an image with neither is left out of that kind, so n "
+             "is per kind. *all four*: one copy with every kind's changes, on images where all four apply. Cells: "
+             "share of the n images where the real caption scores strictly better (wins / ties / losses).", "",
+             "| score | " + " | ".join(header) + " |", "|---|" + "---|" * len(kinds)]
     for label, (build, key, higher) in value_of.items():
         metric = build()
 
-        def values(kind: str | None) -> list[float | None]:
-            out = []
-            for r in score(metric, items_for(kind)):
+        def values(kind: str | None) -> dict[str, float | None]:
+            rows = items_for(kind)
+            out: dict[str, float | None] = {}
+            for (k, _), r in zip(rows, score(metric, [i for _, i in rows])):
                 if key == "share":
-                    n = r.stats.get("n_triplets", 0)
-                    out.append(r.stats.get("hallucinated", 0) / n if n else None)
+                    t = r.stats.get("n_triplets", 0)
+                    out[k] = r.stats.get("hallucinated", 0) / t if t else None
                 else:
                     v = r.values.get(key)
-                    out.append(None if v is None else float(v))
+                    out[k] = None if v is None else float(v)
             return out
 
         real = values(None)
-        wins_all = [True] * len(keys)
         cells = []
         for kind in kinds:
             deg = values(kind)
-            wins = [a is not None and b is not None and (a > b if higher else a < b) for a, b in zip(real, deg)]
-            wins_all = [x and y for x, y in zip(wins_all, wins)]
-            cells.append(f"{sum(wins) / len(wins):.2f}")
-        lines.append(f"| {label} | " + " | ".join(cells) + f" | {sum(wins_all) / len(wins_all):.2f} |")
+            win = tie = loss = 0
+            for k, b in deg.items():
+                a = real.get(k)
+                if a is None or b is None or a == b:
+                    tie += 1  # undefined on either side counts as a tie: the score does not tell them apart
+                elif (a > b) == higher:
+                    win += 1
+                else:
+                    loss += 1
+            cells.append(f"{_rate(win, len(deg))} ({win}/{tie}/{loss})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

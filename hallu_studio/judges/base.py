@@ -61,6 +61,9 @@ class JudgeReference:
     graph: "SceneGraph | None" = None  # the scene graph itself, where there is one (multiplicities, attributes)
     speculative: frozenset[int] = frozenset()  # indices of the claims the response states as guesses ("might be")
     sentences: tuple[int, ...] = ()  # per claim, the index of the response's sentence it comes from (-1: unknown)
+    # How many of an object a graph-less reference (a dense caption) says there are, by name; a name it
+    # gives no number for has no known multiplicity.
+    counts: dict[str, int] = field(default_factory=dict)
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.

@@ -101,7 +101,7 @@ class SceneGraphAlignmentJudge:
         if not claims:
             return []
         graph = (ReferenceGraph.from_scene_graph(reference.graph) if reference.graph is not None
-                 else ReferenceGraph.from_triplets(reference.objects, reference.triplets))
+                 else ReferenceGraph.from_triplets(reference.objects, reference.triplets, counts=reference.counts))
         out = [self._one(tuple(c), graph, reference) for c in claims]  # type: ignore[arg-type]
         out = self._one_instance_per_sentence(claims, out, graph, reference)
         return [self._as_guess(j) if i in reference.speculative else j for i, j in enumerate(out)]

@@ -28,6 +28,8 @@ _ENGINE = inflect.engine()
 # Nouns spelt the same in both numbers, or whose "-s" is not a plural ending.
 _INVARIANT = frozenset({"species", "series", "sheep", "deer", "fish", "aircraft", "news", "means", "moose",
                         "bison", "salmon", "trout", "shrimp", "swiss", "chassis", "corps", "headquarters"})
+# Plurals with no "-s" that WordNet also lists as nouns of their own, so nothing above reads them as plural.
+_UNMARKED_PLURALS = frozenset({"people", "police", "cattle"})
 _NOUN_SUFFIXES: tuple[tuple[str, str], ...] = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
                                                ("shes", "sh"), ("men", "man"), ("ies", "y"), ("ves", "f"),
                                                ("ves", "fe"), ("s", ""))
@@ -81,7 +83,7 @@ def plural(noun: str) -> str:
     if not words:
         return noun
     head = words[-1].lower()
-    if head in PLURAL_ONLY_NOUNS or head in MASS_NOUNS or head in _INVARIANT:
+    if head in PLURAL_ONLY_NOUNS or head in MASS_NOUNS or head in _INVARIANT or head in _UNMARKED_PLURALS:
         return noun
     if is_plural(head):
         return noun

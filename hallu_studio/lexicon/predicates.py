@@ -102,6 +102,11 @@ _INVERSE_PREP = {"on": "under", "under": "on", "above": "under", "in": "with", "
                  "far from": "far from", "across": "across", "between": "between", "against": "against",
                  "with": "of", "of": "with", "outside": "outside"}
 _SYMMETRIC = frozenset({"near", "far from", "across", "against"})
+# The preposition that says the opposite of a canonical one *with the same ends* ("the cup under the table"
+# against "the cup on the table"), as written in its place; unlike _INVERSE_PREP, which swaps the ends.
+_CONTRARY_PREP = {"on": "under", "under": "on", "above": "below", "in": "outside", "outside": "inside",
+                  "near": "far from", "far from": "next to", "left of": "right of", "right of": "left of",
+                  "in front of": "behind", "behind": "in front of"}
 
 
 @dataclass(frozen=True)
@@ -204,6 +209,18 @@ def inverse(p: Predicate) -> Predicate | None:
     if p.prep in _INVERSE_PREP:
         return Predicate(None, _INVERSE_PREP[p.prep])
     return None
+
+
+def contrary_preposition(text: str) -> str | None:
+    """The preposition to write instead of ``text`` to say the opposite of it between the same two things.
+
+    >>> contrary_preposition("on top of"), contrary_preposition("next to"), contrary_preposition("left of")
+    ('under', 'far from', 'right of')
+    >>> contrary_preposition("with") is None
+    True
+    """
+    canon = PREPOSITIONS.get(" ".join(_content_words(text)))
+    return _CONTRARY_PREP.get(canon) if canon else None
 
 
 def part_of(edge: Predicate, claim: Predicate) -> bool:

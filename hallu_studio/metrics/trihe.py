@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..judges.base import (EXISTENCE_OBJECT, EXISTENCE_PREDICATE, HALLUCINATION_VERDICTS, JudgeReference, Triplet,
                            TripletJudge)
@@ -81,8 +81,26 @@ def response_claims(concepts: ConceptSet, existence: bool = False) -> list[tuple
     return [(t, span) for t, span in seen.items() if all(part.strip() for part in t)]
 
 
-def reference_for(sample: Sample) -> JudgeReference:
+def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) -> JudgeReference:
+    """A dense reference caption's concepts as a judge's reference: its relations, its attributes as
+    ``(o, is, a)``, its objects, and the numbers it states (``JudgeReference.counts``)."""
+    triplets: list[Triplet] = [(r.subject, r.predicate, r.object) for r in concepts.relations]
+    triplets += [(a.object, ATTRIBUTE_PREDICATE, a.attribute) for a in concepts.attributes]
+    counts: dict[str, int] = {}
+    for c in concepts.counts:
+        counts.setdefault(c.object, c.count)
+    return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=list(dict.fromkeys(o.name for o in
+                                                                                             concepts.objects)),
+                          question=sample.question if sample else None, answer=sample.answer if sample else None,
+                          counts=counts)
+
+
+def reference_for(sample: Sample, extract: "Callable[[str], ConceptSet] | None" = None) -> JudgeReference:
+    """The sample's scene graph (and gold triplets) as the judge's reference; with ``extract``, a sample with
+    no graph but a dense reference caption is judged against that caption's concepts."""
     graph = sample.scene_graph
+    if graph.is_empty() and not sample.gold_triplets and extract is not None and (sample.reference_text or "").strip():
+        return reference_from_concepts(extract(sample.reference_text or ""), sample)
     triplets = list(graph.triplets())
     triplets += [(o, ATTRIBUTE_PREDICATE, a) for o, a in graph.attribute_pairs()]
     triplets += [tuple(t) for t in sample.gold_triplets]  # type: ignore[misc]
@@ -103,20 +121,24 @@ def _rates(per_question: Sequence[dict[str, float]], key: str) -> float | None:
 class TriHEMetric:
     name = "trihe"
 
-    def __init__(self, judge: TripletJudge, extractor: "ConceptExtractor | None" = None) -> None:
+    def __init__(self, judge: TripletJudge, extractor: "ConceptExtractor | None" = None,
+                 reference_extract: "Callable[[str], ConceptSet] | None" = None) -> None:
         self.judge = judge
         # Tri-HE's own claim extraction (``scoring.trihe_extraction``); None: the pipeline's concepts.
         self.extractor = extractor
+        # Turns a dense reference caption (a sample with no scene graph, as DCI's) into the concepts judged against.
+        self.reference_extract = reference_extract
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, store: "Store | None" = None, encoder: Any = None,
-                      llm_client: Any = None) -> "TriHEMetric":
+                      llm_client: Any = None,
+                      reference_extract: "Callable[[str], ConceptSet] | None" = None) -> "TriHEMetric":
         """The judge named by ``settings.scoring.trihe_judge``, the claims ``scoring.trihe_extraction`` names."""
         from ..judges.factory import build_triplet_judge
         from .registry import make_trihe_extractor
 
         return cls(build_triplet_judge(settings, store=store, encoder=encoder, llm_client=llm_client),
-                   make_trihe_extractor(settings, store))
+                   make_trihe_extractor(settings, store), reference_extract)
 
     def config(self) -> dict[str, Any]:
         own = {"claims_extractor": self.extractor.config()} if self.extractor is not None else {}
@@ -153,7 +175,7 @@ class TriHEMetric:
         if item.mentioned is None:
             return ItemResult(empty, values, evidence,
                               "no concepts were extracted for this response; run concept extraction first")
-        reference = reference_for(item.sample)
+        reference = reference_for(item.sample, self.reference_extract)
         if not reference.triplets and not reference.objects:
             return ItemResult(empty, values, evidence,
                               f"sample {item.sample.id} has no scene graph and no gold triplets to judge against")
@@ -194,7 +216,8 @@ class TriHEMetric:
         items = self._with_own_claims(items)
         warm = getattr(self.judge, "warm", None)
         if warm is not None:
-            batches = [([t for t, _ in response_claims(i.mentioned, self.existence_claims)], reference_for(i.sample))
+            batches = [([t for t, _ in response_claims(i.mentioned, self.existence_claims)],
+                        reference_for(i.sample, self.reference_extract))
                        for i in items if i.mentioned is not None]
             warm(batches)
         return [self._judged(i) for i in items]
