@@ -61,6 +61,9 @@ class JudgeReference:
     graph: "SceneGraph | None" = None  # the scene graph itself, where there is one (multiplicities, attributes)
     speculative: frozenset[int] = frozenset()  # indices of the claims the response states as guesses ("might be")
     sentences: tuple[int, ...] = ()  # per claim, the index of the response's sentence it comes from (-1: unknown)
+    # Per claim, the attributes the response gives its subject and object where it names them ("the red cube is
+    # left of the blue cube": (("red",), ("blue",))): which of several objects of one name it means. () : none known.
+    qualifiers: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.
