@@ -85,6 +85,9 @@ class ReferenceGraph:
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)  # node name -> its index
+    # Which objects an edge joins, where the graph has objects: (subject instance, object instance) pairs, indices
+    # into the nodes' ``instances`` ("the red cube is left of the blue cube" holds of one pair of cubes only).
+    pairs: dict[Edge, set[tuple[int, int]]] = field(default_factory=dict, repr=False, compare=False)
 
     def node_index(self, name: str) -> int:
         """The index of the node named ``name`` (normalised), created when missing."""
@@ -110,8 +113,10 @@ class ReferenceGraph:
         sa, sb = set(a), set(b)
         return [e for e in self.edges if e.subject in sa and e.object in sb]
 
-    def add_triplet(self, s: str, p: str, o: str) -> None:
-        """A reference triplet: an attribute when ``p`` is a copula and ``o`` is no object, else an edge."""
+    def add_triplet(self, s: str, p: str, o: str, instances: tuple[int, int] | None = None) -> None:
+        """A reference triplet: an attribute when ``p`` is a copula and ``o`` is no object, else an edge.
+
+        ``instances``: which object of each end's node it joins, where the graph has objects."""
         if not s.strip() or not o.strip():
             return
         si = self.node_index(s)
@@ -128,23 +133,39 @@ class ReferenceGraph:
         backwards = pred.verb in AGENTIVE_VERBS and not pred.passive and is_animate(o) and not is_animate(s)
         if backwards:
             si, oi = oi, si
+            instances = instances[::-1] if instances is not None else None
         edge = Edge(si, oi, pred, p, backwards)
         if edge not in self.edges:
             self.edges.append(edge)
+        if instances is not None:
+            self.pairs.setdefault(edge, set()).add((instances[0], instances[1]))
+
+    def joins(self, e: Edge, subjects: Mapping[int, set[int]] | None, objects: Mapping[int, set[int]] | None) -> bool:
+        """Whether edge ``e`` joins allowed objects: ``subjects`` / ``objects`` map a node to the instances its end
+        may be (a node absent from the map, or no map: any); an edge without instances joins any."""
+        pairs = self.pairs.get(e)
+        if pairs is None or (not subjects and not objects):
+            return True
+        a_ok = subjects.get(e.subject) if subjects else None
+        b_ok = objects.get(e.object) if objects else None
+        return any((a_ok is None or a in a_ok) and (b_ok is None or b in b_ok) for a, b in pairs)
 
     @classmethod
     def from_scene_graph(cls, graph: SceneGraph, extra: Sequence[tuple[str, str, str]] = ()) -> "ReferenceGraph":
         g = cls()
         index_of: dict[str, int] = {}
+        instance_of: dict[str, int] = {}
         for o in graph.objects:
             i = g.node_index(o.name)
             index_of[o.id] = i
+            instance_of[o.id] = len(g.nodes[i].instances)
             g.nodes[i].multiplicity += 1
             g.nodes[i].attributes.update(a.strip().lower() for a in o.attributes)
             g.nodes[i].instances.append(frozenset(a.strip().lower() for a in o.attributes))
         by_id = graph.object_by_id()
         for r in graph.relations:
-            g.add_triplet(by_id[r.subject].name, r.predicate, by_id[r.object].name)
+            g.add_triplet(by_id[r.subject].name, r.predicate, by_id[r.object].name,
+                          (instance_of[r.subject], instance_of[r.object]))
         for t in extra:
             g.add_triplet(*t)
         return g
@@ -269,17 +290,22 @@ class EdgeSupport:
         return self.edge is not None
 
 
-def edge_support(graph: ReferenceGraph, subjects: Iterable[int], pred: Predicate, objects: Iterable[int]) -> EdgeSupport:
+def edge_support(graph: ReferenceGraph, subjects: Iterable[int], pred: Predicate, objects: Iterable[int],
+                 subject_instances: Mapping[int, set[int]] | None = None,
+                 object_instances: Mapping[int, set[int]] | None = None) -> EdgeSupport:
     """Whether an edge between ``subjects`` and ``objects`` (node indices) entails ``pred``.
 
     Checked in both directions: forward by entailment, backward by the inverse predicate
     ("under" for "on", "held by" for "holding") or a symmetric one ("near"). A passive claim
-    is read active with its ends swapped.
+    is read active with its ends swapped. ``subject_instances`` / ``object_instances`` (node ->
+    instance indices, ``instances_fitting``) keep only edges between the objects the claim means.
     """
     si, oi = list(subjects), list(objects)
     if pred.passive:
         si, oi, pred = oi, si, Predicate(pred.verb, pred.prep, False)
-    forward, backward = graph.edges_between(si, oi), graph.edges_between(oi, si)
+        subject_instances, object_instances = object_instances, subject_instances
+    forward = [e for e in graph.edges_between(si, oi) if graph.joins(e, subject_instances, object_instances)]
+    backward = [e for e in graph.edges_between(oi, si) if graph.joins(e, object_instances, subject_instances)]
     for e in forward:
         if entails(e.predicate, pred):
             return EdgeSupport(e, False, forward + backward)
@@ -306,3 +332,33 @@ def attribute_support(matches: Sequence[Match], attr: str) -> AttributeSupport:
     agreeing = [a for a in held if same_attribute(attr, a)]
     conflicting = [] if agreeing else [a for a in held if shares_scale(attr, a)]
     return AttributeSupport(held, agreeing, conflicting)
+
+
+def instances_fitting(matches: Sequence[Match], attributes: Sequence[str]) -> dict[int, set[int]]:
+    """For each grounded node, the objects ("instances") that ``attributes`` can describe: those holding every one
+    ("the red cube"), else those none of them contradicts; a node where none fits is left out of the map (any
+    object), so a wrong adjective is the attribute claim's error, not the relation's.
+
+    >>> from hallu_studio.model import SceneGraph
+    >>> g = ReferenceGraph.from_scene_graph(SceneGraph.from_dict({"objects": [
+    ...     {"id": "a", "name": "cube", "attributes": ["red", "small"]}, {"id": "b", "name": "cube", "attributes": ["blue"]}]}))
+    >>> m = Grounder().ground("cube", g)
+    >>> instances_fitting(m, ["red"]), instances_fitting(m, ["small"]), instances_fitting(m, ["large"])
+    ({0: {0}}, {0: {0}}, {0: {1}})
+    >>> instances_fitting(m, ["green"]), instances_fitting(m, ["round"])  # fits none; says nothing either holds
+    ({}, {})
+    """
+    out: dict[int, set[int]] = {}
+    if not attributes:
+        return out
+    for m in matches:
+        insts = m.node.instances
+        if len(insts) < 2:
+            continue
+        holding = {k for k, inst in enumerate(insts) if all(any(same_attribute(a, h) for h in inst) for a in attributes)}
+        if not holding:
+            holding = {k for k, inst in enumerate(insts) if not any(
+                shares_scale(a, h) and not any(same_attribute(a, x) for x in inst) for a in attributes for h in inst)}
+        if holding and len(holding) < len(insts):
+            out[m.index] = holding
+    return out

@@ -205,6 +205,10 @@ class RelationConcept:
     predicate: str
     object: str
     span: Span | None = None
+    # The attributes the text gives each end where it names it ("the red cube is left of the small cube":
+    # ("red",), ("small",)): they say which of several objects of one name the relation is about.
+    subject_attributes: tuple[str, ...] = ()
+    object_attributes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,9 @@ class ConceptSet:
             d["object_spans"] = [list(c.span) if c.span else None for c in self.objects]
             d["attribute_spans"] = [list(c.span) if c.span else None for c in self.attributes]
             d["relation_spans"] = [list(c.span) if c.span else None for c in self.relations]
+        if any(c.subject_attributes or c.object_attributes for c in self.relations):
+            # Only when some relation has them, so a set without has the same dict (and content key) as before.
+            d["relation_qualifiers"] = [[list(c.subject_attributes), list(c.object_attributes)] for c in self.relations]
         if self.counts:
             d["counts"] = [[c.object, c.count] for c in self.counts]
             if with_spans:
@@ -295,6 +302,7 @@ class ConceptSet:
             attrs = [(str(o), str(a)) for o, a in d.get("attributes") or []]
             rels = [(str(s), str(p), str(o)) for s, p, o in d.get("relations") or []]
             counts = [(str(o), int(n)) for o, n in d.get("counts") or []]
+            quals = [(tuple(str(a) for a in sq), tuple(str(a) for a in oq)) for sq, oq in d.get("relation_qualifiers") or []]
         except (TypeError, ValueError) as exc:
             raise ValidationError(f"concept set has a malformed entry: {exc}") from exc
         osp, asp, rsp = spans("object_spans", len(objs)), spans("attribute_spans", len(attrs)), spans("relation_spans", len(rels))
@@ -302,7 +310,8 @@ class ConceptSet:
         return cls(
             objects=[ObjectConcept(n, osp[i]) for i, n in enumerate(objs)],
             attributes=[AttributeConcept(o, a, asp[i]) for i, (o, a) in enumerate(attrs)],
-            relations=[RelationConcept(s, p, o, rsp[i]) for i, (s, p, o) in enumerate(rels)],
+            relations=[RelationConcept(s, p, o, rsp[i], *(quals[i] if i < len(quals) else ((), ())))
+                       for i, (s, p, o) in enumerate(rels)],
             counts=[CountConcept(o, n, csp[i]) for i, (o, n) in enumerate(counts)],
         )
 

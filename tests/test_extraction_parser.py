@@ -195,3 +195,23 @@ def test_an_article_counts_one_only_in_a_list_that_counts(ex):
     assert ex.extract_one("A man holds a cup.").counts == []
     assert [(c.object, c.count) for c in ex.extract_one("It has three levels - a lower level with columns.").counts] \
         == [("level", 3)]
+
+
+def test_relations_keep_the_attributes_that_say_which_object_is_meant(ex):
+    cs = ex.extract(["The red cube is left of the blue cube. The blue cube is left of the red cube. "
+                     "The cube is left of the cube. The large red metal cone is behind the sphere. "
+                     "The gray sphere is round. The sphere is gray."])[0]
+    rels = [(r.subject, r.predicate, r.object, r.subject_attributes, r.object_attributes) for r in cs.relations]
+    # Two relations of the same names, told apart by their adjectives; the unqualified repeat adds nothing.
+    assert rels[:2] == [("cube", "left of", "cube", ("red",), ("blue",)), ("cube", "left of", "cube", ("blue",), ("red",))]
+    assert ("cone", "behind", "sphere", ("large", "red", "metal"), ()) in rels
+    assert len(rels) == 3
+    # An attribute keeps its first mention in the text, whichever rule found it.
+    gray = next(a for a in cs.attributes if (a.object, a.attribute) == ("sphere", "gray"))
+    text = ("The red cube is left of the blue cube. The blue cube is left of the red cube. "
+            "The cube is left of the cube. The large red metal cone is behind the sphere. The gray sphere is round.")
+    assert gray.span[0] == text.index("gray sphere")
+    from hallu_studio.model import ConceptSet
+
+    assert ConceptSet.from_dict(cs.to_dict(with_spans=True)) == cs
+    assert "relation_qualifiers" not in ex.extract(["The dog is on the sofa."])[0].to_dict()

@@ -132,3 +132,34 @@ def test_a_sentence_s_attributes_describe_one_object_of_a_name():
     # "large" picks the red sphere, which is not blue; "small" alone fits the other sphere
     assert ("large", "supported") in verdicts and ("small", "supported") in verdicts
     assert ("blue", "relation") in verdicts
+
+
+def test_relation_between_two_objects_of_one_name_is_checked_on_the_ones_its_adjectives_mean():
+    g = SceneGraph.from_dict({"objects": [
+        {"id": "a", "name": "cube", "attributes": ["red", "small"]},
+        {"id": "b", "name": "cube", "attributes": ["blue", "large"]},
+        {"id": "c", "name": "sphere", "attributes": ["gray"]}],
+        "relations": [{"subject": "a", "predicate": "left of", "object": "b"},
+                      {"subject": "c", "predicate": "behind", "object": "a"}]})
+    judge = SceneGraphAlignmentJudge()
+    claims = [("cube", "left of", "cube"), ("cube", "left of", "cube"), ("sphere", "behind", "cube"),
+              ("sphere", "behind", "cube"), ("cube", "right of", "cube")]
+    quals = ((("red",), ("blue",)), (("blue",), ("red",)), ((), ("small",)), ((), ("blue",)), ((), ()))
+    ref = JudgeReference(graph=g, objects=g.object_names(), qualifiers=quals)
+    got = [j.verdict for j in judge.judge(claims, ref)]
+    # Names alone cannot tell: "the cube is right of the cube" is true of the pair read the other way round.
+    assert got == ["supported", "relation", "supported", "relation", "supported"]
+    assert "the blue one" in judge.judge(claims, ref)[1].reason
+
+
+def test_adjectives_naming_a_relations_ends_are_not_read_as_one_objects_attributes():
+    g = SceneGraph.from_dict({"objects": [
+        {"id": "a", "name": "cube", "attributes": ["red"]}, {"id": "b", "name": "cube", "attributes": ["blue"]}],
+        "relations": [{"subject": "a", "predicate": "left of", "object": "b"}]})
+    metric = TriHEMetric(SceneGraphAlignmentJudge())
+    from hallu_studio.extraction import ParserExtractor
+
+    text = "The red cube is left of the blue cube."
+    sample = Sample(id="x/1", benchmark="x", image_key="1", task="caption", scene_graph=g)
+    result = metric.update(ScoringItem("r", text, sample, mentioned=ParserExtractor().extract([text])[0]))
+    assert [t["verdict"] for t in result.evidence["triplets"]] == ["supported"] * 3, result.evidence["triplets"]

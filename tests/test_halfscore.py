@@ -274,3 +274,30 @@ def test_matcher_choice_defaults_to_graph_and_names_the_choices():
     assert HalFscoreMetric.from_settings(Settings(), matcher="embedding", encoder=encoder).matcher.name == "embedding"
     with pytest.raises(ValueError, match="graph, embedding, llm"):
         HalFscoreMetric.from_settings(Settings(), matcher="fuzzy", encoder=encoder)
+
+
+def test_a_sample_with_a_scene_graph_is_compared_with_the_graph_not_its_caption():
+    g = SceneGraph.from_dict({"objects": [{"id": "a", "name": "patch"}, {"id": "b", "name": "spacesuit"}],
+                              "relations": [{"subject": "a", "predicate": "on", "object": "b"}]})
+    both = Sample(id="x/4", benchmark="x", image_key="4", task="caption", scene_graph=g,
+                  reference_text="An astronaut in a suit.")
+    got = reference_concepts(both, lambda text: concepts(objects=["astronaut", "suit"]))
+    assert got.to_dict()["relations"] == [["patch", "on", "spacesuit"]]
+
+
+def test_graph_matcher_checks_a_relation_on_the_objects_its_adjectives_mean():
+    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+    from hallu_studio.model import ObjectConcept, RelationConcept
+
+    g = SceneGraph.from_dict({"objects": [
+        {"id": "a", "name": "cube", "attributes": ["red"]}, {"id": "b", "name": "cube", "attributes": ["blue"]}],
+        "relations": [{"subject": "a", "predicate": "left of", "object": "b"}]})
+    sample = Sample(id="x/5", benchmark="x", image_key="5", task="caption", scene_graph=g)
+    metric = HalFscoreMetric(GraphConceptMatcher())
+    said = ConceptSet(objects=[ObjectConcept("cube", (4, 8))], relations=[
+        RelationConcept("cube", "left of", "cube", (4, 30), ("red",), ("blue",)),
+        RelationConcept("cube", "left of", "cube", (40, 66), ("blue",), ("red",))])
+    r = metric.update(ScoringItem("r", "x" * 70, sample, mentioned=said))
+    # Two concepts, though their names are one triplet; the second is true of no pair its adjectives mean.
+    assert r.values["hallucinated"] == 1
+    assert r.evidence["hallucinated_spans"] == [[40, 66]]

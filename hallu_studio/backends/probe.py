@@ -31,12 +31,13 @@ import random
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from ..model import Sample, content_key
+from ..model import Sample, SceneGraph, SceneObject, content_key
 from .base import GenerationRequest, GenerationResult
-from ..lexicon.attributes import alternatives
-from ..lexicon.forms import is_countable, is_plural
+from ..lexicon.attributes import alternatives, attribute_family
+from ..lexicon.forms import is_countable, normalize_name, takes_plural_verb
+from ..lexicon.predicates import entails, inverse, is_symmetric, parse_predicate
 from .probe_text import (
     CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS, SpanText,
     concept_record, counted,
@@ -162,22 +163,92 @@ def _wrong_attribute(attr: str, own: set[str], rng: random.Random) -> str:
     return rng.choice([a for a in FALLBACK_ATTRIBUTES if a not in own] or ["striped"])
 
 
-def _wrong_predicate(pred: str, rng: random.Random) -> str:
+def _wrong_predicate(pred: str, rng: random.Random, holds: "Callable[[str], bool] | None" = None) -> str | None:
+    """A predicate that replaces ``pred``: its opposite where there is one, else another common one.
+
+    ``holds`` says whether a predicate is true of the pair the sentence names (where the scene is known):
+    a swap the scene makes true anyway ("holding" for a man the graph has "holding" the camera too, "right
+    of" between two cubes of which one is left of the other) is no hallucination, so the next candidate is
+    tried; None when every candidate is true.
+    """
     swap = RELATION_SWAPS.get(pred)
-    if swap:
+    if swap and (holds is None or not holds(swap)):
         return swap
-    return rng.choice([p for p in FALLBACK_RELATIONS if p != pred])
+    others = [p for p in FALLBACK_RELATIONS if p != pred and p != swap and (holds is None or not holds(p))]
+    return rng.choice(others) if others else None
+
+
+def _holds(graph: SceneGraph, subjects: set[str], pred: str, objects: set[str]) -> bool:
+    """Whether an edge between objects of ``subjects`` and ``objects`` (ids) makes ``pred`` true, either way round
+    (an inverse: "under" for "on"; a symmetric predicate)."""
+    claim = parse_predicate(pred)
+    back = inverse(claim)
+    for r in graph.relations:
+        edge = parse_predicate(r.predicate)
+        if r.subject in subjects and r.object in objects and entails(edge, claim):
+            return True
+        if r.subject in objects and r.object in subjects and (
+                (back is not None and entails(edge, back)) or (is_symmetric(claim) and entails(edge, claim))):
+            return True
+    return False
+
+
+# Adjectives in the order English puts them before a noun ("the small red metal cube").
+_ADJECTIVE_ORDER = ("size", "shape", "state", "pattern", "colour", "material")
+
+
+def _adjective_rank(attr: str) -> int:
+    family = attribute_family(attr)
+    return _ADJECTIVE_ORDER.index(family) if family in _ADJECTIVE_ORDER else len(_ADJECTIVE_ORDER)
+
+
+def referring_attributes(obj: SceneObject, graph: SceneGraph) -> tuple[str, ...]:
+    """The fewest of ``obj``'s attributes that tell it from the other objects of its name, as a describer
+    would say them ("the red cube" beside a blue one); () when its name is its own, or when no attributes tell
+    it apart (two identical towers: the name is then ambiguous, and ``_holds`` checks every pair it can mean).
+
+    A colour is tried first, then size, then the rest, in adjective order.
+    """
+    others = [o for o in graph.objects if o.id != obj.id and normalize_name(o.name) == normalize_name(obj.name)]
+    if not others:
+        return ()
+    own = list(dict.fromkeys(a.strip().lower() for a in obj.attributes if a.strip()))
+    preference = sorted(own, key=lambda a: (("colour", "size").index(attribute_family(a))
+                                             if attribute_family(a) in ("colour", "size") else 2))
+    for k in range(1, len(preference) + 1):
+        for chosen in _combinations(preference, k):
+            if not any(set(chosen) <= {a.strip().lower() for a in o.attributes} for o in others):
+                return tuple(sorted(chosen, key=_adjective_rank))
+    return ()
+
+
+def _combinations(items: list[str], k: int) -> list[tuple[str, ...]]:
+    from itertools import combinations
+
+    return list(combinations(items, k))
+
+
+def _denoted(graph: SceneGraph, name: str, attributes: Sequence[str]) -> set[str]:
+    """The ids of the objects "the <attributes> <name>" can mean."""
+    key = normalize_name(name)
+    return {o.id for o in graph.objects if normalize_name(o.name) == key
+            and set(attributes) <= {a.strip().lower() for a in o.attributes}}
 
 
 def _wrong_count(n: int, rng: random.Random) -> int:
     return 2 if n <= 1 else rng.choice([n - 1, n + 1])
 
 
-def _relation_sentence(t: SpanText, subj: str, pred: str, obj: str) -> tuple[int, int]:
+def _relation_sentence(t: SpanText, subj: str, pred: str, obj: str, subject_attributes: Sequence[str] = (),
+                       object_attributes: Sequence[str] = ()) -> tuple[int, int]:
+    """ "The red cube is left of the small cube. ": the span runs from the subject's first word to the object's
+    last, so it covers the words that say which objects are meant."""
     t.add("The ")
     start = t.length
     verb_led = pred.split()[0] in {"has", "have", "is", "are", "wears", "holds"}
-    t.add(f"{subj} {pred if verb_led else ('are ' if is_plural(subj.split()[-1]) else 'is ') + pred} the {obj}")
+    said_subj = " ".join([*subject_attributes, subj])
+    t.add(f"{said_subj} {pred if verb_led else ('are ' if takes_plural_verb(subj) else 'is ') + pred} the "
+          f"{' '.join([*object_attributes, obj])}")
     end = t.length
     t.add(". ")
     return start, end
@@ -234,7 +305,7 @@ def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple
         if obj.name not in names or not obj.attributes:
             continue
         own = set(obj.attributes)
-        t.add(f"The {obj.name} {'are' if is_plural(obj.name.split()[-1]) else 'is'} ")
+        t.add(f"The {obj.name} {'are' if takes_plural_verb(obj.name) else 'is'} ")
         for j, attr in enumerate(obj.attributes):
             if j:
                 t.add(" and " if j == len(obj.attributes) - 1 else ", ")
@@ -245,13 +316,24 @@ def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple
                 stated.append(concept_record("attribute", [obj.name, attr], t.mark(attr)))
         t.add(". ")
 
-    for subj, pred, obj in graph.triplets()[:MAX_RELATIONS]:
+    by_id = graph.object_by_id()
+    for rel in graph.relations[:MAX_RELATIONS]:
+        s_obj, o_obj, pred = by_id[rel.subject], by_id[rel.object], rel.predicate
+        subj, obj = s_obj.name, o_obj.name
+        # Where a name is shared ("cube" twice), the sentence says which one, as a describer would.
+        s_attrs, o_attrs = referring_attributes(s_obj, graph), referring_attributes(o_obj, graph)
+        ends = _denoted(graph, subj, s_attrs), _denoted(graph, obj, o_attrs)
+        wrong = None
         if _inject(options, rng, "relation"):
-            wrong = _wrong_predicate(pred, rng)
-            span = _relation_sentence(t, subj, wrong, obj)
-            injected.append(concept_record("relation", [subj, wrong, obj], span, truth=[subj, pred, obj]))
+            wrong = _wrong_predicate(pred, rng, lambda p: _holds(graph, ends[0], p, ends[1]))
+        said = wrong or pred
+        span = _relation_sentence(t, subj, said, obj, s_attrs, o_attrs)
+        qualifiers = [list(s_attrs), list(o_attrs)] if s_attrs or o_attrs else None
+        if wrong is not None:
+            injected.append(concept_record("relation", [subj, wrong, obj], span, truth=[subj, pred, obj],
+                                           qualifiers=qualifiers))
         else:
-            stated.append(concept_record("relation", [subj, pred, obj], _relation_sentence(t, subj, pred, obj)))
+            stated.append(concept_record("relation", [subj, pred, obj], span, qualifiers=qualifiers))
     return t.text.strip(), {"injected": injected, "stated": stated, "probe": options.label()}
 
 
@@ -275,7 +357,12 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
     for subj, pred, obj in sample.gold_triplets[:MAX_RELATIONS]:
         wrong_relation = _inject(options, rng, "relation")
         wrong_object = not wrong_relation and _inject(options, rng, "object")
-        said_pred = _wrong_predicate(pred, rng) if wrong_relation else pred
+        said_pred = pred
+        if wrong_relation:
+            # The swap must be false of the scene: "(books, piled on, desk)" -> "on" is no hallucination.
+            ends = _denoted(sample.scene_graph, subj, ()), _denoted(sample.scene_graph, obj, ())
+            said_pred = _wrong_predicate(pred, rng, lambda p: _holds(sample.scene_graph, ends[0], p, ends[1])) or pred
+            wrong_relation = said_pred != pred
         said_obj = (_absent_object(present, obj, rng) or obj) if wrong_object else obj
         where = None if in_answer else _locate_triplet(answer, subj, pred, obj)
         if where is not None:

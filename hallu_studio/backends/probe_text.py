@@ -91,10 +91,16 @@ class SpanText:
 
 
 def concept_record(kind: str, concept: list[Any], span: tuple[int, int] | None,
-                   truth: list[Any] | None = None) -> dict[str, Any]:
-    """The shape of one ``signals["injected"]`` / ``signals["stated"]`` entry."""
+                   truth: list[Any] | None = None, qualifiers: list[list[str]] | None = None) -> dict[str, Any]:
+    """The shape of one ``signals["injected"]`` / ``signals["stated"]`` entry.
+
+    ``qualifiers`` (relations only): the attributes the sentence gives its subject and its object to say which
+    of several objects of one name it means ("the red cube" -> [["red"], []]).
+    """
     rec: dict[str, Any] = {"type": kind, "concept": [str(c) for c in concept],
                            "span": list(span) if span else None}
     if truth is not None:
         rec["truth"] = [str(c) for c in truth]
+    if qualifiers:
+        rec["qualifiers"] = [[str(a) for a in q] for q in qualifiers]
     return rec

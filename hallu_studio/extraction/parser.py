@@ -52,7 +52,7 @@ from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, R
 from .spacy_pipeline import load_english, loaded_model_name
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
-RULES_VERSION = "8"
+RULES_VERSION = "9"
 COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
 DESCRIPTIVE_NOUNS = COLORS | MATERIALS
 NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})
@@ -325,6 +325,8 @@ class ParserExtractor:
                     any(c.dep_ == "auxpass" for c in token.children) and not _has_prep_object(token):
                 for mention in self._subject_mention(token, by_root):
                     add(mention, token)
+        # In the order of the text, so that ``_dedupe`` keeps an attribute's first mention, not its first rule's.
+        out.sort(key=lambda a: a.span or (0, 0))
         return out
 
     def _relations(self, doc: Any, graph: dict[str, Any], by_root: dict[int, _Mention]) -> list[RelationConcept]:
@@ -401,7 +403,8 @@ class ParserExtractor:
             if not sm.listed or not (om.listed or _is_activity(doc[om.root]) or _is_inference(predicate)):
                 continue
             tokens = [doc[s], doc[o]] + extra
-            out.append(RelationConcept(sm.name, predicate, om.name, _char_span(tokens)))
+            out.append(RelationConcept(sm.name, predicate, om.name, _char_span(tokens), _qualifiers(doc[s]),
+                                       _qualifiers(doc[o])))
         out.sort(key=lambda r: r.span or (0, 0))
         return out
 
@@ -549,17 +552,36 @@ def _has_prep_object(verb: Any) -> bool:
         or any(c.dep_ == "dobj" for c in verb.children)
 
 
+def _qualifiers(noun: Any) -> tuple[str, ...]:
+    """The attributes (colour, size, material, ...) written before a noun, which say which of several things of
+    its name it is: "the small red metal cone" -> ("small", "red", "metal")."""
+    words: list[Any] = []
+    for child in noun.children:
+        if child.i < noun.i and (child.dep_ == "amod" or (child.dep_ == "compound" and _describes(child))):
+            words += _conjuncts(child)
+            # "red metal cone": spaCy hangs "red" on "metal"
+            words += [g for g in child.children if g.dep_ == "amod" and g.i < child.i]
+    return tuple(w.lower_ for w in sorted(set(words), key=lambda w: w.i) if attribute_family(w.lower_) is not None)
+
+
 def _dedupe(objects: list[ObjectConcept], attributes: list[AttributeConcept],
             relations: list[RelationConcept], counts: list[CountConcept]) -> ConceptSet:
     """Each concept once per response, at its first mention."""
     seen_o: set[str] = set()
     seen_a: set[tuple[str, str]] = set()
-    seen_r: set[tuple[str, str, str]] = set()
     objs = [o for o in objects if not (o.name in seen_o or seen_o.add(o.name))]  # type: ignore[func-returns-value]
     attrs = [a for a in attributes if a.attribute != a.object and
              not ((a.object, a.attribute) in seen_a or seen_a.add((a.object, a.attribute)))]  # type: ignore[func-returns-value]
-    rels = [r for r in relations if not ((r.subject, r.predicate, r.object) in seen_r or
-                                         seen_r.add((r.subject, r.predicate, r.object)))]  # type: ignore[func-returns-value]
+    # One relation per (subject, predicate, object), unless each says which objects it means, differently
+    # ("the red cube is left of the blue cube", "the blue cube is left of the gray cube").
+    kept: dict[tuple[str, str, str], list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    rels = []
+    for r in relations:
+        key, quals = (r.subject, r.predicate, r.object), (r.subject_attributes, r.object_attributes)
+        earlier = kept.get(key)
+        if earlier is None or (any(quals) and all(any(q) for q in earlier) and quals not in earlier):
+            kept.setdefault(key, []).append(quals)
+            rels.append(r)
     seen_c: set[tuple[str, int]] = set()
     cnts = [c for c in counts if not ((c.object, c.count) in seen_c or seen_c.add((c.object, c.count)))]  # type: ignore[func-returns-value]
     return ConceptSet(objects=objs, attributes=attrs, relations=rels, counts=cnts)

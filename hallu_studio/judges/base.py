@@ -64,6 +64,9 @@ class JudgeReference:
     # How many of an object a graph-less reference (a dense caption) says there are, by name; a name it
     # gives no number for has no known multiplicity.
     counts: dict[str, int] = field(default_factory=dict)
+    # Per claim, the attributes the response gives its subject and object where it names them ("the red cube is
+    # left of the blue cube": (("red",), ("blue",))): which of several objects of one name it means. () : none known.
+    qualifiers: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.

@@ -36,7 +36,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..grounding import Edge, Grounder, Match, ReferenceGraph, attribute_support, edge_support, fold_preposition
+from ..grounding import (Edge, Grounder, Match, ReferenceGraph, attribute_support, edge_support, fold_preposition,
+                         instances_fitting)
 from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
@@ -102,7 +103,8 @@ class SceneGraphAlignmentJudge:
             return []
         graph = (ReferenceGraph.from_scene_graph(reference.graph) if reference.graph is not None
                  else ReferenceGraph.from_triplets(reference.objects, reference.triplets, counts=reference.counts))
-        out = [self._one(tuple(c), graph, reference) for c in claims]  # type: ignore[arg-type]
+        quals = list(reference.qualifiers) + [((), ())] * (len(claims) - len(reference.qualifiers))
+        out = [self._one(tuple(c), graph, reference, q) for c, q in zip(claims, quals)]  # type: ignore[arg-type]
         out = self._one_instance_per_sentence(claims, out, graph, reference)
         return [self._as_guess(j) if i in reference.speculative else j for i, j in enumerate(out)]
 
@@ -117,7 +119,13 @@ class SceneGraphAlignmentJudge:
         if len(reference.sentences) != len(claims):
             return out
         groups: dict[tuple[int, str], list[int]] = {}
+        # Adjectives that say which end of a relation is meant ("the red cube is left of the blue cube") describe
+        # two objects of one name, not one: the relation's check uses them.
+        naming = {(sentence, normalize_name(end), a) for (s, _, o), q, sentence in
+                  zip(claims, reference.qualifiers, reference.sentences) for end, attrs in zip((s, o), q) for a in attrs}
         for i, (j, sentence) in enumerate(zip(out, reference.sentences)):
+            if (sentence, normalize_name(claims[i][0]), claims[i][2]) in naming:
+                continue
             if sentence >= 0 and j.kind == "attribute" and j.verdict in ("supported", "relation", "unverifiable"):
                 groups.setdefault((sentence, normalize_name(claims[i][0])), []).append(i)
         for (_, name), members in groups.items():
@@ -153,7 +161,8 @@ class SceneGraphAlignmentJudge:
         return TripletJudgement(j.triplet, "inference", j.score, f"stated as a guess, and the graph cannot check it "
                                 f"({j.reason})", kind="inference")
 
-    def _one(self, claim: Triplet, graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:
+    def _one(self, claim: Triplet, graph: ReferenceGraph, reference: JudgeReference,
+             qualifiers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> TripletJudgement:
         s, p, o = (part.strip() for part in claim)
         if (p, o) == (EXISTENCE_PREDICATE, EXISTENCE_OBJECT):
             return self._exists(claim, s, graph)
@@ -197,7 +206,7 @@ class SceneGraphAlignmentJudge:
         objects = self.grounder.ground(o, graph)
         if not objects:
             return self._absent(claim, "object", o, graph)
-        return self._relation(claim, subjects, pred, objects, graph, reference)
+        return self._relation(claim, subjects, pred, objects, graph, reference, qualifiers)
 
     @staticmethod
     def _is_inference(s: str, p: str, pred: Predicate, o: str) -> bool:
@@ -265,8 +274,11 @@ class SceneGraphAlignmentJudge:
                                 f"of {nodes}{counted}", kind="attribute")
 
     def _relation(self, claim: Triplet, subjects: list[Match], pred: Predicate, objects: list[Match],
-                  graph: ReferenceGraph, reference: JudgeReference) -> TripletJudgement:
-        support = edge_support(graph, [m.index for m in subjects], pred, [m.index for m in objects])
+                  graph: ReferenceGraph, reference: JudgeReference,
+                  qualifiers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> TripletJudgement:
+        # "the red cube is left of the blue cube": only edges between a red cube and a blue one count.
+        meant = instances_fitting(subjects, qualifiers[0]), instances_fitting(objects, qualifiers[1])
+        support = edge_support(graph, [m.index for m in subjects], pred, [m.index for m in objects], *meant)
         if support.edge is not None:
             way = ", the other way round" if support.the_other_way else ""
             return self._supported(claim, f"edge {_edge_text(graph, support.edge)}{way}", subjects, objects)
@@ -274,7 +286,9 @@ class SceneGraphAlignmentJudge:
         if gold:
             return TripletJudgement(claim, "supported", 1.0, f"matches the question's gold triplet {gold}",
                                     kind="relation")
-        ends = f"{', '.join(m.describe() for m in subjects)} and {', '.join(m.describe() for m in objects)}"
+        said = [f"the {' '.join(q)} one" if q and meant[k] else "" for k, q in enumerate(qualifiers)]
+        ends = (f"{', '.join(m.describe() for m in subjects)}{' (' + said[0] + ')' if said[0] else ''} and "
+                f"{', '.join(m.describe() for m in objects)}{' (' + said[1] + ')' if said[1] else ''}")
         if support.between:
             edges = "; ".join(_edge_text(graph, e) for e in support.between)
             return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "

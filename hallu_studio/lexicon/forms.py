@@ -22,7 +22,7 @@ from functools import lru_cache
 import inflect
 
 from .wordnet import load_wordnet
-from .words import MASS_NOUNS, NUMBER_WORDS, PLURAL_ONLY_NOUNS
+from .words import MASS_NOUNS, NUMBER_WORDS, PAIR_NOUNS, PLURAL_ONLY_NOUNS
 
 _ENGINE = inflect.engine()
 # Nouns spelt the same in both numbers, or whose "-s" is not a plural ending.
@@ -100,21 +100,42 @@ def number_word(n: int) -> str:
 
 
 def is_countable(noun: str) -> bool:
-    """False for mass nouns ("grass", "water", "sky") whose number means nothing in a picture."""
+    """False where a number means nothing: mass nouns ("grass", "water", "sky"), and a name in the plural
+    ("petals", "leaves", "the eaves"), which names a group of unknown size, however many such groups there are.
+    Pair nouns are counted in pairs.
+
+    >>> is_countable("dog"), is_countable("grass"), is_countable("petals"), is_countable("eaves"), is_countable("glasses")
+    (True, False, False, False, True)
+    """
     head = noun.split()[-1].lower() if noun.split() else ""
-    return bool(head) and head not in MASS_NOUNS
+    if not head or head in MASS_NOUNS:
+        return False
+    return head in PAIR_NOUNS or not (head in PLURAL_ONLY_NOUNS or is_plural(head))
+
+
+def takes_plural_verb(noun: str) -> bool:
+    """Whether a noun phrase takes "are": plurals and plural-only nouns ("the glasses are", "the eaves are").
+
+    >>> [takes_plural_verb(w) for w in ("dog", "dogs", "glasses", "eaves", "grass", "inner petals")]
+    [False, True, True, True, False, True]
+    """
+    head = noun.split()[-1].lower() if noun.split() else ""
+    return bool(head) and (head in PLURAL_ONLY_NOUNS or is_plural(head))
 
 
 def noun_phrase(n: int, noun: str) -> str:
     """``n`` of ``noun`` as a describer says it, with number and article in agreement.
 
-    Plural-only nouns are counted in pairs; mass nouns take no number.
+    Pair nouns are counted in pairs; mass nouns and names of groups ("petals") take no number.
+
+    >>> noun_phrase(1, "petals"), noun_phrase(2, "eaves"), noun_phrase(2, "stairs"), noun_phrase(1, "hour")
+    ('petals', 'eaves', 'stairs', 'an hour')
     """
     head = noun.split()[-1].lower() if noun.split() else noun
-    if head in MASS_NOUNS:
-        return noun
-    if head in PLURAL_ONLY_NOUNS:
+    if head in PAIR_NOUNS:
         return f"a pair of {noun}" if n == 1 else f"{number_word(n)} pairs of {noun}"
+    if not is_countable(noun):
+        return noun
     if n == 1:
         return f"{indefinite_article(noun)} {noun}"
     return f"{number_word(n)} {plural(noun)}"

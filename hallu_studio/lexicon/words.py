@@ -97,9 +97,13 @@ SPECULATION_WORDS: frozenset[str] = HEDGE_WORDS - {"either"} | frozenset({
 })
 
 # Nouns whose singular lemma is a different thing or no word ("pants" -> "pant", "glasses" -> "glass").
-PLURAL_ONLY_NOUNS: frozenset[str] = frozenset({
-    "pants", "glasses", "sunglasses", "eyeglasses", "jeans", "shorts", "trousers", "clothes", "scissors",
-    "goggles", "leggings", "tights", "binoculars", "headphones", "earphones", "stairs", "remains", "surroundings",
+# Those of two parts are counted in pairs ("two pairs of glasses"); the others not at all ("the eaves").
+PAIR_NOUNS: frozenset[str] = frozenset({
+    "pants", "glasses", "sunglasses", "eyeglasses", "jeans", "shorts", "trousers", "scissors", "goggles",
+    "leggings", "tights", "binoculars", "headphones", "earphones",
+})
+PLURAL_ONLY_NOUNS: frozenset[str] = PAIR_NOUNS | frozenset({
+    "clothes", "stairs", "remains", "surroundings", "eaves",
 })
 
 # Colours and materials: nouns used as modifiers here describe ("plastic table" = table, plastic).
@@ -123,6 +127,7 @@ MASS_NOUNS: frozenset[str] = frozenset({
     "cheese", "meat", "sauce", "soup", "milk", "coffee", "tea", "wine", "beer", "juice", "traffic", "luggage",
     "equipment", "scenery", "sunshine", "shade", "darkness", "ocean", "sea", "weather", "broccoli", "lettuce",
     "wallpaper", "flooring", "writing", "text", "graffiti", "paint", "rust", "moss", "ivy",
+    "crema", "foam", "interior", "background",
 })
 
 # Words of a claim that make it an inference about the picture rather than something seen in it

@@ -58,6 +58,9 @@ MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 class Concept:
     kind: str  # object | attribute | relation | count
     parts: tuple[str, ...]  # (name,) | (object, attribute) | (subject, predicate, object) | (object, "2")
+    # A relation's adjectives for its subject and object, where the text says which of several objects of one
+    # name it means ("the red cube is left of the blue cube"): two such relations are two concepts.
+    qualifiers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def text(self) -> str:
         """The phrase matched: "cat", "grey cat", "cat on sofa", "two cat"."""
@@ -102,9 +105,16 @@ def concept_graph(concepts: ConceptSet) -> nx.MultiDiGraph:
             g.nodes[key]["attributes"].append(attr)
     for r in concepts.relations:
         s, o, p = node(r.subject), node(r.object), _norm(r.predicate)
-        if s and o and p and not any(d["predicate"] == p for d in (g.get_edge_data(s, o) or {}).values()):
-            g.add_edge(s, o, predicate=p)
+        q = _qualifiers(r)
+        if s and o and p and not any(d["predicate"] == p and d["qualifiers"] == q
+                                     for d in (g.get_edge_data(s, o) or {}).values()):
+            g.add_edge(s, o, predicate=p, qualifiers=q)
     return g
+
+
+def _qualifiers(r: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (tuple(_norm(a) for a in getattr(r, "subject_attributes", ())),
+            tuple(_norm(a) for a in getattr(r, "object_attributes", ())))
 
 
 def count_concepts(concepts: ConceptSet, graph: SceneGraph | None = None) -> list[Concept]:
@@ -134,7 +144,7 @@ def concept_spans(concepts: ConceptSet) -> dict[Concept, Span]:
     out: dict[Concept, Span] = {}
     found: list[tuple[Concept, Span | None]] = [(Concept("object", (_norm(o.name),)), o.span) for o in concepts.objects]
     found += [(Concept("attribute", (_norm(a.object), _norm(a.attribute))), a.span) for a in concepts.attributes]
-    found += [(Concept("relation", (_norm(r.subject), _norm(r.predicate), _norm(r.object))), r.span)
+    found += [(Concept("relation", (_norm(r.subject), _norm(r.predicate), _norm(r.object)), _qualifiers(r)), r.span)
               for r in concepts.relations]
     found += [(Concept("count", (_norm(c.object), str(int(c.count)))), getattr(c, "span", None))
               for c in getattr(concepts, "counts", None) or []]
@@ -166,7 +176,7 @@ def graph_concepts(g: nx.MultiDiGraph) -> list[Concept]:
     """The distinct concepts of a concept graph: objects, then attributes, then relations."""
     out = [Concept("object", (n,)) for n in g.nodes]
     out += [Concept("attribute", (n, a)) for n, data in g.nodes(data=True) for a in data["attributes"]]
-    out += [Concept("relation", (s, d["predicate"], o)) for s, o, d in g.edges(data=True)]
+    out += [Concept("relation", (s, d["predicate"], o), d.get("qualifiers", ((), ()))) for s, o, d in g.edges(data=True)]
     return out
 
 
@@ -340,14 +350,18 @@ class LLMConceptMatcher:
 # --------------------------------------------------------------------------- reference concepts
 
 def reference_concepts(sample: Sample, extract: Callable[[str], ConceptSet] | None = None) -> ConceptSet | None:
-    """The reference side: the dense caption's concepts when ``extract`` is given, else the scene graph's.
+    """The reference side: the scene graph's concepts where the sample has one, else the dense caption's
+    (through ``extract``), as every other reference in HalluStudio (``metrics.reference_concepts``).
 
+    A sample with both (the sample benchmark's photos) was compared with its caption, which is silent on
+    much its graph holds ("the mission patch is on the spacesuit", the cat's forehead): what a describer
+    truthfully said of the graph was then counted as hallucinated. The graph is the annotation of record.
     Returns None when the sample has neither (the metric then says why it is undefined).
     """
-    if sample.reference_text and sample.reference_text.strip() and extract is not None:
-        return extract(sample.reference_text)
     if not sample.scene_graph.is_empty():
         return ConceptSet.from_scene_graph(sample.scene_graph)
+    if sample.reference_text and sample.reference_text.strip() and extract is not None:
+        return extract(sample.reference_text)
     if sample.reference_text and sample.reference_text.strip():
         raise ValueError(f"sample {sample.id} has only a reference caption: HalFscore needs an extractor "
                          "to turn it into concepts (reference_concepts(sample, extractor.extract))")
@@ -434,7 +448,13 @@ class HalFscoreMetric:
             zero = {k: 0.0 for k in stats}
             return ItemResult(zero, empty_values, evidence,
                               "no concepts were extracted for this response; run concept extraction first")
-        outcome = self.matcher.match(response, reference) if response else MatchOutcome(omitted=list(reference))
+        if not response:
+            outcome = MatchOutcome(omitted=list(reference))
+        elif getattr(self.matcher, "uses_scene_graph", False):
+            # Which objects each edge joins (several cubes): only the scene graph itself says.
+            outcome = self.matcher.match(response, reference, scene_graph=item.sample.scene_graph)
+        else:
+            outcome = self.matcher.match(response, reference)
         for c in outcome.ignored:
             stats[f"generated_{c.kind}"] -= 1.0
         for c, n in Counter(c.kind for c in outcome.hallucinated).items():

@@ -35,10 +35,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ..grounding import Grounder, Match, ReferenceGraph, attribute_support, edge_support
+from ..grounding import Grounder, Match, ReferenceGraph, attribute_support, edge_support, instances_fitting
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.predicates import parse_predicate
+from ..model import SceneGraph
 from ..vectors import PhraseEncoder
 from .halfscore import Concept, MatchOutcome, _absorb
 
@@ -48,12 +49,16 @@ Key = tuple[Any, ...]  # what a response concept can cover on the reference side
 class _Reference:
     """The reference graph and, for recall, which reference concept each node, attribute, edge and count is."""
 
-    def __init__(self, reference: Sequence[Concept]) -> None:
+    def __init__(self, reference: Sequence[Concept], scene_graph: SceneGraph | None = None) -> None:
         objects = [c.parts[0] for c in reference if c.kind == "object"]
         attributes = [(c.parts[0], c.parts[1]) for c in reference if c.kind == "attribute"]
         triplets = [(c.parts[0], c.parts[1], c.parts[2]) for c in reference if c.kind == "relation"]
         counts = {c.parts[0]: int(c.parts[1]) for c in reference if c.kind == "count" and c.parts[1].isdigit()}
-        self.graph = g = ReferenceGraph.from_triplets(objects, triplets, attributes, counts)
+        if scene_graph is not None and not scene_graph.is_empty():
+            # The reference concepts are this graph's: built from it, the graph keeps which objects each edge joins.
+            self.graph = g = ReferenceGraph.from_scene_graph(scene_graph)
+        else:
+            self.graph = g = ReferenceGraph.from_triplets(objects, triplets, attributes, counts)
         self.concept_of: dict[Key, Concept] = {}
         for c in reference:
             self.concept_of.setdefault(self._key(c), c)
@@ -79,13 +84,14 @@ class GraphConceptMatcher:
     """Matches concepts through ``grounding.Grounder`` on the reference graph (see the module docstring)."""
 
     name = "graph"
+    uses_scene_graph = True  # HalFscoreMetric passes the sample's scene graph to ``match``
 
     def __init__(self, encoder: PhraseEncoder | None = None, *, grounding_threshold: float = 0.8,
                  model_name: str = "") -> None:
         self.encoder = encoder
         self.grounder = Grounder(encoder, grounding_threshold)
         self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
-        self._graphs: "OrderedDict[tuple[Concept, ...], _Reference]" = OrderedDict()
+        self._graphs: "OrderedDict[tuple[Any, ...], _Reference]" = OrderedDict()
 
     def config(self) -> dict[str, Any]:
         return {"matcher": self.name, "version": 1, **self.grounder.config(), "model": self.model_name or None,
@@ -107,16 +113,21 @@ class GraphConceptMatcher:
         if names:
             self.encoder.encode(sorted(names))
 
-    def _reference(self, reference: Sequence[Concept]) -> _Reference:
-        key = tuple(reference)
+    def _reference(self, reference: Sequence[Concept], scene_graph: SceneGraph | None = None) -> _Reference:
+        shape = None if scene_graph is None else (
+            tuple((o.id, o.name, tuple(o.attributes)) for o in scene_graph.objects),
+            tuple((r.subject, r.predicate, r.object) for r in scene_graph.relations))
+        key = (tuple(reference), shape)
         if key not in self._graphs:
-            self._graphs[key] = _Reference(reference)
+            self._graphs[key] = _Reference(reference, scene_graph)
             if len(self._graphs) > 256:
                 self._graphs.popitem(last=False)
         return self._graphs[key]
 
-    def match(self, response: list[Concept], reference: list[Concept]) -> MatchOutcome:
-        ref = self._reference(reference)
+    def match(self, response: list[Concept], reference: list[Concept],
+              scene_graph: SceneGraph | None = None) -> MatchOutcome:
+        """``scene_graph``: the graph ``reference`` was read from, if it was (its edges say which objects they join)."""
+        ref = self._reference(reference, scene_graph)
         graph = ref.graph
         grounded: dict[str, list[Match]] = {}
 
@@ -181,8 +192,10 @@ class GraphConceptMatcher:
                 if not objects:
                     wrong(c, f"{c.parts[2]!r} matches no reference object")
                     continue
+                # "the red cube is left of the blue cube": only edges between those objects.
                 support = edge_support(graph, [m.index for m in ms], parse_predicate(c.parts[1]),
-                                       [m.index for m in objects])
+                                       [m.index for m in objects], instances_fitting(ms, c.qualifiers[0]),
+                                       instances_fitting(objects, c.qualifiers[1]))
                 if support.edge is not None:
                     matched(c, [("edge", support.edge)], list(ms) + list(objects))
                 elif support.between:

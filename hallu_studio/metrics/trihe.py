@@ -59,26 +59,40 @@ def image_group(sample: Sample) -> float:
     return float(int(content_key(sample.benchmark, sample.image_key)[:12], 16))
 
 
+Qualifiers = tuple[tuple[str, ...], tuple[str, ...]]
+
+
 def response_claims(concepts: ConceptSet, existence: bool = False) -> list[tuple[Triplet, Span | None]]:
     """Relations, then attributes as ``(object, "is", attribute)``, then counts as ``(object, "is", "two")``,
     then (with ``existence``, for judges that check it) each object named in none of those as
-    ``(object, "is in", "the image")``, with their spans; duplicates once."""
-    seen: dict[Triplet, Span | None] = {}
+    ``(object, "is in", "the image")``, with their spans; duplicates once (a relation is a duplicate when it
+    also names its ends with the same attributes: ``claims_with_qualifiers``)."""
+    return [(t, span) for t, span, _ in claims_with_qualifiers(concepts, existence)]
+
+
+def claims_with_qualifiers(concepts: ConceptSet, existence: bool = False
+                           ) -> list[tuple[Triplet, Span | None, Qualifiers]]:
+    """``response_claims`` with, per claim, the attributes the response names its ends with (relations only)."""
+    seen: dict[tuple[Triplet, Qualifiers], Span | None] = {}
     for r in concepts.relations:
-        seen.setdefault((r.subject, r.predicate, r.object), r.span)
+        seen.setdefault(((r.subject, r.predicate, r.object), (r.subject_attributes, r.object_attributes)), r.span)
+    claims: dict[Triplet, Span | None] = {}
     for a in concepts.attributes:
-        seen.setdefault((a.object, ATTRIBUTE_PREDICATE, a.attribute), a.span)
+        claims.setdefault((a.object, ATTRIBUTE_PREDICATE, a.attribute), a.span)
     for c in getattr(concepts, "counts", ()):
-        seen.setdefault((c.object, ATTRIBUTE_PREDICATE, number_word(c.count)), c.span)
+        claims.setdefault((c.object, ATTRIBUTE_PREDICATE, number_word(c.count)), c.span)
     # An object named in no other claim ("There is also a giraffe next to it.", "Bag.") is a claim that it is there.
-    named = {normalize_name(x) for t in seen for x in (t[0], t[2])}
+    named = {normalize_name(x) for t in [*(t for t, _ in seen), *claims] for x in (t[0], t[2])}
     for o in concepts.objects if existence else ():
         # Adjectives an extractor took for things ("the path is the narrow") claim no object.
         if o.name.strip() and normalize_name(o.name) not in named and not is_adjective_only(o.name) \
                 and attribute_family(o.name) is None:
-            seen.setdefault((o.name, EXISTENCE_PREDICATE, EXISTENCE_OBJECT), o.span)
+            claims.setdefault((o.name, EXISTENCE_PREDICATE, EXISTENCE_OBJECT), o.span)
             named.add(normalize_name(o.name))
-    return [(t, span) for t, span in seen.items() if all(part.strip() for part in t)]
+    none: Qualifiers = ((), ())
+    out = [(t, span, q) for (t, q), span in seen.items()]
+    out += [(t, span, none) for t, span in claims.items() if t not in {x for x, _ in seen}]
+    return [(t, span, q) for t, span, q in out if all(part.strip() for part in t)]
 
 
 def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) -> JudgeReference:
@@ -179,7 +193,8 @@ class TriHEMetric:
         if not reference.triplets and not reference.objects:
             return ItemResult(empty, values, evidence,
                               f"sample {item.sample.id} has no scene graph and no gold triplets to judge against")
-        claims = response_claims(item.mentioned, self.existence_claims)
+        qualified = claims_with_qualifiers(item.mentioned, self.existence_claims)
+        claims = [(t, span) for t, span, _ in qualified]
         if not claims:
             return ItemResult(empty, values, evidence,
                               "no triplets in the response (empty, or nothing the extractor could parse); "
@@ -190,6 +205,7 @@ class TriHEMetric:
         bounds = sentence_spans(item.response)
         reference.sentences = tuple(next((k for k, (a, b) in enumerate(bounds) if a <= span[0] < b), -1) if span else -1
                                     for _, span in claims)
+        reference.qualifiers = tuple(q for _, _, q in qualified)
         judgements = self.judge.judge([t for t, _ in claims], reference)
         if len(judgements) != len(claims):
             raise RuntimeError(f"judge {self.judge.name} returned {len(judgements)} verdicts for "
