@@ -195,3 +195,19 @@ def test_an_article_counts_one_only_in_a_list_that_counts(ex):
     assert ex.extract_one("A man holds a cup.").counts == []
     assert [(c.object, c.count) for c in ex.extract_one("It has three levels - a lower level with columns.").counts] \
         == [("level", 3)]
+
+
+@pytest.mark.parametrize("text, gone", [
+    ("The cyclist is not wearing a helmet.", ["cyclist", "wearing", "helmet"]),
+    ("The boy cannot reach the shelf.", ["boy", "reach", "shelf"]),
+    ("The lamp does not light the desk.", ["lamp", "light", "desk"]),
+])
+def test_a_negated_verb_claims_no_relation(ex, text, gone):
+    assert gone not in concepts(ex, text)["relations"]
+
+
+def test_a_place_after_the_verbs_object_places_that_object(ex):
+    rels = concepts(ex, "The waiters are watching the chef on the stage.")["relations"]
+    assert ["chef", "on", "stage"] in rels and ["waiter", "on", "stage"] not in rels
+    rels = concepts(ex, "The cat is close to the woman with a scarf.")["relations"]
+    assert ["woman", "with", "scarf"] in rels and not any(r[2] == "scarf" and r[0] == "cat" for r in rels)
