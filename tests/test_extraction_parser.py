@@ -215,3 +215,19 @@ def test_relations_keep_the_attributes_that_say_which_object_is_meant(ex):
 
     assert ConceptSet.from_dict(cs.to_dict(with_spans=True)) == cs
     assert "relation_qualifiers" not in ex.extract(["The dog is on the sofa."])[0].to_dict()
+
+
+@pytest.mark.parametrize("text, gone", [
+    ("The cyclist is not wearing a helmet.", ["cyclist", "wearing", "helmet"]),
+    ("The boy cannot reach the shelf.", ["boy", "reach", "shelf"]),
+    ("The lamp does not light the desk.", ["lamp", "light", "desk"]),
+])
+def test_a_negated_verb_claims_no_relation(ex, text, gone):
+    assert gone not in concepts(ex, text)["relations"]
+
+
+def test_a_place_after_the_verbs_object_places_that_object(ex):
+    rels = concepts(ex, "The waiters are watching the chef on the stage.")["relations"]
+    assert ["chef", "on", "stage"] in rels and ["waiter", "on", "stage"] not in rels
+    rels = concepts(ex, "The cat is close to the woman with a scarf.")["relations"]
+    assert ["woman", "with", "scarf"] in rels and not any(r[2] == "scarf" and r[0] == "cat" for r in rels)

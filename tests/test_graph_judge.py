@@ -163,3 +163,47 @@ def test_adjectives_naming_a_relations_ends_are_not_read_as_one_objects_attribut
     sample = Sample(id="x/1", benchmark="x", image_key="1", task="caption", scene_graph=g)
     result = metric.update(ScoringItem("r", text, sample, mentioned=ParserExtractor().extract([text])[0]))
     assert [t["verdict"] for t in result.evidence["triplets"]] == ["supported"] * 3, result.evidence["triplets"]
+
+
+def _judged(claim, *, question=None, gold=()):
+    ref = JudgeReference(graph=GRAPH, gold=list(gold), question=question)
+    return SceneGraphAlignmentJudge().judge([claim], ref)[0]
+
+
+def test_a_count_the_question_states_is_its_premise_not_a_hallucination():
+    # The graph has two cups; the question (and so the answer) says three.
+    j = _judged(("cup", "is", "three"), question="Why are the three cups on the table?")
+    assert j.verdict == "supported" and "question itself says 3" in j.reason and "the graph has 2" in j.reason
+    # A number the question does not state, or states of another thing, is still checked against the graph.
+    assert _judged(("cup", "is", "three"), question="What is on the table?").verdict == "object"
+    assert _judged(("cup", "is", "three"), question="Why are three men near the cups?").verdict == "object"
+
+
+def test_an_attribute_a_gold_triplet_states_in_its_predicate_or_object_is_supported():
+    j = _judged(("sofa", "is", "empty"), gold=[("sofa", "mostly empty", "room")])
+    assert j.verdict == "supported" and "mostly empty" in j.reason
+    assert _judged(("sofa", "is", "soft"), gold=[("sofa", "is", "wide and soft")]).verdict == "supported"
+    assert _judged(("dog", "is", "small"), gold=[("puppy", "is", "small dog")]).verdict == "supported"
+    # Under a negation the gold triplet denies it; another attribute it does not say.
+    assert _judged(("sofa", "is", "empty"), gold=[("sofa", "not empty", "room")]).verdict != "supported"
+    assert _judged(("sofa", "is", "large"), gold=[("sofa", "mostly empty", "room")]).verdict != "supported"
+
+
+def test_a_relation_a_gold_triplet_spells_out_in_its_own_words_is_supported():
+    # Tri-HE's gold triplets fold the object into the predicate: (man, wearing a blue cap, sunny day).
+    gold = [("man", "wearing blue cap", "sunny day")]
+    j = _judged(("man", "wearing", "blue cap"), gold=gold)
+    assert j.verdict == "supported" and "own words" in j.reason
+    assert _judged(("man", "holding", "blue cap"), gold=gold).verdict == "object"  # not what it says
+    assert _judged(("man", "wearing", "scarf"), gold=gold).verdict == "object"
+    assert _judged(("man", "wearing", "blue cap"), gold=[("man", "not wearing blue cap", "sunny day")]).verdict \
+        == "object"
+    # Between two nodes with no edge: a gold triplet with the same words still says it.
+    assert _judged(("dog", "sleeping on", "table"), gold=[("dog", "sleeping on table near", "sofa")]).verdict \
+        == "supported"
+    assert _judged(("dog", "sleeping on", "table")).verdict == "relation"
+
+
+def test_a_predicate_that_gives_a_reason_is_an_inference():
+    j = _judged(("horse", "sweating because", "man"))
+    assert j.verdict == "inference", j.reason

@@ -217,3 +217,37 @@ def test_probe_captions_have_no_broken_plurals_or_disagreeing_articles():
             text, _ = describe(s, ProbeOptions.parse(spec), random.Random(f"{spec}/{s.id}"))
             for m in bad.finditer(text):
                 assert m.group(0).lower() in allowed or m.group(0).lower().endswith(tuple(allowed)), (m.group(0), text)
+
+
+def test_vqa_relation_swap_is_never_one_the_graph_supports():
+    from hallu_studio.backends.probe import _false_predicate
+    from hallu_studio.model import Sample, SceneGraph
+
+    # "piled on" has no contrary in the swap table; the fallback "on" (and "next to") would still be true.
+    graph = SceneGraph.from_dict({"objects": [{"id": "1", "name": "crate"}, {"id": "2", "name": "shelf"}],
+                                  "relations": [{"subject": "1", "predicate": "piled on", "object": "2"}]})
+    for seed in range(40):
+        said = _false_predicate("crates", "piled on", "shelf", graph.triplets(), random.Random(seed))
+        assert said not in (None, "on", "next to")
+    # Written the other way round: "(shelf, under, crate)" supports "on"; a GQA verb written backwards supports itself.
+    assert _false_predicate("crate", "on", "shelf", [("shelf", "under", "crate")], random.Random(0)) != "on"
+    for seed in range(20):
+        assert _false_predicate("boy", "near", "kite", [("kite", "holding", "boy")], random.Random(seed)) != "holding"
+    s = Sample(id="r/2", benchmark="r", image_key="2", task="vqa", question="Where are the crates?",
+               answer="They are stacked up.", gold_triplets=[("crates", "piled on", "shelf")], scene_graph=graph)
+    for seed in range(30):
+        text, sig = describe(s, ProbeOptions(rate=1.0, mix=("relation",), seed=seed), random.Random(seed))
+        assert [r["type"] for r in sig["injected"]] == ["relation"]
+        assert sig["injected"][0]["concept"][1] not in ("on", "next to", "piled on")
+
+
+def test_vqa_relation_error_only_between_two_objects():
+    from hallu_studio.model import Sample
+
+    # "(tower, size, tall)" relates no two things: there is no relation to get wrong, so none is injected.
+    s = Sample(id="r/3", benchmark="r", image_key="3", task="vqa", question="How tall is the tower?",
+               answer="Very tall.", gold_triplets=[("tower", "size", "tall"), ("tower", "on", "hill")])
+    for seed in range(20):
+        text, sig = describe(s, ProbeOptions(rate=1.0, mix=("relation",), seed=seed), random.Random(seed))
+        assert [r["concept"][0::2] for r in sig["injected"]] == [["tower", "hill"]]
+        assert [r["concept"] for r in sig["stated"]] == [["tower", "size", "tall"]]

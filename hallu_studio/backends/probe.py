@@ -18,6 +18,9 @@ Injection decisions: each concept slot (an object group for "object" and
 "count", an attribute, a relation) is corrupted with probability ``rate`` when
 its type is in ``mix``; a yes/no or MCQ answer is flipped with probability
 ``rate``. Decisions depend only on (seed, sample id, options), never on order.
+In an answer built from gold triplets, a relation is corrupted only where both ends
+are things one could see, and only into a predicate no triplet of the graph between
+those ends supports (a swap the graph supports would be no hallucination).
 
 >>> opts = ProbeOptions.parse("rate=0.3,mix=object+relation,seed=1")
 >>> opts.rate, opts.mix, opts.seed
@@ -36,8 +39,9 @@ from typing import Any, Callable, Sequence
 from ..model import Sample, SceneGraph, SceneObject, content_key
 from .base import GenerationRequest, GenerationResult
 from ..lexicon.attributes import alternatives, attribute_family
-from ..lexicon.forms import is_countable, normalize_name, takes_plural_verb
-from ..lexicon.predicates import entails, inverse, is_symmetric, parse_predicate
+from ..lexicon.forms import count_of, is_countable, normalize_name, takes_plural_verb
+from ..lexicon.nouns import is_adjective_only, is_visual_noun
+from ..lexicon.predicates import PREPOSITIONS, entails, inverse, is_symmetric, parse_predicate
 from .probe_text import (
     CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS, SpanText,
     concept_record, counted,
@@ -235,6 +239,44 @@ def _denoted(graph: SceneGraph, name: str, attributes: Sequence[str]) -> set[str
             and set(attributes) <= {a.strip().lower() for a in o.attributes}}
 
 
+def _is_object(name: str, annotated: set[str]) -> bool:
+    """Whether a triplet end names a thing one could see: an object the scene graph's annotators listed
+    (``annotated``, normalised names), else not an adjective ("large"), a number, a noun the lexicon
+    knows as unseen ("familiarity"), nor a phrase led by a preposition ("on street")."""
+    if normalize_name(name) in annotated:
+        return True
+    words = name.lower().split()
+    return bool(words) and words[0] not in PREPOSITIONS and attribute_family(name) is None and \
+        count_of(name) is None and not is_adjective_only(name) and is_visual_noun(name) is not False
+
+
+def _false_predicate(subj: str, pred: str, obj: str, triplets: Sequence[tuple[str, str, str]],
+                     rng: random.Random) -> str | None:
+    """A predicate for (subj, ?, obj) that no triplet between the two supports; None if none is left.
+
+    The swap table's contrary comes first, then the fallbacks in random order. A candidate is refused when
+    a triplet between the same two names entails it ("on" for "piled on", "next to" for "carrying"), or,
+    written the other way round, entails its inverse ("under" for "(desk, on, book)"), or is a verb (Tri-HE's
+    GQA triplets write "(shirt, wearing, man)" backwards): the graph would support it, and it would be no error.
+    """
+    s_name, o_name = normalize_name(subj), normalize_name(obj)
+    forward = [parse_predicate(pred)] + [parse_predicate(p) for s, p, o in triplets
+                                         if (normalize_name(s), normalize_name(o)) == (s_name, o_name)]
+    backward = [parse_predicate(p) for s, p, o in triplets if (normalize_name(s), normalize_name(o)) == (o_name, s_name)]
+    fallbacks = [p for p in FALLBACK_RELATIONS if p != pred]
+    rng.shuffle(fallbacks)
+    swap = RELATION_SWAPS.get(pred)
+    for candidate in ([swap] if swap else []) + fallbacks:
+        claim = parse_predicate(candidate)
+        flipped = inverse(claim)
+        if any(entails(e, claim) for e in forward) or any(
+                (flipped is not None and entails(e, flipped)) or (e.verb is not None and entails(e, claim))
+                for e in backward):
+            continue
+        return candidate
+    return None
+
+
 def _wrong_count(n: int, rng: random.Random) -> int:
     return 2 if n <= 1 else rng.choice([n - 1, n + 1])
 
@@ -354,15 +396,19 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
         return t.text, {"injected": injected, "stated": stated, "probe": options.label()}
     answer = str(sample.answer or "").strip().rstrip(".")
     in_answer = False  # the first triplet the answer spells out is corrupted inside the answer itself
+    known = list(sample.scene_graph.triplets()) + [tuple(t) for t in sample.gold_triplets]
+    # The graph's own objects, not the triplet ends an importer added to it (Tri-HE: ``meta["added_objects"]``).
+    added = {normalize_name(n) for n in sample.meta.get("added_objects", ())}
+    annotated = {normalize_name(n) for n in sample.scene_graph.object_names()} - added
     for subj, pred, obj in sample.gold_triplets[:MAX_RELATIONS]:
-        wrong_relation = _inject(options, rng, "relation")
+        # A relation hallucination pairs two objects of the image with a relation the graph does not hold
+        # (Tri-HE §3.1): a triplet whose end is no object ("(stadium, size, large)") has no relation to get
+        # wrong, and a swap the graph supports would be no error at all.
+        ends_are_objects = _is_object(subj, annotated) and _is_object(obj, annotated)
+        false_pred = _false_predicate(subj, pred, obj, known, rng) if ends_are_objects else None
+        wrong_relation = _inject(options, rng, "relation") and false_pred is not None
         wrong_object = not wrong_relation and _inject(options, rng, "object")
-        said_pred = pred
-        if wrong_relation:
-            # The swap must be false of the scene: "(books, piled on, desk)" -> "on" is no hallucination.
-            ends = _denoted(sample.scene_graph, subj, ()), _denoted(sample.scene_graph, obj, ())
-            said_pred = _wrong_predicate(pred, rng, lambda p: _holds(sample.scene_graph, ends[0], p, ends[1])) or pred
-            wrong_relation = said_pred != pred
+        said_pred = false_pred if wrong_relation and false_pred else pred
         said_obj = (_absent_object(present, obj, rng) or obj) if wrong_object else obj
         where = None if in_answer else _locate_triplet(answer, subj, pred, obj)
         if where is not None:

@@ -52,7 +52,7 @@ from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, R
 from .spacy_pipeline import load_english, loaded_model_name
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
-RULES_VERSION = "9"
+RULES_VERSION = "10"
 COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
 DESCRIPTIVE_NOUNS = COLORS | MATERIALS
 NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})
@@ -355,6 +355,14 @@ class ParserExtractor:
             if prep.dep_ == "prep" and verb.pos_ in ("ADJ", "ADV") and verb.head.lemma_.lower() in COPULAS:
                 # "The flag is right of the astronaut", "is next to": a two-word preposition led by an adverb.
                 predicate = f"{verb.lower_} {prep.lower_}"
+                placed = [g for c in verb.children if c.dep_ == "prep" and c.i < prep.i
+                          for g in c.children if g.dep_ == "pobj" and g.i in by_root]
+                if placed:
+                    # "close to the person with a surfboard": a second phrase describes the first one's object.
+                    for obj in _conjuncts(token):
+                        if obj.i in by_root and placed[-1].i != obj.i:
+                            found.setdefault((placed[-1].i, obj.i), (prep.lower_, [prep]))
+                    continue
                 for subject in self._subject_mention(verb.head, by_root):
                     for obj in _conjuncts(token):
                         if obj.i in by_root and subject.root != obj.i:
@@ -378,7 +386,12 @@ class ParserExtractor:
             elif lemma in COPULAS:
                 predicate = prep.lower_
             elif any(c.dep_ == "dobj" for c in verb.children):
-                continue  # "has a stick in his hand": the preposition places the object, not the subject
+                # "has a stick in his hand", "facing the person on the skateboard": the preposition places the
+                # verb's object, not its subject (sng_parser pairs the subject with it). "with" is left alone:
+                # it is often the verb's instrument ("hits the ball with a racket").
+                if prep.lower_ != "with":
+                    self._place_object(verb, prep, token, found, by_root)
+                continue
             else:
                 # sng_parser finds active verbs but keeps only the preposition ("standing on" -> "on").
                 predicate, active = f"{verb.lower_} {prep.lower_}", True
@@ -391,6 +404,7 @@ class ParserExtractor:
                             found.pop(key, None)
                         elif not active or found.get(key, (prep.lower_,))[0] == prep.lower_:
                             found[key] = (predicate, [verb, prep])
+        _drop_negated(doc, found, lambda verb: self._subject_mention(verb, by_root))
         out: list[RelationConcept] = []
         for (s, o), (predicate, extra) in found.items():
             sm, om = by_root.get(s), by_root.get(o)
@@ -407,6 +421,34 @@ class ParserExtractor:
                                        _qualifiers(doc[o])))
         out.sort(key=lambda r: r.span or (0, 0))
         return out
+
+
+    def _place_object(self, verb: Any, prep: Any, pobj: Any, found: dict[tuple[int, int], tuple[str, list[Any]]],
+                      by_root: dict[int, _Mention]) -> None:
+        """(verb's object, prep, pobj) in place of sng_parser's (verb's subject, prep, pobj)."""
+        for subject in self._subject_mention(verb, by_root):
+            for obj in _conjuncts(pobj):
+                if found.get((subject.root, obj.i), ("",))[0] == prep.lower_:
+                    del found[(subject.root, obj.i)]
+        for dobj in (c for c in verb.children if c.dep_ == "dobj"):
+            for thing in _conjuncts(dobj):
+                for obj in _conjuncts(pobj):
+                    if thing.i in by_root and obj.i in by_root and thing.i != obj.i:
+                        found.setdefault((thing.i, obj.i), (prep.lower_, [prep]))
+
+
+def _drop_negated(doc: Any, found: dict[tuple[int, int], tuple[str, list[Any]]], subjects_of: Any) -> None:
+    """A negated verb claims no relation: "is not wearing the goggles", "cannot feel the kite" (sng_parser
+    keeps the verb and drops the "not")."""
+    for verb in doc:
+        if verb.pos_ not in ("VERB", "AUX") or not any(c.dep_ == "neg" for c in verb.children):
+            continue
+        objects = [g for c in verb.children if c.dep_ == "dobj" for g in _conjuncts(c)]
+        objects += [g for c in verb.children if c.dep_ in ("prep", "agent")
+                    for p in c.children if p.dep_ == "pobj" for g in _conjuncts(p)]
+        for subject in subjects_of(verb):
+            for obj in objects:
+                found.pop((subject.root, obj.i), None)
 
 
 # Nouns that make a preposition of three words with the ones around them ("in front of", "on top of").

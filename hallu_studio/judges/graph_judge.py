@@ -16,6 +16,13 @@ The offline default for Tri-HE. A claim ``(subject, predicate, object)`` is read
   ``JudgeReference.speculative``) that the graph cannot check, while a guess the graph
   contradicts stays a hallucination.
 
+The question's gold triplets are part of the reference in their own wording too: an attribute
+one of them says in its predicate or object ("(benches, mostly empty, platform)" says empty) and
+a claim whose predicate and object words it spells out ("(people, wearing sports attire, ...)")
+are supported. A count the question itself states ("What are the two horses doing?") is the
+question's premise, which the answer repeats: supported, with the graph's own count in the reason.
+A predicate that gives a reason ("flying because of the wind") is an inference.
+
 Subjects and objects are grounded by ``hallu_studio.grounding.Grounder`` (lemma, synonym,
 hypernym, embedding); an end that grounds nowhere is an object hallucination. Every verdict
 carries a reason naming the nodes and edges it used.
@@ -32,6 +39,7 @@ a synonym of sofa, edge "on"); (dog, under, sofa) → relation (edge "on" confli
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -42,7 +50,7 @@ from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
 from ..lexicon.predicates import VISUAL_VERBS, Predicate, entails, parse_predicate
-from ..lexicon.words import INFERENCE_PREDICATES
+from ..lexicon.words import CAUSAL_WORDS, INFERENCE_PREDICATES, NEGATIONS
 from ..vectors import PhraseEncoder, unit_rows
 from .base import EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement, triplet_text
 
@@ -58,6 +66,60 @@ def _edge_text(graph: ReferenceGraph, e: Edge) -> str:
 
 def _is_visual(pred: Predicate) -> bool:
     return (pred.verb is None and pred.prep is not None) or (pred.verb is not None and pred.verb in VISUAL_VERBS)
+
+
+_WORD = re.compile(r"[a-z0-9'-]+")
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words, each singular ("benches" -> "bench") so that a claim's and a triplet's wording compare."""
+    return [normalize_name(w) or w for w in _WORD.findall(text.lower())]
+
+
+def _says_attribute(attr: str, predicate: str, obj: str) -> bool:
+    """Whether a gold triplet's predicate or object says the attribute in so many words: "(benches, mostly
+    empty, platform)" says empty, "(field, is, wide and open)" says open; not under a negation."""
+    words = _words(f"{predicate} {obj}")
+    return attr.lower() in words and not NEGATIONS & set(words[: words.index(attr.lower())])
+
+
+def _gold_spelling(claim: Triplet, reference: JudgeReference) -> str | None:
+    """The gold triplet that spells the claim out, predicate and object in its own words, as text, or None.
+
+    Tri-HE's gold triplets often fold the object into the predicate ("(people, wearing sports attire,
+    indicative of sport)", "(disc, flying in air close to, dog)", "(bus, has registration, V116 MEV)"):
+    the claim (people, wearing, sports attire) is that triplet's own wording. The subject must be the
+    gold one (or more general), the claim's predicate and object words must follow each other in that
+    order in the gold predicate and object, and no negation may come before them ("not covering").
+    """
+    s, p, o = claim
+    said = _words(f"{p} {o}")
+    if not said:
+        return None
+    for gs, gp, go in reference.gold:
+        if noun_relation(s, gs) not in ("same", "general"):
+            continue
+        words = _words(f"{gp} {go}")
+        at = 0
+        for w in said:
+            if w not in words[at:]:
+                break
+            at = words.index(w, at) + 1
+        else:
+            if not NEGATIONS & set(words[: at]):
+                return f"({gs}, {gp}, {go})"
+    return None
+
+
+def _states_count(question: str | None, name: str, n: int) -> bool:
+    """Whether the question says there are ``n`` of ``name`` ("What are the two horses doing?")."""
+    if not question:
+        return False
+    words = _WORD.findall(question.lower())
+    target = normalize_name(name)
+    return any(count_of(w) == n and target in (normalize_name(" ".join(words[i + 1:j]))
+                                               for j in range(i + 2, min(i + 5, len(words) + 1)))
+               for i, w in enumerate(words))
 
 
 class SceneGraphAlignmentJudge:
@@ -186,7 +248,7 @@ class SceneGraphAlignmentJudge:
         if pred.copula:
             n = count_of(o)
             if n is not None:
-                return self._count(claim, subjects, n)
+                return self._count(claim, subjects, n, reference)
             compound = normalize_name(f"{o} {s}")
             named = [node for node in graph.nodes if node.name == compound]
             if named:
@@ -205,6 +267,10 @@ class SceneGraphAlignmentJudge:
                                     f"{named.labels[0] if named.labels else named.name!r}", kind="relation")
         objects = self.grounder.ground(o, graph)
         if not objects:
+            spelled = _gold_spelling(claim, reference)
+            if spelled:
+                return TripletJudgement(claim, "supported", 1.0, f"the question's gold triplet {spelled} says it in "
+                                        "its own words", kind="relation")
             return self._absent(claim, "object", o, graph)
         return self._relation(claim, subjects, pred, objects, graph, reference, qualifiers)
 
@@ -213,7 +279,7 @@ class SceneGraphAlignmentJudge:
         words = p.lower().split()
         if p.lower().strip() in INFERENCE_PREDICATES or (pred.verb and pred.verb in INFERENCE_PREDICATES):
             return True
-        if any(w in INFERENCE_PREDICATES for w in words[:1]):
+        if any(w in INFERENCE_PREDICATES for w in words[:1]) or CAUSAL_WORDS & set(words):
             return True
         # A noun no one can see ("quality", "likelihood", "summer") at either end; attributes are judged as such.
         return any(is_visual_noun(x) is False and attribute_family(x) is None and count_of(x) is None
@@ -234,9 +300,15 @@ class SceneGraphAlignmentJudge:
         return TripletJudgement(claim, "object", None, f"{role} {name!r} matches no node of the graph by lemma, "
                                 f"synonym or hypernym{closest}", kind="object")
 
-    def _count(self, claim: Triplet, subjects: list[Match], n: int) -> TripletJudgement:
+    def _count(self, claim: Triplet, subjects: list[Match], n: int, reference: JudgeReference) -> TripletJudgement:
         m = sum(x.node.multiplicity for x in subjects)
         nodes = ", ".join(x.describe() for x in subjects)
+        if m != n and _states_count(reference.question, claim[0], n):
+            # "What are the two people about to do?" -> "The two people are ...": the answer repeats the
+            # question's premise; where the graph lists another number, it is the graph's count against the
+            # question's, not a number the answer made up (GQA graphs often list one node for two people).
+            return TripletJudgement(claim, "supported", 1.0, f"the question itself says {n} ({claim[0]!r}); the "
+                                    f"answer repeats its premise (the graph has {m} of {nodes})", kind="count")
         if m == 0:
             return TripletJudgement(claim, "unverifiable", None, f"the graph does not say how many of {nodes} there "
                                     "are", kind="count")
@@ -253,7 +325,11 @@ class SceneGraphAlignmentJudge:
         if agreeing:
             return TripletJudgement(claim, "supported", 1.0, f"{nodes} is {agreeing[0]!r} in the graph",
                                     kind="attribute")
-        gold = [t for t in reference.gold if same_attribute(attr, t[2]) and noun_relation(claim[0], t[0])]
+        gold = [t for t in reference.gold if noun_relation(claim[0], t[0]) and (
+            same_attribute(attr, t[2]) or _says_attribute(attr, t[1], t[2]))]
+        # "the lambs are the small sheep" -> (sheep, small): the gold triplet's object names the thing with it.
+        gold += [t for t in reference.gold if _says_attribute(attr, "", t[2]) and
+                 normalize_name(t[2]).split()[-1:] == normalize_name(claim[0]).split()[-1:]]
         if gold:
             return TripletJudgement(claim, "supported", 1.0, f"the question's gold triplet {gold[0]} says so",
                                     kind="attribute")
@@ -282,7 +358,7 @@ class SceneGraphAlignmentJudge:
         if support.edge is not None:
             way = ", the other way round" if support.the_other_way else ""
             return self._supported(claim, f"edge {_edge_text(graph, support.edge)}{way}", subjects, objects)
-        gold = self._gold_match(claim, reference, strict=True)
+        gold = self._gold_match(claim, reference, strict=True) or _gold_spelling(claim, reference)
         if gold:
             return TripletJudgement(claim, "supported", 1.0, f"matches the question's gold triplet {gold}",
                                     kind="relation")

@@ -141,6 +141,11 @@ INFERENCE_PREDICATES: frozenset[str] = frozenset({
     "is probably", "is likely", "is possibly", "is perhaps", "may be", "might be", "could be", "must be",
     "appears to be", "seems to be", "looks like",
 })
+# Words that give a reason ("flying because of the wind", "professional due to the uniforms"): a predicate
+# holding one says why, which no scene graph shows.
+CAUSAL_WORDS: frozenset[str] = frozenset({"because", "due", "since"})
+# Words that deny what follows them ("not covering", "no crowd", "without a helmet").
+NEGATIONS: frozenset[str] = frozenset({"not", "no", "never", "without", "lacking", "lacks", "n't", "cannot"})
 # The subject of a claim about the whole picture rather than a thing in it: "it is probably summer"
 # -> (scene, is probably, summer). A framing word, so never an object itself.
 SCENE_SUBJECT = "scene"
