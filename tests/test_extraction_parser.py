@@ -195,3 +195,40 @@ def test_an_article_counts_one_only_in_a_list_that_counts(ex):
     assert ex.extract_one("A man holds a cup.").counts == []
     assert [(c.object, c.count) for c in ex.extract_one("It has three levels - a lower level with columns.").counts] \
         == [("level", 3)]
+
+
+@pytest.mark.parametrize("text, name, other", [
+    # spaCy's small model makes "fire" the conjunct and hangs "hydrant" on it as an adjective.
+    ("There is also an umbrella and a fire hydrant in the image.", "fire hydrant", "umbrella"),
+    ("There is also a kite and a fire hydrant in the image.", "fire hydrant", "kite"),
+    ("There is also a kite and a display shelf in the image.", "display shelf", "kite"),
+    ("There is a car and a traffic light.", "traffic light", "car"),
+    ("A man holds a ball and a tennis racket.", "tennis racket", "ball"),
+    ("The room has a sofa and a coffee table.", "coffee table", "sofa"),
+    ("There is a bench, a street lamp and a stop sign.", "street lamp", "stop sign"),
+    # "stop sign" left outside every noun chunk in a list, with the noun after it.
+    ("I see a toaster, a stop sign and a chair.", "stop sign", "chair"),
+    # "can" read as the auxiliary of "are": WordNet lists "trash can" as one noun.
+    ("An umbrella and a trash can are in the image.", "trash can", "umbrella"),
+    # "oven" tagged as an adjective: WordNet knows it only as a noun.
+    ("There is a cat and an oven mitt.", "oven mitt", "cat"),
+])
+def test_a_compound_noun_is_one_object_in_a_coordination(ex, text, name, other):
+    d = concepts(ex, text)
+    assert name in d["objects"] and other in d["objects"], d
+    head, tail = name.split()
+    assert head not in d["objects"] and tail not in d["objects"], d
+    assert not any(a[1] in (head, tail) for a in d["attributes"]), d
+
+
+def test_compound_repairs_leave_adjectives_and_verbs_alone(ex):
+    assert ["level", "lower"] in concepts(ex, "A lower level with columns.")["attributes"]
+    d = concepts(ex, "A man holds a red wine glass.")
+    assert "wine glass" in d["objects"] and ["wine glass", "red"] in d["attributes"]
+    # A verb the small model reads as a noun after a determiner is not made an object.
+    assert concepts(ex, "Behind the person, the hallway curves to the left.")["objects"] == ["person"]
+
+
+def test_a_compound_noun_keeps_its_count(ex):
+    d = ex.extract_one("Two dogs and two fire hydrants.")
+    assert ("fire hydrant", 2) in [(c.object, c.count) for c in d.counts]
