@@ -232,3 +232,18 @@ def test_compound_repairs_leave_adjectives_and_verbs_alone(ex):
 def test_a_compound_noun_keeps_its_count(ex):
     d = ex.extract_one("Two dogs and two fire hydrants.")
     assert ("fire hydrant", 2) in [(c.object, c.count) for c in d.counts]
+
+
+def test_every_pair_of_added_objects_reads_back_as_two_objects(ex):
+    """The DCI degradation's added sentence: each object it can add is read as that object, whichever
+    comes second (so none slips through as an attribute of the other)."""
+    import itertools
+
+    from hallu_studio.lexicon.forms import noun_phrase
+    from hallu_studio.studies.reference_degradation import ADDABLE_OBJECTS
+
+    pairs = list(itertools.permutations(ADDABLE_OBJECTS, 2))
+    texts = [f"There is also {noun_phrase(1, a)} and {noun_phrase(1, b)} in the image." for a, b in pairs]
+    wrong = [(t, c.to_dict()["objects"]) for t, (a, b), c in zip(texts, pairs, ex.extract(texts))
+             if sorted(o.name for o in c.objects) != sorted((a, b))]
+    assert not wrong, wrong[:5]
