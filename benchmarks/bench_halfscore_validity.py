@@ -4,9 +4,12 @@
    concepts by the offline parser, HalFscore with each matcher; detection rate per injected
    type and false-alarm rate (``studies.probe_detection.detection_row``).
 2. Real DCI references (``../shared/datasets/halfscore``: annotation.json and the LLaVA-1.5
-   captions), the first N images: each real caption against four degraded copies (relations
-   swapped, colours changed, counts changed, objects added; a copy the caption offers nothing
-   to degrade is skipped). The real caption must have the higher HalFscore F; a tie is a miss.
+   captions), the first N images: each real caption against copies of itself made more wrong
+   where the reference can tell (``hallu_studio.studies.reference_degradation``, as
+   ``bench_validity.py --sections dci``): relations swapped, colours changed, counts changed,
+   objects added, and all four in one copy; an image with nothing the reference verifies for a
+   kind is left out of it (n per kind). Per matcher: the share of images where the real caption
+   has the strictly higher HalFscore F, with wins / ties / losses.
 3. Speed: responses per second of each matcher on the same items, side by side.
 
     PYTHONPATH=$PWD python benchmarks/bench_halfscore_validity.py [--images 100] [--matchers graph,embedding]
@@ -18,7 +21,6 @@ import argparse
 import json
 import os
 import random
-import re
 import sys
 import time
 from pathlib import Path
@@ -26,14 +28,12 @@ from pathlib import Path
 from hallu_studio.backends.probe import ProbeOptions, describe
 from hallu_studio.config import Settings
 from hallu_studio.extraction import ParserExtractor
-from hallu_studio.lexicon.attributes import FAMILIES
-from hallu_studio.lexicon.words import NUMBER_WORDS
 from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.halfscore import HalFscoreMetric
 from hallu_studio.model import Sample, content_key
 from hallu_studio.studies.probe_detection import ProbeItem, detection_row
 
-DCI = Path(os.environ.get("HALFSCORE_DATA", Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "datasets" / "halfscore"))
+DCI = Path(os.environ.get("HALFSCORE_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "halfscore"))
 PROBE = "rate=0.3,mix=object+attribute+relation+count,seed=1"
 
 
@@ -75,102 +75,75 @@ def detection(matchers: list[str], samples, captions, extractor: ParserExtractor
 
 # ----------------------------------------------------------------------------- 2. DCI degradations
 
-_COLOURS = sorted({sorted(c)[0] for scale in FAMILIES["colour"] for c in scale} - {"blond"})
-_COLOUR_WORDS = {w for scale in FAMILIES["colour"] for c in scale for w in c}
-_SWAPS = {"left": "right", "right": "left", "on": "under", "under": "on", "above": "below", "below": "above",
-          "behind": "in front of", "in front of": "behind", "inside": "outside", "outside": "inside",
-          "holding": "dropping", "wearing": "holding", "riding": "pushing", "sitting on": "standing under",
-          "standing on": "lying under", "next to": "far from", "near": "far from", "beside": "far from",
-          "top": "bottom", "bottom": "top"}
-_ADDED = ("a giraffe", "a pizza", "a red umbrella", "a surfboard", "an elephant", "a toaster", "a kite", "a teddy bear",
-          "a zebra", "a snowboard", "a hair drier", "a saxophone")
-
-
-def degrade(caption: str, how: str, rng: random.Random, reference: str = "") -> str | None:
-    """A copy of ``caption`` with one kind of error everywhere it can be made; None if it cannot.
-
-    Added objects are ones the reference text never names (an added object must be absent).
-    """
-    if how == "relations":
-        keys = sorted(_SWAPS, key=len, reverse=True)
-        pattern = re.compile(r"\b(" + "|".join(re.escape(k) for k in keys) + r")\b", re.IGNORECASE)
-        out = pattern.sub(lambda m: _SWAPS[m.group(1).lower()], caption)
-    elif how == "colours":
-        pattern = re.compile(r"\b(" + "|".join(sorted(_COLOUR_WORDS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
-        out = pattern.sub(lambda m: rng.choice([c for c in _COLOURS if c != m.group(1).lower()]), caption)
-    elif how == "counts":
-        words = NUMBER_WORDS[2:11]
-        pattern = re.compile(r"\b(" + "|".join(words) + r"|\d+)\b", re.IGNORECASE)
-
-        def other(m: re.Match) -> str:
-            w = m.group(1).lower()
-            n = int(w) if w.isdigit() else NUMBER_WORDS.index(w)
-            return NUMBER_WORDS[n + 2] if n + 2 < len(NUMBER_WORDS) else str(n + 2)
-        out = pattern.sub(other, caption)
-    elif how == "objects":
-        named = set(re.findall(r"[a-z]+", reference.lower()))
-        absent = [a for a in _ADDED if not set(a.split()[1:]) & named]
-        extra = rng.sample(absent, 2)
-        out = caption.rstrip() + f" There is also {extra[0]} and {extra[1]} in the image."
-    else:
-        raise ValueError(how)
-    return out if out != caption else None
-
-
 def dci(matchers: list[str], n_images: int, extractor: ParserExtractor) -> dict[str, float]:
-    from hallu_studio.importers.halfscore import read_halfscore_annotations
+    """Each real caption against copies of itself made more wrong where the DCI reference can tell
+    (``studies.reference_degradation``, the degradations of ``bench_validity.py --sections dci``, same seeds)."""
+    from hallu_studio.importers.halfscore import image_stem, read_halfscore_annotations, strip_chat_template
+    from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary
 
-    refs = {s.image_key: s for s in read_halfscore_annotations(DCI / "annotation.json").samples}
-    captions = [json.loads(line) for line in (DCI / "llava-1.5-7b_captions.jsonl").read_text().splitlines() if line.strip()]
-    rows = []
-    for c in captions:
-        sample = refs.get(c["image"].strip())
-        if sample is not None:
-            rows.append((sample, c["caption"]))
-        if len(rows) == n_images:
-            break
-    kinds = ("relations", "colours", "counts", "objects")
-    texts, owners = [], []
-    for i, (sample, caption) in enumerate(rows):
-        rng = random.Random(i)
-        texts.append(caption)
-        owners.append((i, "real"))
-        for how in kinds:
-            d = degrade(caption, how, rng, sample.reference_text or "")
-            if d is not None:
-                texts.append(d)
-                owners.append((i, how))
+    samples = {image_stem(s.image_key): s for s in read_halfscore_annotations(DCI / "annotation.json").samples}
+    captions: dict[str, str] = {}
+    with open(DCI / "llava-1.5-7b_captions.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            text = rec["caption"] if isinstance(rec["caption"], str) else "\n\n".join(rec["caption"])
+            captions[image_stem(rec["image"])] = strip_chat_template(text)
+    keys = [k for k in samples if k in captions][:n_images]
+    said = dict(zip(keys, extractor.extract([captions[k] for k in keys])))
+    reference_texts = {k: samples[k].reference_text or "" for k in keys}
+    refs = dict(zip(keys, extractor.extract([reference_texts[k] for k in keys])))
+    plans = {k: degrade(captions[k], said[k], refs[k], random.Random(f"dci/{k}")) for k in keys}
+    kinds = [*KINDS, ALL]
+    texts, owners = [], []  # every response scored, and (image, kind or "real")
+    for k in keys:
+        texts.append(captions[k])
+        owners.append((k, "real"))
+        for kind in kinds:
+            copy = plans[k].copy(KINDS if kind == ALL else [kind])
+            if copy is not None:
+                texts.append(copy)
+                owners.append((k, kind))
     concepts = extractor.extract(texts)
-    extract = lambda text: extractor.extract([text])[0]  # noqa: E731
+    parsed_references = {reference_texts[k]: refs[k] for k in keys}
+
+    def extract(text: str):
+        return parsed_references[text] if text in parsed_references else extractor.extract([text])[0]
+
+    n = summary(plans)
+    print("  n per kind (images where the reference verifies something to change; stated = a sentence added): " +
+          ", ".join(f"{kind} {n[kind][0]}" + (f" ({n[kind][1]} stated)" if n[kind][1] else "") for kind in kinds))
     speed = {}
     for name in matchers:
         m = metric(name, extract)
-        items = [ScoringItem(f"r{j}", t, rows[i][0], mentioned=c) for j, (t, (i, _), c) in enumerate(zip(texts, owners, concepts))]
-        m.update_many(items[:1])  # the reference extraction is shared; time the matching
+        items = [ScoringItem(f"r{j}", t, samples[k], mentioned=c) for j, (t, (k, _), c) in
+                 enumerate(zip(texts, owners, concepts))]
+        m.update_many(items[:1])  # warm; the reference extraction is shared: time the matching
         t0 = time.perf_counter()
         results = m.update_many(items)
         speed[name] = len(items) / (time.perf_counter() - t0)
-        f = {}
-        for (i, how), r in zip(owners, results):
-            f.setdefault(i, {})[how] = r.values.get("f")
-        wins = {k: [0, 0, 0] for k in kinds}  # strictly above, at least as high, copies
-        all_above = all_level = 0
-        for i, by in f.items():
-            ok = level = True
-            for how in kinds:
-                if how in by:
-                    wins[how][2] += 1
-                    real, worse = by["real"], by[how]
-                    above = real is not None and worse is not None and real > worse
-                    not_below = real is not None and worse is not None and real >= worse
-                    wins[how][0] += above
-                    wins[how][1] += not_below
-                    ok, level = ok and above, level and not_below
-            all_above += ok
-            all_level += level
-        per = "  ".join(f"{k} {w}/{n} (tied or above {t}/{n})" for k, (w, t, n) in wins.items())
-        print(f"  {name:9s} real strictly above every degraded copy on {all_above}/{len(f)} images "
-              f"({all_above / len(f):.0%}), tied or above on {all_level}/{len(f)};  per degradation: {per}")
+        f: dict[str, dict[str, float | None]] = {}
+        for (k, kind), r in zip(owners, results):
+            v = r.values.get("f")
+            f.setdefault(k, {})[kind] = None if v is None else float(v)
+        cells = []
+        for kind in kinds:
+            win = tie = loss = 0
+            for by in f.values():
+                if kind not in by:
+                    continue
+                real, worse = by["real"], by[kind]
+                if real is None or worse is None or real == worse:
+                    tie += 1  # undefined on either side: the score does not tell them apart
+                elif real > worse:
+                    win += 1
+                else:
+                    loss += 1
+            total = win + tie + loss
+            share = f"{win / total:.2f}" if total else "n/a"
+            cells.append(f"{kind} {share} ({win}/{tie}/{loss})")
+        print(f"  {name:9s} real caption strictly higher F (wins/ties/losses): " + ";  ".join(cells))
     return speed
 
 

@@ -231,3 +231,55 @@ def test_a_place_after_the_verbs_object_places_that_object(ex):
     assert ["chef", "on", "stage"] in rels and ["waiter", "on", "stage"] not in rels
     rels = concepts(ex, "The cat is close to the woman with a scarf.")["relations"]
     assert ["woman", "with", "scarf"] in rels and not any(r[2] == "scarf" and r[0] == "cat" for r in rels)
+
+
+@pytest.mark.parametrize("text, name, other", [
+    # spaCy's small model makes "fire" the conjunct and hangs "hydrant" on it as an adjective.
+    ("There is also an umbrella and a fire hydrant in the image.", "fire hydrant", "umbrella"),
+    ("There is also a kite and a fire hydrant in the image.", "fire hydrant", "kite"),
+    ("There is also a kite and a display shelf in the image.", "display shelf", "kite"),
+    ("There is a car and a traffic light.", "traffic light", "car"),
+    ("A man holds a ball and a tennis racket.", "tennis racket", "ball"),
+    ("The room has a sofa and a coffee table.", "coffee table", "sofa"),
+    ("There is a bench, a street lamp and a stop sign.", "street lamp", "stop sign"),
+    # "stop sign" left outside every noun chunk in a list, with the noun after it.
+    ("I see a toaster, a stop sign and a chair.", "stop sign", "chair"),
+    # "can" read as the auxiliary of "are": WordNet lists "trash can" as one noun.
+    ("An umbrella and a trash can are in the image.", "trash can", "umbrella"),
+    # "oven" tagged as an adjective: WordNet knows it only as a noun.
+    ("There is a cat and an oven mitt.", "oven mitt", "cat"),
+])
+def test_a_compound_noun_is_one_object_in_a_coordination(ex, text, name, other):
+    d = concepts(ex, text)
+    assert name in d["objects"] and other in d["objects"], d
+    head, tail = name.split()
+    assert head not in d["objects"] and tail not in d["objects"], d
+    assert not any(a[1] in (head, tail) for a in d["attributes"]), d
+
+
+def test_compound_repairs_leave_adjectives_and_verbs_alone(ex):
+    assert ["level", "lower"] in concepts(ex, "A lower level with columns.")["attributes"]
+    d = concepts(ex, "A man holds a red wine glass.")
+    assert "wine glass" in d["objects"] and ["wine glass", "red"] in d["attributes"]
+    # A verb the small model reads as a noun after a determiner is not made an object.
+    assert concepts(ex, "Behind the person, the hallway curves to the left.")["objects"] == ["person"]
+
+
+def test_a_compound_noun_keeps_its_count(ex):
+    d = ex.extract_one("Two dogs and two fire hydrants.")
+    assert ("fire hydrant", 2) in [(c.object, c.count) for c in d.counts]
+
+
+def test_every_pair_of_added_objects_reads_back_as_two_objects(ex):
+    """The DCI degradation's added sentence: each object it can add is read as that object, whichever
+    comes second (so none slips through as an attribute of the other)."""
+    import itertools
+
+    from hallu_studio.lexicon.forms import noun_phrase
+    from hallu_studio.studies.reference_degradation import ADDABLE_OBJECTS
+
+    pairs = list(itertools.permutations(ADDABLE_OBJECTS, 2))
+    texts = [f"There is also {noun_phrase(1, a)} and {noun_phrase(1, b)} in the image." for a, b in pairs]
+    wrong = [(t, c.to_dict()["objects"]) for t, (a, b), c in zip(texts, pairs, ex.extract(texts))
+             if sorted(o.name for o in c.objects) != sorted((a, b))]
+    assert not wrong, wrong[:5]

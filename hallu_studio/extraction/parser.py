@@ -16,6 +16,10 @@ repaired here on the same parse:
 * colour words used as nouns ("a silver Nissan", "on the blue"), activities ("walking",
   "relaxing") and fractions ("half of the pizza") are not objects; a gerund after a compound
   ("a woven mat hanging") gives way to the compound;
+* a compound noun is one object where the small model splits it: "a kite and a fire hydrant" hangs
+  "hydrant" on "fire" as a modifier (``compound_tail``), "a trash can are" reads "can" as an auxiliary
+  (WordNet lists "trash can" as one noun), "an oven mitt" tags "oven" as an adjective (WordNet knows it
+  only as a noun), and "I see a toaster, a stop sign and a chair" leaves "sign" outside every chunk;
 * object names go through the lexicon's ``normalize_name`` (singular head, plural-only nouns kept);
 * inferences stay claims (Tri-HE Appendix C counts them): "a car used for transportation" ->
   (car, used for, transportation) and "the people engaged in surfing" -> (people, engaged in,
@@ -44,7 +48,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..lexicon.forms import count_of, normalize_name
-from ..lexicon.nouns import is_abstract_noun, is_activity_noun, is_adjective_only, is_colour_noun, is_visual_noun
+from ..lexicon.nouns import (is_abstract_noun, is_activity_noun, is_adjective_only, is_colour_noun, is_compound_noun,
+                             is_noun_only, is_visual_noun)
 from ..lexicon.attributes import attribute_family
 from ..lexicon.words import (COLORS, FRAMING_NOUNS, HEDGE_WORDS, INFERENCE_PREDICATES, MATERIALS, NON_ATTRIBUTES,
                              NON_PREDICATES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS, SCENE_SUBJECT)
@@ -52,7 +57,7 @@ from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, R
 from .spacy_pipeline import load_english, loaded_model_name
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
-RULES_VERSION = "10"
+RULES_VERSION = "11"
 COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
 DESCRIPTIVE_NOUNS = COLORS | MATERIALS
 NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})
@@ -90,6 +95,7 @@ class _Mention:
     # an inferred notion ("used for transportation").
     listed: bool = True
     aliases: tuple[int, ...] = ()  # other token indices standing for it ("hanging" in "a mat hanging")
+    tail: int | None = None  # the head noun spaCy hung on the name's first word ("hydrant" in "a fire hydrant")
 
 
 def _char_span(tokens: Iterable[Any]) -> tuple[int, int]:
@@ -101,10 +107,40 @@ def _compound_tokens(root: Any) -> list[Any]:
     """The compound modifiers left of a head noun, outermost first ("living room table")."""
     out: list[Any] = []
     for child in root.lefts:
-        if child.dep_ == "compound" and child.is_alpha and not _describes(child):
+        if (child.dep_ == "compound" and child.is_alpha and not _describes(child)) or _lexical_compound(child, root):
             out.extend(_compound_tokens(child))
             out.append(child)
     return out
+
+
+def _lexical_compound(modifier: Any, root: Any) -> bool:
+    """A noun spaCy's small model tagged as an adjective modifier ("oven" in "an oven mitt", "dish" in "a dish
+    rack"): WordNet knows it only as a noun, and it names no attribute. A word that is also an adjective stays
+    an attribute ("right hand", "fried egg", "light bulb"), as the extraction gold labels it."""
+    # "JJ": a comparative or superlative ("a lower level") is an adjective whatever WordNet lists.
+    return modifier.dep_ == "amod" and modifier.tag_ == "JJ" and modifier.is_alpha and \
+        attribute_family(modifier.lower_) is None and is_noun_only(modifier.lower_)
+
+
+# How spaCy's small model hangs the head noun of a compound on its first word after "and" ("a kite and a fire
+# hydrant": "fire" is the conjunct, "hydrant" its amod).
+_TAIL_DEPS = frozenset({"amod", "compound", "nmod", "npadvmod", "dep"})
+
+
+def compound_tail(root: Any) -> Any | None:
+    """The noun right after ``root`` that is the real head of its name, where the parse made ``root`` the head:
+    a noun hung on it as a modifier ("fire" <- "hydrant"), or any word WordNet says forms one noun with it
+    whatever its tag ("a trash can are": "can" read as an auxiliary). None for a noun standing on its own."""
+    if root.pos_ != "NOUN" or _describes(root) or root.i + 1 >= len(root.doc):
+        return None
+    tail = root.doc[root.i + 1]
+    if not tail.is_alpha or any(c.dep_ == "det" for c in tail.children) or any(True for _ in tail.lefts):
+        return None
+    if tail.head.i == root.i and tail.dep_ in _TAIL_DEPS and tail.tag_ in ("NN", "NNS"):
+        return tail
+    if tail.head.i != tail.i and root.head.i != tail.i and is_compound_noun(root.lower_, tail.lemma_ or tail.lower_):
+        return tail
+    return None
 
 
 def _describes(compound: Any) -> bool:
@@ -112,10 +148,11 @@ def _describes(compound: Any) -> bool:
     return compound.lower_ in DESCRIPTIVE_NOUNS or (compound.pos_ != "PROPN" and is_adjective_only(compound.lower_))
 
 
-def object_name(root: Any) -> str:
-    """The object's name: compound modifiers and the head, through the lexicon's normaliser
-    ("tennis rackets" -> "tennis racket", "storage silos" -> "storage silo", "glasses" stays)."""
-    parts = [t.lower_ for t in _compound_tokens(root)] + [root.lower_]
+def object_name(root: Any, tail: Any | None = None) -> str:
+    """The object's name: compound modifiers and the head (and the head's ``compound_tail``), through the
+    lexicon's normaliser ("tennis rackets" -> "tennis racket", "storage silos" -> "storage silo", "glasses"
+    stays)."""
+    parts = [t.lower_ for t in _compound_tokens(root)] + [root.lower_] + ([tail.lower_] if tail is not None else [])
     if root.pos_ == "PROPN":  # "United States", "Olympic Games": a name, not a plural
         return " ".join(parts)
     return normalize_name(" ".join(parts)) or root.lower_
@@ -230,7 +267,12 @@ class ParserExtractor:
             if token.i not in seen and ((token.pos_ == "ADJ" and token.dep_ in NOUN_SLOTS and
                                          any(c.dep_ == "det" for c in token.children)) or
                                         (token.pos_ == "NOUN" and token.dep_ == "nmod" and
-                                         token.i > 0 and doc[token.i - 1].pos_ == "DET")):
+                                         token.i > 0 and doc[token.i - 1].pos_ == "DET") or
+                                        # "I see a toaster, a stop sign and a chair": "sign" left as "dep"
+                                        # outside every noun chunk, and its conjuncts with it. (Not ROOT:
+                                        # "the hallway curves to the left" is a verb read as a noun.)
+                                        (token.pos_ == "NOUN" and token.dep_ == "dep" and
+                                         any(c.dep_ == "det" for c in token.children))):
                 roots.append(token)
                 seen.add(token.i)
                 for c in _conjuncts(token)[1:]:
@@ -238,7 +280,10 @@ class ParserExtractor:
                         roots.append(c)
                         seen.add(c.i)
         out: list[_Mention] = []
+        absorbed: set[int] = set()  # tails of compounds named already ("hydrant" of "fire hydrant")
         for root in sorted(roots, key=lambda t: t.i):
+            if root.i in absorbed:
+                continue
             aliases: tuple[int, ...] = ()
             named = root
             # "a woven mat hanging": the gerund is what the mat does; the mat is the thing.
@@ -251,10 +296,16 @@ class ParserExtractor:
                 apposed = [c for c in root.children if c.dep_ == "appos" and c.pos_ in ("NOUN", "PROPN")]
                 if apposed:
                     named, aliases = apposed[0], (root.i,)
+            tail = compound_tail(named)
+            if tail is not None:
+                absorbed.add(tail.i)
+                aliases += (tail.i,)
             if is_thing(named):
                 compounds = _compound_tokens(named)
-                out.append(_Mention(root=named.i, name=object_name(named), span=_char_span(compounds + [named]),
-                                    hedged=_is_hedged(named), aliases=aliases))
+                out.append(_Mention(root=named.i, name=object_name(named, tail),
+                                    span=_char_span(compounds + [named] + ([tail] if tail is not None else [])),
+                                    hedged=_is_hedged(named), aliases=aliases,
+                                    tail=tail.i if tail is not None else None))
             elif _is_claim_end(named):
                 out.append(_Mention(root=named.i, name=object_name(named), span=_char_span([named]),
                                     hedged=_is_hedged(named), listed=False))
@@ -285,9 +336,12 @@ class ParserExtractor:
 
     def _attributes(self, doc: Any, by_root: dict[int, _Mention]) -> list[AttributeConcept]:
         out: list[AttributeConcept] = []
+        tails = {m.tail for m in by_root.values() if m.tail is not None}
 
         def add(mention: _Mention, word: Any) -> None:
             text = word.lower_.strip()
+            if word.i in tails:  # part of a name ("hydrant" of "fire hydrant"), not a description
+                return
             if not text or text in NON_ATTRIBUTES or word.like_num or not any(ch.isalpha() for ch in text):
                 return
             if word.pos_ in ("DET", "PRON", "ADP", "NUM"):
@@ -300,7 +354,8 @@ class ParserExtractor:
             if root_i != mention.root and is_colour_noun(root.lower_):
                 add(mention, root)
             for child in root.children:
-                if child.dep_ == "amod" or (child.dep_ == "compound" and _describes(child)):
+                if (child.dep_ == "amod" and not _lexical_compound(child, root)) or \
+                        (child.dep_ == "compound" and _describes(child)):
                     for adj in _conjuncts(child):
                         add(mention, adj)
             # "a car parked" (participle with nothing after it) describes the car.

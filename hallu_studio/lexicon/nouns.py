@@ -172,6 +172,30 @@ def is_adjective_only(word: str) -> bool:
 
 
 @lru_cache(maxsize=100_000)
+def is_compound_noun(modifier: str, head: str) -> bool:
+    """Whether WordNet lists "modifier head" as one noun naming something one can see ("fire hydrant",
+    "light bulb", "picture frame", "trash can", "power line").
+
+    The two words are then one object even where spaCy's small model reads the first as an adjective
+    ("light" in "a light bulb") or the second as a verb or auxiliary ("can" in "a trash can are").
+    """
+    wn = load_wordnet()
+    m, h = modifier.strip().lower(), head.strip().lower()
+    if wn is None or not m.isalpha() or not h.isalpha():
+        return False
+    return any(s.lexname in VISUAL_LEXNAMES for s in wn.synsets(f"{m}_{h}", "n")[:3])
+
+
+@lru_cache(maxsize=100_000)
+def is_noun_only(word: str) -> bool:
+    """Whether WordNet knows a word as a noun and never as an adjective ("oven" in "an oven mitt", which
+    spaCy's small model sometimes tags as an adjective): the mirror of ``is_adjective_only``."""
+    wn = load_wordnet()
+    w = word.strip().lower()
+    return wn is not None and bool(wn.synsets(w, "n")) and not wn.synsets(w, "a")
+
+
+@lru_cache(maxsize=100_000)
 def is_activity_noun(word: str) -> bool:
     """Whether an "-ing" word names an activity, not a thing: "walking", "surfing", "relaxing" are;
     "building", "packaging", "frosting" are not (one of their WordNet senses is a thing).
