@@ -2,7 +2,7 @@
 
     python scripts/screenshots.py --db demo.duckdb [--out docs/screenshots] [--views browse,inspect]
 
-The store should hold the offline demo (start the app once on it, or ``hallu-studio demo``);
+The store should hold the offline demo (start the app once on it and let the first start finish);
 the script serves it on a free local port, opens each view as a user would (Inspect with its
 EMD panel open, Annotate after a rating) and writes ``<view>.png``. Nothing is fetched from
 outside the machine.
