@@ -22,9 +22,10 @@ class FakeLLM:
         self.structured = structured
         self.calls = []
 
-    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None):
+    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None,
+                         **params):
         self.calls.append({"messages": messages, "namespace": namespace, "prompt_version": prompt_version,
-                           "json_schema": json_schema})
+                           "json_schema": json_schema, "params": params})
         answer = self.answers[namespace]
         return check(json.loads(answer)) if self.structured else lenient(answer)
 
@@ -38,6 +39,8 @@ def test_viscon_three_steps_in_order_with_objects_passed_on():
                    "extract-relations": "```\nclock, hangs on, wall\n```"})
     cs = LLMExtractor(llm).extract_one(TEXT)
     assert [c["namespace"] for c in llm.calls] == ["extract-objects", "extract-attributes", "extract-relations"]
+    # every answer is capped: a model repeating itself must not hold a one-slot server until its context is full
+    assert all(c["params"].get("max_tokens") for c in llm.calls)
     assert "Objects: clock, wall; Attributes:" in llm.calls[1]["messages"][-1]["content"]
     assert llm.calls[0]["messages"][0]["role"] == "system"
     assert cs.to_dict() == {"objects": ["clock", "wall"], "attributes": [["clock", "antique"], ["wall", "stone"]],

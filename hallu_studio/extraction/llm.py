@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from ..store import Store
 
 VISCON_PROMPT_VERSION = "viscon-fig11-v1"
+# Output tokens an extraction answer may take: a dense caption's relations as JSON stay under ~600.
+MAX_ANSWER_TOKENS = 1024
 TRIHE_PROMPT_VERSION = "trihe-triplets-paraphrase-v1"
 STYLES: tuple[str, ...] = ("viscon", "trihe")
 
@@ -285,14 +287,17 @@ class LLMExtractor:
         (the answers that worked are cached by then).
         """
         namespace = f"extract-{step}"
+        # A cap on the answer: a small model that falls into repeating one relation would otherwise hold
+        # a one-slot server until its context is full (minutes), and its answer is unusable anyway.
+        params = {"max_tokens": MAX_ANSWER_TOKENS}
         many = getattr(self.llm, "complete_many", None)
         if many is None or len(conversations) <= 1:
             return [self.llm.complete_checked(m, namespace=namespace, prompt_version=version, check=read,
-                                              json_schema=schema, lenient=lenient) for m in conversations]
+                                              json_schema=schema, lenient=lenient, **params) for m in conversations]
         from ..llm import LLMRequest
 
-        answers = many([LLMRequest(m, namespace, version, json_schema=schema, check=read, lenient=lenient)
-                        for m in conversations])
+        answers = many([LLMRequest(m, namespace, version, json_schema=schema, params=params, check=read,
+                                   lenient=lenient) for m in conversations])
         for a in answers:
             if isinstance(a, BaseException):
                 raise a
