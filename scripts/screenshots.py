@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-VIEWS = ("browse", "inspect", "annotate", "study", "run", "settings")
+VIEWS = ("overview", "browse", "inspect", "annotate", "study", "run", "settings")
 
 
 def _free_port() -> int:
@@ -33,7 +33,10 @@ def _tab(page, name: str) -> None:
 
 def shoot(page, view: str, out: Path) -> None:
     _tab(page, view)
-    if view == "browse":
+    if view == "overview":
+        page.wait_for_selector("#overview-leaderboard table.hs-rank", timeout=120_000)
+        page.wait_for_timeout(1000)
+    elif view == "browse":
         page.wait_for_selector("#browse-table .body-cell", timeout=30_000)
     elif view == "inspect":
         page.wait_for_function("document.querySelector('#inspect-position')?.innerText.includes('of')",
