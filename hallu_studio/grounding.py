@@ -326,6 +326,30 @@ class AttributeSupport:
     conflicting: list[str]  # those on the same scale that say otherwise ("black" for "red")
 
 
+_KIND_OF = ("same", "general", "specific")
+
+
+def counted(matches: Sequence[Match]) -> int:
+    """How many things the nodes a counted name grounds to hold.
+
+    Nodes that name one kind, or one a kind of the other ("individual" and "person", "person" and
+    "man"), are the same things named twice: their group counts as its largest multiplicity. Kinds
+    apart from each other ("woman" and "man", "boy" and "girl") add up.
+
+    >>> g = ReferenceGraph.from_triplets(["individual", "person", "woman", "man"], [], counts={"individual": 2})
+    >>> counted([Match(g.nodes[0], 0, "lemma"), Match(g.nodes[1], 1, "synonym")])
+    2
+    >>> counted([Match(g.nodes[2], 2, "hypernym"), Match(g.nodes[3], 3, "hypernym")])
+    2
+    """
+    groups: list[list[Match]] = []
+    for m in matches:
+        joined = [g for g in groups if any(relation(m.node.name, x.node.name) in _KIND_OF for x in g)]
+        merged = [m] + [x for g in joined for x in g]
+        groups = [g for g in groups if not any(g is j for j in joined)] + [merged]
+    return sum(max(x.node.multiplicity for x in g) for g in groups)
+
+
 def attribute_support(matches: Sequence[Match], attr: str) -> AttributeSupport:
     """The grounded nodes' attributes that agree or conflict with ``attr``; neither: the graph is silent."""
     held = sorted({a for m in matches for a in m.node.attributes})

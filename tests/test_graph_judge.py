@@ -207,3 +207,23 @@ def test_a_relation_a_gold_triplet_spells_out_in_its_own_words_is_supported():
 def test_a_predicate_that_gives_a_reason_is_an_inference():
     j = _judged(("horse", "sweating because", "man"))
     assert j.verdict == "inference", j.reason
+
+
+@needs_wordnet
+def test_a_count_over_names_of_one_kind_takes_the_largest_over_distinct_kinds_the_sum():
+    judge = SceneGraphAlignmentJudge()
+    # "two individuals ... the person in front": person names one of the two again.
+    same = JudgeReference(objects=["individual", "person"], counts={"individual": 2})
+    assert [j.verdict for j in judge.judge([("man", "is", "two"), ("man", "is", "three")], same)] == [
+        "supported", "object"]
+    # "two women ... a man": three people.
+    apart = JudgeReference(objects=["woman", "man"], counts={"woman": 2})
+    assert [j.verdict for j in judge.judge([("person", "is", "three"), ("person", "is", "two")], apart)] == [
+        "supported", "object"]
+
+
+@needs_wordnet
+def test_a_thing_given_a_colour_is_seen_even_when_its_noun_is_first_a_notion():
+    ref = JudgeReference(objects=["sign", "logo"], triplets=[("sign", "is", "blue")])
+    got = SceneGraphAlignmentJudge().judge([("sign", "is", "gray"), ("sign", "is", "blue"), ("logo", "is", "red")], ref)
+    assert [j.verdict for j in got] == ["relation", "supported", "unverifiable"]

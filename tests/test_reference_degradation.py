@@ -73,3 +73,18 @@ def test_contrary_prepositions_and_unmarked_plurals():
     assert contrary_preposition("beside") == "far from"
     assert contrary_preposition("of") is None
     assert plural("people") == "people" and plural("dog") == "dogs"
+
+
+def test_a_count_of_several_kinds_is_their_sum_and_of_one_kind_named_twice_the_largest():
+    # "two women ... a man": three individuals, so "three individuals" is no wrong count; "two individuals ... the
+    # person": two, so the added count is three.
+    ref = ConceptSet([ObjectConcept("woman"), ObjectConcept("man")], [], [], [CountConcept("woman", 2)])
+    caption = "Three individuals stand by a desk."
+    said = ConceptSet([ObjectConcept("individual", (6, 17)), ObjectConcept("desk", (29, 33))], [], [],
+                      [CountConcept("individual", 3, (0, 5))])
+    d = degrade(caption, said, ref, random.Random(0))
+    assert d.copy(["counts changed"]) == "Four individuals stand by a desk."
+    ref2 = ConceptSet([ObjectConcept("individual"), ObjectConcept("person")], [], [], [CountConcept("individual", 2)])
+    said2 = ConceptSet([ObjectConcept("man", (4, 7))], [], [], [])
+    d2 = degrade("The man waves.", said2, ref2, random.Random(0))
+    assert d2.copy(["counts changed"]) == "The man waves. There are three men in the image."

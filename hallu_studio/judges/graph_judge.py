@@ -44,8 +44,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..grounding import (Edge, Grounder, Match, ReferenceGraph, attribute_support, edge_support, fold_preposition,
-                         instances_fitting)
+from ..grounding import (Edge, Grounder, Match, ReferenceGraph, attribute_support, counted, edge_support,
+                         fold_preposition, instances_fitting)
 from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
@@ -55,6 +55,7 @@ from ..vectors import PhraseEncoder, unit_rows
 from .base import EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement, triplet_text
 
 UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
+_SEEN_FAMILIES = frozenset({"colour", "material", "shape", "pattern"})
 _COPULA = Predicate(None, None)
 
 
@@ -281,6 +282,10 @@ class SceneGraphAlignmentJudge:
             return True
         if any(w in INFERENCE_PREDICATES for w in words[:1]) or CAUSAL_WORDS & set(words):
             return True
+        # A colour, material, shape or pattern is only had by a thing one sees: "the sign is gray" is about a
+        # signboard, though "sign" is first a token of something (WordNet's first senses are all communication).
+        if pred.copula and attribute_family(o) in _SEEN_FAMILIES:
+            return False
         # A noun no one can see ("quality", "likelihood", "summer") at either end; attributes are judged as such.
         return any(is_visual_noun(x) is False and attribute_family(x) is None and count_of(x) is None
                    for x in (s, o) if not pred.copula or x is s)
@@ -301,7 +306,7 @@ class SceneGraphAlignmentJudge:
                                 f"synonym or hypernym{closest}", kind="object")
 
     def _count(self, claim: Triplet, subjects: list[Match], n: int, reference: JudgeReference) -> TripletJudgement:
-        m = sum(x.node.multiplicity for x in subjects)
+        m = counted(subjects)
         nodes = ", ".join(x.describe() for x in subjects)
         if m != n and _states_count(reference.question, claim[0], n):
             # "What are the two people about to do?" -> "The two people are ...": the answer repeats the

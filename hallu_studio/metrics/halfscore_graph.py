@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ..grounding import Grounder, Match, ReferenceGraph, attribute_support, edge_support, instances_fitting
+from ..grounding import Grounder, Match, ReferenceGraph, attribute_support, counted, edge_support, instances_fitting
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.predicates import parse_predicate
@@ -173,7 +173,7 @@ class GraphConceptMatcher:
                 c_attr, attr = None, ""
             n = int(c.parts[1]) if c.kind == "count" and c.parts[1].isdigit() else count_of(attr) if attr else None
             if n is not None:
-                has = sum(m.node.multiplicity for m in ms)
+                has = counted(ms)
                 if has == n:
                     matched(c, [("count", m.index) for m in ms], ms)
                 else:

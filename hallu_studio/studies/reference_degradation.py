@@ -49,7 +49,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from ..grounding import Grounder, ReferenceGraph, attribute_support, edge_support
+from ..grounding import Grounder, ReferenceGraph, attribute_support, counted, edge_support
 from ..lexicon.attributes import FAMILIES, attribute_family, same_attribute
 from ..lexicon.forms import is_countable, normalize_name, noun_phrase, number_word
 from ..lexicon.predicates import contrary_preposition, parse_predicate
@@ -168,25 +168,28 @@ def degrade(caption: str, said: ConceptSet, reference: ConceptSet, rng: random.R
                                                          f"{name} is {', '.join(held)}", "stated"))
                 break
 
-    counted = set()
+    said_counts = set()
     for c in said.counts:
-        counted.add(_name(c.object))
-        stated = [counts[m.node.name] for m in grounder.ground(c.object, graph) if m.node.name in counts]
-        if c.span is None or c.count < 2 or not stated or sum(stated) != c.count:
+        said_counts.add(_name(c.object))
+        found = grounder.ground(c.object, graph)
+        # The reference must state a number for one of the nodes; the nodes together hold what ``counted`` says
+        # (the judges' own reading: "two women ... a man" are three individuals).
+        stated = [m for m in found if m.node.name in counts]
+        if c.span is None or c.count < 2 or not stated or counted(found) != c.count:
             continue  # "a"/"one" would need the noun made plural; a number the reference does not state or contradicts
         old = caption[c.span[0]:c.span[1]]
         new = number_word(c.count + 1)
         out.edits["counts changed"].append(Edit(c.span[0], c.span[1], _as_written(old, new),
                                                 f"({c.object}, {c.count} -> {c.count + 1})",
-                                                f"{sum(stated)} {c.object}"))
+                                                f"{counted(found)} {c.object}"))
     if not out.edits["counts changed"]:
         for name, indices in objects.items():
-            stated = [counts[graph.nodes[i].name] for i in indices if graph.nodes[i].name in counts]
-            if stated and name not in counted and is_countable(name):
-                n = sum(stated) + 1
+            found = [m for m in grounder.ground(name, graph) if m.index in indices]
+            if any(m.node.name in counts for m in found) and name not in said_counts and is_countable(name):
+                n = counted(found) + 1
                 out.edits["counts changed"].append(Edit(end, end, _sentence(f"there are {noun_phrase(n, name)} "
                                                                             "in the image"),
-                                                        f"({name}, none -> {n})", f"{sum(stated)} {name}", "stated"))
+                                                        f"({name}, none -> {n})", f"{n - 1} {name}", "stated"))
                 break
 
     linked = set()
