@@ -122,12 +122,12 @@ def test_first_start_shows_ranked_numbers_within_30_s_and_fills_in_live(browser,
         page.screenshot(path=str(ARTIFACTS / "overview-first-start.png"), full_page=True)
         if ranked >= FIRST_NUMBERS_S:
             load = os.getloadavg()[0] / (os.cpu_count() or 1)
-            if load > 1.5:  # a shared box running other work: the bound is for a machine that is not
+            if load > 1.0:  # a shared box running other work: the bound is for a machine that is not
                 pytest.skip(f"ranked numbers after {ranked:.0f} s (app open after {opened:.0f} s) at load "
                             f"{load:.1f} per core; the {FIRST_NUMBERS_S:.0f} s bound is checked on a quiet machine")
-            # Issue 11's target is not met yet on 2 cores (measured 38-48 s on a quiet machine): say so, visibly.
-            pytest.xfail(f"ranked numbers after {ranked:.0f} s (app open after {opened:.0f} s); the target is "
-                         f"{FIRST_NUMBERS_S:.0f} s")
+            # Measured 21-23 s on a quiet 2-core machine (docs/app.md): over 30 s there is a regression.
+            pytest.fail(f"ranked numbers after {ranked:.0f} s (app open after {opened:.0f} s) at load {load:.1f} "
+                        f"per core; the target is {FIRST_NUMBERS_S:.0f} s")
     finally:
         page.close()
         proc.terminate()

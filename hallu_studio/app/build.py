@@ -85,6 +85,6 @@ def build_app(ctx: AppContext) -> gr.Blocks:
 
         # While the first start scores the demo, a banner says so (polled; idle once it is done).
         demo.load(show_background, None, banner, api_visibility="private")
-        gr.Timer(10.0, active=ctx.background.running()).tick(show_background, None, banner,
+        gr.Timer(2.0, active=ctx.background.running()).tick(show_background, None, banner,
                                                               api_visibility="private")
     return demo
