@@ -64,7 +64,9 @@ def _value(page, elem_id: str) -> str:
 
 
 def _fill(page, elem_id: str, text: str) -> None:
-    page.locator(f"#{elem_id} textarea, #{elem_id} input").first.fill(text)
+    box = page.locator(f"#{elem_id} textarea, #{elem_id} input").first
+    box.fill(text)
+    box.press("Tab")  # leave the field, as a person does before clicking: the value is committed
 
 
 def _no_error_badges(page) -> None:
@@ -86,8 +88,14 @@ def test_browse_opens_on_hallucinated_claims_rounded_with_reasons_and_several_ra
     assert page.locator("#browse-table .hs-num").first.get_attribute("title")  # the exact number on hover
 
     page.locator("#browse-ranges").get_by_text("metric ranges").click()
-    _fill(page, "browse-min-emd-total", "30")
-    _fill(page, "browse-max-trihe-hallucinated", "1")
+    # Typed as a person types, each field left with Tab before the click: a value set by fill() and
+    # clicked away within the same millisecond can miss the click's payload on a loaded machine.
+    for field, value in (("browse-min-emd-total", "30"), ("browse-max-trihe-hallucinated", "1")):
+        box = page.locator(f"#{field} input").first
+        box.click()
+        box.press_sequentially(value, delay=30)
+        box.press("Tab")
+    page.wait_for_timeout(300)
     page.click("#browse-apply")
     rows = ctx.store.browse_responses({}, ["emd.total", "trihe.hallucinated"], limit=1000)
     expected = sum(1 for r in rows if r["emd.total"] is not None and r["emd.total"] >= 30
