@@ -91,7 +91,8 @@ def claims_with_qualifiers(concepts: ConceptSet, existence: bool = False
             named.add(normalize_name(o.name))
     none: Qualifiers = ((), ())
     out = [(t, span, q) for (t, q), span in seen.items()]
-    out += [(t, span, none) for t, span in claims.items() if t not in {x for x, _ in seen}]
+    relations = {t for t, _ in seen}
+    out += [(t, span, none) for t, span in claims.items() if t not in relations]
     return [(t, span, q) for t, span, q in out if all(part.strip() for part in t)]
 
 
@@ -179,7 +180,8 @@ class TriHEMetric:
     def update(self, item: ScoringItem) -> ItemResult:
         return self._judged(self._with_own_claims([item])[0])
 
-    def _judged(self, item: ScoringItem) -> ItemResult:
+    def _judged(self, item: ScoringItem, reference: JudgeReference | None = None) -> ItemResult:
+        """``reference``: the item's, when the caller already built it (``reference_for``)."""
         image = image_group(item.sample)
         empty = {"n_triplets": 0.0, "hallucinated": 0.0, "object": 0.0, "relation": 0.0,
                  "prediction_error": 0.0, "unparseable": 0.0, "unverifiable": 0.0, "inference": 0.0,
@@ -189,7 +191,7 @@ class TriHEMetric:
         if item.mentioned is None:
             return ItemResult(empty, values, evidence,
                               "no concepts were extracted for this response; run concept extraction first")
-        reference = reference_for(item.sample, self.reference_extract)
+        reference = reference or reference_for(item.sample, self.reference_extract)
         if not reference.triplets and not reference.objects:
             return ItemResult(empty, values, evidence,
                               f"sample {item.sample.id} has no scene graph and no gold triplets to judge against")
@@ -230,13 +232,14 @@ class TriHEMetric:
     def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
         """``update`` for each item, after letting the judge pre-encode all their phrases in one go."""
         items = self._with_own_claims(items)
+        # Built once per item for the warm-up and the verdicts: a dense reference caption is extracted here.
+        references = [reference_for(i.sample, self.reference_extract) if i.mentioned is not None else None
+                      for i in items]
         warm = getattr(self.judge, "warm", None)
         if warm is not None:
-            batches = [([t for t, _ in response_claims(i.mentioned, self.existence_claims)],
-                        reference_for(i.sample, self.reference_extract))
-                       for i in items if i.mentioned is not None]
-            warm(batches)
-        return [self._judged(i) for i in items]
+            warm([([t for t, _ in response_claims(i.mentioned, self.existence_claims)], ref)
+                  for i, ref in zip(items, references) if ref is not None])
+        return [self._judged(i, ref) for i, ref in zip(items, references)]
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
         questions = [s for s in stats if s.get("n_triplets", 0) > 0]
