@@ -34,6 +34,7 @@ import random
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any, Callable, Sequence
 
 from ..model import Sample, SceneGraph, SceneObject, content_key
@@ -220,16 +221,10 @@ def referring_attributes(obj: SceneObject, graph: SceneGraph) -> tuple[str, ...]
     preference = sorted(own, key=lambda a: (("colour", "size").index(attribute_family(a))
                                              if attribute_family(a) in ("colour", "size") else 2))
     for k in range(1, len(preference) + 1):
-        for chosen in _combinations(preference, k):
+        for chosen in combinations(preference, k):
             if not any(set(chosen) <= {a.strip().lower() for a in o.attributes} for o in others):
                 return tuple(sorted(chosen, key=_adjective_rank))
     return ()
-
-
-def _combinations(items: list[str], k: int) -> list[tuple[str, ...]]:
-    from itertools import combinations
-
-    return list(combinations(items, k))
 
 
 def _denoted(graph: SceneGraph, name: str, attributes: Sequence[str]) -> set[str]:

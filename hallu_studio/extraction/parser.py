@@ -107,13 +107,13 @@ def _compound_tokens(root: Any) -> list[Any]:
     """The compound modifiers left of a head noun, outermost first ("living room table")."""
     out: list[Any] = []
     for child in root.lefts:
-        if (child.dep_ == "compound" and child.is_alpha and not _describes(child)) or _lexical_compound(child, root):
+        if (child.dep_ == "compound" and child.is_alpha and not _describes(child)) or _lexical_compound(child):
             out.extend(_compound_tokens(child))
             out.append(child)
     return out
 
 
-def _lexical_compound(modifier: Any, root: Any) -> bool:
+def _lexical_compound(modifier: Any) -> bool:
     """A noun spaCy's small model tagged as an adjective modifier ("oven" in "an oven mitt", "dish" in "a dish
     rack"): WordNet knows it only as a noun, and it names no attribute. A word that is also an adjective stays
     an attribute ("right hand", "fried egg", "light bulb"), as the extraction gold labels it."""
@@ -354,7 +354,7 @@ class ParserExtractor:
             if root_i != mention.root and is_colour_noun(root.lower_):
                 add(mention, root)
             for child in root.children:
-                if (child.dep_ == "amod" and not _lexical_compound(child, root)) or \
+                if (child.dep_ == "amod" and not _lexical_compound(child)) or \
                         (child.dep_ == "compound" and _describes(child)):
                     for adj in _conjuncts(child):
                         add(mention, adj)
@@ -476,7 +476,6 @@ class ParserExtractor:
                                        _qualifiers(doc[o])))
         out.sort(key=lambda r: r.span or (0, 0))
         return out
-
 
     def _place_object(self, verb: Any, prep: Any, pobj: Any, found: dict[tuple[int, int], tuple[str, list[Any]]],
                       by_root: dict[int, _Mention]) -> None:
