@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -78,19 +77,11 @@ def detection(matchers: list[str], samples, captions, extractor: ParserExtractor
 def dci(matchers: list[str], n_images: int, extractor: ParserExtractor) -> dict[str, float]:
     """Each real caption against copies of itself made more wrong where the DCI reference can tell
     (``studies.reference_degradation``, the degradations of ``bench_validity.py --sections dci``, same seeds)."""
-    from hallu_studio.importers.halfscore import image_stem, read_halfscore_annotations, strip_chat_template
-    from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary
+    from bench_validity import read_dci  # beside this script (on sys.path when run): one reading of the DCI files
 
-    samples = {image_stem(s.image_key): s for s in read_halfscore_annotations(DCI / "annotation.json").samples}
-    captions: dict[str, str] = {}
-    with open(DCI / "llava-1.5-7b_captions.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            rec = json.loads(line)
-            text = rec["caption"] if isinstance(rec["caption"], str) else "\n\n".join(rec["caption"])
-            captions[image_stem(rec["image"])] = strip_chat_template(text)
-    keys = [k for k in samples if k in captions][:n_images]
+    from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary, wins_ties_losses
+
+    keys, samples, captions = read_dci(DCI, n_images)
     said = dict(zip(keys, extractor.extract([captions[k] for k in keys])))
     reference_texts = {k: samples[k].reference_text or "" for k in keys}
     refs = dict(zip(keys, extractor.extract([reference_texts[k] for k in keys])))
@@ -128,18 +119,9 @@ def dci(matchers: list[str], n_images: int, extractor: ParserExtractor) -> dict[
             v = r.values.get("f")
             f.setdefault(k, {})[kind] = None if v is None else float(v)
         cells = []
+        real = {k: by["real"] for k, by in f.items()}
         for kind in kinds:
-            win = tie = loss = 0
-            for by in f.values():
-                if kind not in by:
-                    continue
-                real, worse = by["real"], by[kind]
-                if real is None or worse is None or real == worse:
-                    tie += 1  # undefined on either side: the score does not tell them apart
-                elif real > worse:
-                    win += 1
-                else:
-                    loss += 1
+            win, tie, loss = wins_ties_losses(real, {k: by[kind] for k, by in f.items() if kind in by}, True)
             total = win + tie + loss
             share = f"{win / total:.2f}" if total else "n/a"
             cells.append(f"{kind} {share} ({win}/{tie}/{loss})")

@@ -28,7 +28,6 @@ released embedding-similarity check); an LLM judge where ``--config`` names an e
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -165,23 +164,28 @@ def section_trihe(args: argparse.Namespace, extractor: ParserExtractor) -> str:
 
 # ------------------------------------------------------------------ DCI degradations
 
+def read_dci(folder: Path, n_images: int) -> tuple[list[str], dict[str, Any], dict[str, str]]:
+    """The first ``n_images`` DCI images with a LLaVA-1.5-7B caption, through the HalFscore importers: their
+    keys (image stems), the samples (reference captions) and the captions, by key."""
+    from hallu_studio.importers.halfscore import image_stem, read_halfscore_annotations, read_halfscore_captions
+
+    parsed = read_halfscore_annotations(folder / "annotation.json").samples
+    recorded = read_halfscore_captions(folder / "llava-1.5-7b_captions.jsonl", {s.id for s in parsed})
+    by_id = {r.sample_id: r.text for r in recorded.responses}
+    samples = {image_stem(s.image_key): s for s in parsed}
+    captions = {image_stem(s.image_key): by_id[s.id] for s in parsed if s.id in by_id}
+    return [k for k in samples if k in captions][:n_images], samples, captions
+
+
 def section_dci(args: argparse.Namespace, extractor: ParserExtractor) -> str:
     """Each real caption against copies of itself made more wrong *where the reference can tell*
     (``studies.reference_degradation``): a copy per kind, and one with all four kinds together."""
-    from hallu_studio.importers.halfscore import image_stem, read_halfscore_annotations, strip_chat_template
-    from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary
+    from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary, wins_ties_losses
 
     folder = SHARED / "halfscore"
     if not folder.exists():
         return "### Real DCI\n\n(skipped: ../shared/datasets/halfscore is not here)"
-    samples = {image_stem(s.image_key): s for s in read_halfscore_annotations(folder).samples}
-    captions = {}
-    with open(folder / "llava-1.5-7b_captions.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            text = rec["caption"] if isinstance(rec["caption"], str) else "\n\n".join(rec["caption"])
-            captions[image_stem(rec["image"])] = strip_chat_template(text)
-    keys = [k for k in samples if k in captions][: args.images]
+    keys, samples, captions = read_dci(folder, args.images)
     said = dict(zip(keys, extractor.extract([captions[k] for k in keys])))
     refs = dict(zip(keys, extractor.extract([samples[k].reference_text or "" for k in keys])))
     plans = {k: degrade(captions[k], said[k], refs[k], random.Random(f"dci/{k}")) for k in keys}
@@ -242,15 +246,7 @@ def section_dci(args: argparse.Namespace, extractor: ParserExtractor) -> str:
         cells = []
         for kind in kinds:
             deg = values(kind)
-            win = tie = loss = 0
-            for k, b in deg.items():
-                a = real.get(k)
-                if a is None or b is None or a == b:
-                    tie += 1  # undefined on either side counts as a tie: the score does not tell them apart
-                elif (a > b) == higher:
-                    win += 1
-                else:
-                    loss += 1
+            win, tie, loss = wins_ties_losses(real, deg, higher)
             cells.append(f"{_rate(win, len(deg))} ({win}/{tie}/{loss})")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

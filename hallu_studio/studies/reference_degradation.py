@@ -270,3 +270,25 @@ def summary(degradations: Mapping[str, Degradation]) -> dict[str, tuple[int, int
                                          for e in d.edits[kk] if kk != "objects added")]
         out[k] = (len(have), len(stated))
     return out
+
+
+def wins_ties_losses(real: Mapping[str, float | None], degraded: Mapping[str, float | None],
+                     higher_is_better: bool) -> tuple[int, int, int]:
+    """Over the images of ``degraded``: where the real caption scores strictly better than its copy, the same,
+    or worse. A score undefined on either side counts as a tie: it does not tell the two apart.
+
+    >>> wins_ties_losses({"a": 0.9, "b": 0.5, "c": None}, {"a": 0.7, "b": 0.5, "c": 0.1}, True)
+    (1, 2, 0)
+    >>> wins_ties_losses({"a": 10.0}, {"a": 12.0}, False)
+    (1, 0, 0)
+    """
+    win = tie = loss = 0
+    for key, worse in degraded.items():
+        score = real.get(key)
+        if score is None or worse is None or score == worse:
+            tie += 1
+        elif (score > worse) == higher_is_better:
+            win += 1
+        else:
+            loss += 1
+    return win, tie, loss
