@@ -80,3 +80,28 @@ def test_stateless_jsonl_with_the_real_metrics(tmp_path, capsys):
     assert "dog" in a["mentioned"]["objects"] and a["evidence"]["chair"]["hallucinated"] == ["dog"]
     assert b["mentioned"]["relations"] == [["cat", "on", "mat"]] and b["halfscore"]["precision"] == 1.0
     assert c == {"line": 3, "id": "c", "error": "missing field 'response'"}
+
+
+@pytest.mark.slow
+def test_score_gives_a_dci_sample_trihe_values_against_its_reference_caption(tmp_path, capsys):
+    """A DCI-like sample (no scene graph, a dense caption, as ``import --format halfscore`` stores it) through
+    ``hallu-studio score`` with the default settings: the real parser reads caption and response."""
+    db = tmp_path / "dci.duckdb"
+    with Store(db) as st:
+        st.add_samples(Benchmark("dci"), [
+            Sample(id="dci/1", benchmark="dci", image_key="1", task="caption",
+                   reference_text="Two dogs on a red sofa."),
+            Sample(id="dci/2", benchmark="dci", image_key="2", task="caption")])  # nothing to judge against
+        st.add_run(Run(id="r1", benchmark="dci", model="m", backend="recorded"))
+        dci, bare = Response("r1", "dci/1", "Three dogs under the sofa."), Response("r1", "dci/2", "A dog.")
+        st.add_responses([dci, bare])
+    assert main(["score", "--metrics", "trihe", "--db", str(db), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "scored 1 (trihe 1)" in out and "not applicable 1" in out
+    with Store(db) as st:
+        [score] = st.get_scores(dci.id, "trihe")
+        assert not st.get_scores(bare.id, "trihe")
+    assert score.undefined_reason is None and score.evidence["reference"] == "reference caption"
+    verdicts = {tuple(t["triplet"]): t["verdict"] for t in score.evidence["triplets"]}
+    assert verdicts == {("dog", "under", "sofa"): "relation", ("dog", "is", "three"): "object"}
+    assert score.values["hallucinated"] == score.values["n_triplets"] == 2

@@ -220,6 +220,8 @@ def test_registry_names_applicability_and_builders():
     assert "relation" in not_applicable_reason("reefknot", yes_no)
     assert not_applicable_reason("reefknot", relation) is None
     assert "scene graph" in not_applicable_reason("trihe", Sample(id="b/4", benchmark="b", image_key="1"))
+    assert not_applicable_reason("trihe", Sample(id="b/5", benchmark="b", image_key="1", reference_text="A cat.")) \
+        is None  # a dense caption (DCI) is a reference
     built = make_metrics(list(METRIC_NAMES), Settings())  # models load lazily: building is cheap
     assert [m.name for m in built] == list(METRIC_NAMES)
     assert all(callable(m.update) and callable(m.compute) for m in built)

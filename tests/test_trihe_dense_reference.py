@@ -1,9 +1,18 @@
-"""Tri-HE against a dense reference caption (no scene graph): its concepts, counts included, are the graph."""
+"""Tri-HE against a dense reference caption (no scene graph): its concepts, counts included, are the graph;
+built by the registry and run by the scoring pipeline on DCI-like samples."""
 
+import pytest
+
+from hallu_studio.app.inspection import inspect_response
+from hallu_studio.config import Settings
 from hallu_studio.judges.graph_judge import SceneGraphAlignmentJudge
+from hallu_studio.metrics import registry
 from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.trihe import TriHEMetric, reference_for, reference_from_concepts
-from hallu_studio.model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept, Sample
+from hallu_studio.model import (AttributeConcept, Benchmark, ConceptSet, CountConcept, ObjectConcept, RelationConcept,
+                                Response, Run, Sample)
+from hallu_studio.pipelines.scoring import score_store
+from test_trihe import BagOfWordsEncoder
 
 REFERENCE = ConceptSet([ObjectConcept("dog"), ObjectConcept("sofa")], [AttributeConcept("sofa", "red")],
                        [RelationConcept("dog", "on", "sofa")], [CountConcept("dog", 2)])
@@ -24,3 +33,80 @@ def test_a_sample_with_only_a_reference_caption_is_judged_against_it():
     said = ConceptSet([ObjectConcept("dog")], [], [RelationConcept("dog", "under", "sofa")], [CountConcept("dog", 3)])
     result = metric.update(ScoringItem("r1", "Three dogs under the sofa.", sample, mentioned=said))
     assert result.stats["n_triplets"] == 2 and result.stats["hallucinated"] == 2
+
+
+CAPTION, WRONG, RIGHT = "Two dogs on a red sofa.", "Three dogs under the sofa.", "Two dogs sit on the sofa."
+CONCEPTS = {CAPTION: REFERENCE,
+            WRONG: ConceptSet([ObjectConcept("dog"), ObjectConcept("sofa")], [],
+                              [RelationConcept("dog", "under", "sofa")], [CountConcept("dog", 3)]),
+            RIGHT: ConceptSet([ObjectConcept("dog"), ObjectConcept("sofa")], [],
+                              [RelationConcept("dog", "on", "sofa")], [CountConcept("dog", 2)])}
+
+
+class CaptionExtractor:
+    """The pipeline's concept extractor, reduced to the three texts here; records each call."""
+
+    name = "stub"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def config(self):
+        return {"extractor": self.name}
+
+    def extract(self, texts):
+        self.calls.append(list(texts))
+        return [CONCEPTS.get(t, ConceptSet()) for t in texts]
+
+
+@pytest.fixture
+def offline_encoder(monkeypatch):
+    """The judge's phrase encoder without loading a model."""
+    monkeypatch.setattr(registry._Parts, "embedder", lambda self: BagOfWordsEncoder())
+
+
+def dci_sample(i: int = 1, caption: str | None = CAPTION) -> Sample:
+    return Sample(f"dci/{i}", "dci", f"img{i}", "caption", reference_text=caption)
+
+
+def test_the_registry_builds_trihe_judging_a_dci_sample_against_its_caption(offline_encoder):
+    extractor = CaptionExtractor()
+    [metric] = registry.make_metrics(["trihe"], Settings(), None, extractor)
+    dci = dci_sample()
+    assert registry.not_applicable_reason("trihe", dci) is None
+    wrong, right = metric.update_many([ScoringItem("r1", WRONG, dci, mentioned=CONCEPTS[WRONG]),
+                                       ScoringItem("r2", RIGHT, dci, mentioned=CONCEPTS[RIGHT])])
+    assert wrong.undefined_reason is None and wrong.stats["n_triplets"] == 2 and wrong.stats["hallucinated"] == 2
+    assert sorted(t["verdict"] for t in wrong.evidence["triplets"]) == ["object", "relation"]
+    assert right.stats["n_triplets"] == 2 and right.stats["hallucinated"] == 0
+    assert wrong.evidence["reference"] == right.evidence["reference"] == "reference caption"
+    # The caption is read by the pipeline's extractor once for both responses, and not again later.
+    metric.update(ScoringItem("r3", WRONG, dci, mentioned=CONCEPTS[WRONG]))
+    assert extractor.calls == [[CAPTION]]
+
+
+def test_trihe_still_refuses_a_sample_with_no_graph_no_gold_triplets_and_no_caption():
+    for sample in (dci_sample(caption=None), dci_sample(caption="  ")):
+        reason = registry.not_applicable_reason("trihe", sample)
+        assert reason == "trihe needs a scene graph, reference triplets or a reference caption"
+
+
+def test_score_store_gives_dci_samples_trihe_values_and_refuses_bare_ones(store, offline_encoder):
+    store.add_samples(Benchmark("dci"), [dci_sample(1), dci_sample(2, caption=None)])
+    for run in ("a", "b"):
+        store.add_run(Run(id=run, benchmark="dci", model=run, backend="recorded"))
+    wrong, right, bare = Response("a", "dci/1", WRONG), Response("b", "dci/1", RIGHT), Response("a", "dci/2", WRONG)
+    store.add_responses([wrong, right, bare])
+    extractor = CaptionExtractor()
+    report = score_store(store, Settings(), ["trihe"], progress=False, extractor=extractor)
+    assert report.scored["trihe"] == 2 and report.not_applicable["trihe"] == 1 and not report.failed
+    assert not report.undefined["trihe"]
+    [score] = store.get_scores(wrong.id, "trihe")
+    assert score.undefined_reason is None and score.values["hallucinated"] == 2 and score.values["n_triplets"] == 2
+    assert score.evidence["reference"] == "reference caption"
+    assert {t["verdict"] for t in score.evidence["triplets"]} == {"object", "relation"}
+    assert store.get_scores(right.id, "trihe")[0].values["hallucinated"] == 0
+    assert not store.get_scores(bare.id, "trihe")
+    assert sum(call.count(CAPTION) for call in extractor.calls) == 1  # once for two responses to it
+    panels = inspect_response(store, wrong.id, with_graphs=False)  # Inspect names what the claims were judged on
+    assert "vs the reference caption" in panels.triplets and "no Tri-HE triplets" not in panels.triplets

@@ -74,7 +74,10 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
     marks = render.response_spans(concepts, trihe_ev, hallucinated, supported)
 
     corrections = {index: v["verdict"] for (rid, _ann, index), v in current_corrections(events).items()}
-    judges = [(f"{s.evidence.get('judge', '?')} ({s.config_key[:6]})", s.evidence) for s in trihe_scores]
+    # A DCI sample's claims were judged against its dense caption's concepts, not a scene graph: the label says so.
+    judges = [(f"{s.evidence.get('judge', '?')} ({s.config_key[:6]})"
+               + (" vs the reference caption" if s.evidence.get("reference") == "reference caption" else ""),
+               s.evidence) for s in trihe_scores]
     triplets = (trihe_ev or {}).get("triplets") or []
     triplet_choices = [f"{i}: {' | '.join(str(x) for x in t.get('triplet') or [])} [{t.get('verdict')}]"
                        for i, t in enumerate(triplets)]
@@ -86,7 +89,9 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
 
     if with_graphs:
         ref_graph = render.graph_iframe(render.scene_graph_html(sample.scene_graph) if sample.scene_graph.objects
-                                        else None, title="reference scene graph", empty="no reference scene graph")
+                                        else None, title="reference scene graph",
+                                        empty="no reference scene graph" + (": the reference is the dense caption"
+                                                                            if sample.reference_text else ""))
         resp_graph = render.graph_iframe(
             render.concept_graph_html(concepts, trihe_ev, halfscore.evidence if halfscore else None)
             if concepts or triplets else None, title="response concept graph",

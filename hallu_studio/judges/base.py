@@ -67,6 +67,9 @@ class JudgeReference:
     # Per claim, the attributes the response gives its subject and object where it names them ("the red cube is
     # left of the blue cube": (("red",), ("blue",))): which of several objects of one name it means. () : none known.
     qualifiers: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+    # What the reference was read from, for the evidence: "scene graph", "gold triplets", both joined by " + ",
+    # "reference caption" (a dense caption's concepts, ``metrics.trihe.reference_from_concepts``) or "none".
+    source: str = "scene graph"
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.

@@ -19,7 +19,7 @@ Worked example (VISCON Table 1 is the mean per image; totals are sums over image
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..model import ConceptSet, Sample
 
@@ -63,10 +63,42 @@ def reference_concepts_many(samples: Sequence[Sample], extractor: "ConceptExtrac
         else:
             out[i] = ConceptSet()
     if to_extract and extractor is not None:
-        extracted = extractor.extract([samples[i].reference_text or "" for i in to_extract])
+        extracted = CaptionConcepts(extractor).many([samples[i].reference_text or "" for i in to_extract])
         for i, concepts in zip(to_extract, extracted):
             out[i] = concepts
     return [c if c is not None else ConceptSet() for c in out]
+
+
+class CaptionConcepts:
+    """Dense reference captions read by a concept extractor, as ``reference_concepts_many`` reads them.
+
+    Called on one caption it gives that caption's concepts; ``many`` reads a batch in one extractor
+    call. Tri-HE takes one as its ``reference_extract`` (``metrics.registry``) and batches through ``many``.
+    ``extractor`` may be a function building it, called when the first caption is read (so building a
+    metric never builds an extractor it may not need, such as an LLM one with no endpoint set).
+    """
+
+    def __init__(self, extractor: "ConceptExtractor | Callable[[], ConceptExtractor]") -> None:
+        self._extractor = extractor
+
+    @property
+    def extractor(self) -> "ConceptExtractor":
+        if not hasattr(self._extractor, "extract"):
+            self._extractor = self._extractor()  # type: ignore[operator]
+        return self._extractor  # type: ignore[return-value]
+
+    def __call__(self, text: str) -> ConceptSet:
+        return self.many([text])[0]
+
+    def many(self, texts: Sequence[str]) -> list[ConceptSet]:
+        texts = list(texts)
+        if not texts:
+            return []
+        got = list(self.extractor.extract(texts))
+        if len(got) != len(texts):
+            raise RuntimeError(f"extractor {getattr(self.extractor, 'name', '?')} returned {len(got)} concept sets "
+                               f"for {len(texts)} reference captions")
+        return got
 
 
 def _from_triplets(triplets: Iterable[tuple[str, str, str]]) -> ConceptSet:

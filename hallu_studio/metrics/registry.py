@@ -72,8 +72,9 @@ def not_applicable_reason(name: str, sample: Sample) -> str | None:
         raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRIC_NAMES)}")
     if sample.task not in METRIC_TASKS[name]:
         return f"{name} does not score {sample.task} samples"
-    if name == "trihe" and sample.scene_graph.is_empty() and not sample.gold_triplets:
-        return "trihe needs a scene graph or reference triplets"
+    if name == "trihe" and sample.scene_graph.is_empty() and not sample.gold_triplets \
+            and not (sample.reference_text or "").strip():
+        return "trihe needs a scene graph, reference triplets or a reference caption"
     if name == "reefknot" and sample.relation_category is None:
         return "reefknot needs a relation question (a sample with a relation category)"
     return None
@@ -127,12 +128,20 @@ _BUILDERS: dict[str, Callable[[type, _Parts], Any]] = {"emd": _build_emd}
 
 
 def _shared_parts(factory: Callable[..., Any], parts: _Parts) -> dict[str, Any]:
-    """The keyword arguments among store / encoder / extract that ``factory`` accepts."""
+    """The keyword arguments among store / encoder / extract / reference_extract that ``factory`` accepts.
+
+    ``extract`` (HalFscore) and ``reference_extract`` (Tri-HE) read a sample's dense reference caption with the
+    pipeline's extractor, the one EMD reads it with (``reference_concepts_many``); the extractor is built when
+    the first caption is read.
+    """
+    from .reference_concepts import CaptionConcepts
+
     params = inspect.signature(factory).parameters
     offered: dict[str, Callable[[], Any]] = {
         "store": lambda: parts.store,
         "encoder": parts.embedder,
-        "extract": lambda: (lambda text: parts.extractor().extract([text])[0]),
+        "extract": lambda: CaptionConcepts(parts.extractor),
+        "reference_extract": lambda: CaptionConcepts(parts.extractor),
     }
     return {name: make() for name, make in offered.items() if name in params}
 

@@ -96,9 +96,19 @@ def claims_with_qualifiers(concepts: ConceptSet, existence: bool = False
     return [(t, span, q) for t, span, q in out if all(part.strip() for part in t)]
 
 
+REFERENCE_CAPTION = "reference caption"
+
+
+def judged_on_caption(sample: Sample) -> bool:
+    """Whether Tri-HE judges ``sample`` against its dense reference caption: no scene graph, no gold triplets,
+    a non-blank ``reference_text`` (DCI's samples)."""
+    return sample.scene_graph.is_empty() and not sample.gold_triplets and bool((sample.reference_text or "").strip())
+
+
 def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) -> JudgeReference:
     """A dense reference caption's concepts as a judge's reference: its relations, its attributes as
-    ``(o, is, a)``, its objects, and the numbers it states (``JudgeReference.counts``)."""
+    ``(o, is, a)``, its objects, and the numbers it states (``JudgeReference.counts``); its ``source`` says
+    "reference caption"."""
     triplets: list[Triplet] = [(r.subject, r.predicate, r.object) for r in concepts.relations]
     triplets += [(a.object, ATTRIBUTE_PREDICATE, a.attribute) for a in concepts.attributes]
     counts: dict[str, int] = {}
@@ -107,22 +117,24 @@ def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) 
     return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=list(dict.fromkeys(o.name for o in
                                                                                              concepts.objects)),
                           question=sample.question if sample else None, answer=sample.answer if sample else None,
-                          counts=counts)
+                          counts=counts, source=REFERENCE_CAPTION)
 
 
 def reference_for(sample: Sample, extract: "Callable[[str], ConceptSet] | None" = None) -> JudgeReference:
     """The sample's scene graph (and gold triplets) as the judge's reference; with ``extract``, a sample with
     no graph but a dense reference caption is judged against that caption's concepts."""
     graph = sample.scene_graph
-    if graph.is_empty() and not sample.gold_triplets and extract is not None and (sample.reference_text or "").strip():
+    if extract is not None and judged_on_caption(sample):
         return reference_from_concepts(extract(sample.reference_text or ""), sample)
     triplets = list(graph.triplets())
     triplets += [(o, ATTRIBUTE_PREDICATE, a) for o, a in graph.attribute_pairs()]
     triplets += [tuple(t) for t in sample.gold_triplets]  # type: ignore[misc]
+    sources = [name for name, there in (("scene graph", not graph.is_empty()), ("gold triplets", sample.gold_triplets))
+               if there]
     return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=graph.object_names(),
                           question=sample.question, answer=sample.answer,
                           gold=[tuple(t) for t in sample.gold_triplets],  # type: ignore[misc]
-                          graph=None if graph.is_empty() else graph)
+                          graph=None if graph.is_empty() else graph, source=" + ".join(sources) or "none")
 
 
 def _rates(per_question: Sequence[dict[str, float]], key: str) -> float | None:
@@ -141,8 +153,10 @@ class TriHEMetric:
         self.judge = judge
         # Tri-HE's own claim extraction (``scoring.trihe_extraction``); None: the pipeline's concepts.
         self.extractor = extractor
-        # Turns a dense reference caption (a sample with no scene graph, as DCI's) into the concepts judged against.
+        # Turns a dense reference caption (a sample with no scene graph, as DCI's) into the concepts judged against;
+        # one with a ``many`` (``reference_concepts.CaptionConcepts``) reads a batch's captions in one call.
         self.reference_extract = reference_extract
+        self._captions: dict[str, ConceptSet] = {}  # each caption read once, whatever the responses to it
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, store: "Store | None" = None, encoder: Any = None,
@@ -177,11 +191,30 @@ class TriHEMetric:
         policy = getattr(self.judge, "counts_as_hallucination", None)
         return policy(verdict) if policy is not None else verdict in HALLUCINATION_VERDICTS
 
+    def _read_captions(self, samples: Sequence[Sample]) -> None:
+        """Reads the reference captions of those samples judged against one that were not read yet."""
+        if self.reference_extract is None:
+            return
+        texts = [t for t in dict.fromkeys(s.reference_text or "" for s in samples if judged_on_caption(s))
+                 if t not in self._captions]
+        if not texts:
+            return
+        many = getattr(self.reference_extract, "many", None)
+        got = list(many(texts)) if callable(many) else [self.reference_extract(t) for t in texts]
+        if len(got) != len(texts):
+            raise RuntimeError(f"reference_extract returned {len(got)} concept sets for {len(texts)} captions")
+        self._captions.update(zip(texts, got))
+
+    def reference(self, sample: Sample) -> JudgeReference:
+        """``reference_for`` the sample, its dense reference caption (if judged against one) read once per metric."""
+        self._read_captions([sample])
+        return reference_for(sample, self._captions.__getitem__ if self.reference_extract is not None else None)
+
     def update(self, item: ScoringItem) -> ItemResult:
         return self._judged(self._with_own_claims([item])[0])
 
     def _judged(self, item: ScoringItem, reference: JudgeReference | None = None) -> ItemResult:
-        """``reference``: the item's, when the caller already built it (``reference_for``)."""
+        """``reference``: the item's, when the caller already built it (``self.reference``)."""
         image = image_group(item.sample)
         empty = {"n_triplets": 0.0, "hallucinated": 0.0, "object": 0.0, "relation": 0.0,
                  "prediction_error": 0.0, "unparseable": 0.0, "unverifiable": 0.0, "inference": 0.0,
@@ -191,10 +224,17 @@ class TriHEMetric:
         if item.mentioned is None:
             return ItemResult(empty, values, evidence,
                               "no concepts were extracted for this response; run concept extraction first")
-        reference = reference or reference_for(item.sample, self.reference_extract)
+        reference = reference or self.reference(item.sample)
+        evidence["reference"] = reference.source
         if not reference.triplets and not reference.objects:
-            return ItemResult(empty, values, evidence,
-                              f"sample {item.sample.id} has no scene graph and no gold triplets to judge against")
+            if reference.source == REFERENCE_CAPTION:
+                why = f"the reference caption of sample {item.sample.id} gave no concepts to judge against"
+            elif self.reference_extract is not None:
+                why = (f"sample {item.sample.id} has no scene graph, no gold triplets and no reference caption "
+                       "to judge against")
+            else:
+                why = f"sample {item.sample.id} has no scene graph and no gold triplets to judge against"
+            return ItemResult(empty, values, evidence, why)
         qualified = claims_with_qualifiers(item.mentioned, self.existence_claims)
         claims = [(t, span) for t, span, _ in qualified]
         if not claims:
@@ -232,9 +272,10 @@ class TriHEMetric:
     def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
         """``update`` for each item, after letting the judge pre-encode all their phrases in one go."""
         items = self._with_own_claims(items)
-        # Built once per item for the warm-up and the verdicts: a dense reference caption is extracted here.
-        references = [reference_for(i.sample, self.reference_extract) if i.mentioned is not None else None
-                      for i in items]
+        # The batch's dense reference captions read at once (each once, however many responses it has); then each
+        # item's reference built once for the warm-up and the verdicts.
+        self._read_captions([i.sample for i in items if i.mentioned is not None])
+        references = [self.reference(i.sample) if i.mentioned is not None else None for i in items]
         warm = getattr(self.judge, "warm", None)
         if warm is not None:
             warm([([t for t, _ in response_claims(i.mentioned, self.existence_claims)], ref)
