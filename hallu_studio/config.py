@@ -111,8 +111,9 @@ class ScoringSettings:
     embedding_model: str = setting("all-MiniLM-L6-v2", "sentence-transformers model available offline")
     nli_model: str | None = setting(None, "a Hugging Face NLI cross-encoder (local path or cached name) for "
                                           "trihe_judge = nli and Reefknot's VQA check; unset: none")
-    extractor: str = setting("parser", "concept extraction for EMD, Evaluate-by-Edit, HalFscore and CHAIR: "
-                                       "the offline SceneGraphParser, or an LLM with VISCON's Figure 11 prompts",
+    extractor: str = setting("parser", "concept extraction for EMD, Evaluate-by-Edit, HalFscore and CHAIR, and "
+                                       "of dense reference captions (Tri-HE's too): the offline "
+                                       "SceneGraphParser, or an LLM with VISCON's Figure 11 prompts",
                              choices=EXTRACTORS)
     reviser: str = setting("rule", "Evaluate-by-Edit's reviser: offline rules, or an LLM with VISCON's "
                                    "Figure 12 query API", choices=REVISERS)
