@@ -75,8 +75,10 @@ class LLMSettings:
 
     ``base_url`` is one URL or a list (TOML list; comma-separated in the environment): calls are
     spread over the replicas (see ``hallu_studio.llm.dispatch``). A try's timeout is
-    ``timeout_s + timeout_per_token_s × (prompt tokens + expected_output_tokens)``, doubled after
+    ``timeout_s + timeout_per_token_s × (prompt tokens + output tokens)``, doubled after
     a timeout; ``concurrency`` is the most calls in flight, lowered while the server is saturated.
+    Output tokens: the call's ``max_tokens`` (every LLM step sends its own cap, ``llm/dispatch.py``),
+    else ``expected_output_tokens``.
     """
 
     base_url: str | list[str] | None = setting(None, "OpenAI-compatible endpoint URL, e.g. http://127.0.0.1:8000/v1, "
@@ -86,7 +88,8 @@ class LLMSettings:
     timeout_s: float = setting(60.0, "seconds a request may take before its prompt and answer are counted")
     timeout_per_token_s: float = setting(0.02, "seconds added to a request's timeout per prompt and expected "
                                                "output token")
-    expected_output_tokens: int = setting(256, "output tokens a request's timeout allows for")
+    expected_output_tokens: int = setting(256, "output tokens a request's timeout allows for when the call "
+                                               "sets no max_tokens (the LLM steps set their own caps)")
     max_retries: int = setting(4, "extra tries per request, with exponential back-off")
     concurrency: int = setting(8, "most requests in flight at once (lowered while the server is saturated)")
     temperature: float = setting(0.0, "sampling temperature (0 keeps answers repeatable)")

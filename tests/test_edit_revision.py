@@ -8,6 +8,7 @@ from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.evaluate_by_edit import EvaluateByEditMetric, graph_from_concepts
 from hallu_studio.model import ConceptSet, Sample, SceneGraph
 from hallu_studio.revision import KEEP, NONE, SceneGraphDatabase, SceneGraphRuleReviser
+from hallu_studio.llm.dispatch import revise_answer_tokens
 from hallu_studio.revision.llm_reviser import LLMReviser
 
 GRAPH = SceneGraph.from_dict({
@@ -80,10 +81,13 @@ class FakeLLM:
 
     def __init__(self):
         self.calls = []
+        self.params = []
 
-    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None):
+    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None,
+                         **params):
         """A server without structured output: plain-text answers, read leniently."""
         self.calls.append((namespace, messages))
+        self.params.append(params)
         if namespace == "edit-queries":
             return lenient("[BEGIN API]\nGetDescription(<object car_0>)\nGetDescription(<object dog_0>)\n[END API]")
         return lenient("[Caption]: A blue car is parked on the street.")
@@ -92,8 +96,10 @@ class FakeLLM:
 class StructuredFakeLLM(FakeLLM):
     """A server with structured output: JSON answers, read strictly."""
 
-    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None):
+    def complete_checked(self, messages, *, namespace, prompt_version, check, json_schema=None, lenient=None,
+                         **params):
         self.calls.append((namespace, messages))
+        self.params.append(params)
         if namespace == "edit-queries":
             return check({"api_calls": ["GetDescription(<object car_0>)", "GetDescription(<object dog_0>)"]})
         return check({"caption": "A blue car is parked on the street."})
@@ -118,6 +124,31 @@ def test_llm_reviser_runs_figure_12_two_steps():
     assert rev.revised == "A blue car is parked on the street."
     assert rev.queries == [{"call": "GetDescription(car_0)", "result": "blue car"},
                            {"call": "GetDescription(dog_0)", "result": NONE}]
+    # Both answers are capped, by the caption's length: calls and revision grow with it.
+    cap = revise_answer_tokens("A red car is parked on the street next to a dog.")
+    assert llm.params == [{"max_tokens": cap}] * 2
+    LLMReviser(llm).revise("A red car is parked on the street next to a dog and a man under green trees.", GRAPH)
+    assert llm.params[2]["max_tokens"] == llm.params[3]["max_tokens"] > cap
+
+
+def test_llm_reviser_sends_its_cap_and_a_cut_answer_is_not_cached(store):
+    from hallu_studio.config import LLMSettings
+    from hallu_studio.llm import LLMAnswerError, LLMClient
+    from test_llm_fake_server import FakeChatServer
+
+    text = "A red car is parked on the street next to a dog."
+    calls = '{"api_calls": ["GetDescription(<object car_0>)"]}'
+    looping = '{"caption": "A blue car is parked on the street' + " on the street" * 30
+    with FakeChatServer([("ok", calls), ("length", looping), ("ok", '{"caption": "A blue car."}')]) as server:
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        with pytest.raises(LLMAnswerError, match="cut at max_tokens") as info:
+            LLMReviser(client).revise(text, GRAPH)
+        assert info.value.truncated
+        assert client.dispatcher.stats.parse_failures["edit-revise"] == 1
+        assert [r["max_tokens"] for r in server.requests] == [revise_answer_tokens(text)] * 2
+        # The queries' answer was cached; the cut revision was not, so it is asked again.
+        assert LLMReviser(client).revise(text, GRAPH).revised == "A blue car."
+        assert len(server.requests) == 3
 
 
 def _item(rid, text, **sample):

@@ -6,6 +6,7 @@ import pytest
 
 from hallu_studio.extraction import LLMExtractor
 from hallu_studio.extraction.llm import parse_attributes, parse_list, parse_relations, parse_triplets
+from hallu_studio.llm.dispatch import EXTRACT_ANSWER_TOKENS
 
 
 class FakeLLM:
@@ -40,7 +41,7 @@ def test_viscon_three_steps_in_order_with_objects_passed_on():
     cs = LLMExtractor(llm).extract_one(TEXT)
     assert [c["namespace"] for c in llm.calls] == ["extract-objects", "extract-attributes", "extract-relations"]
     # every answer is capped: a model repeating itself must not hold a one-slot server until its context is full
-    assert all(c["params"].get("max_tokens") for c in llm.calls)
+    assert all(c["params"] == {"max_tokens": EXTRACT_ANSWER_TOKENS} for c in llm.calls)
     assert "Objects: clock, wall; Attributes:" in llm.calls[1]["messages"][-1]["content"]
     assert llm.calls[0]["messages"][0]["role"] == "system"
     assert cs.to_dict() == {"objects": ["clock", "wall"], "attributes": [["clock", "antique"], ["wall", "stone"]],

@@ -137,6 +137,30 @@ def test_llm_matcher_unusable_answer_is_a_typed_error():
             LLMConceptMatcher(client).match([Concept("object", ("cat",))], [Concept("object", ("cat",))])
 
 
+def test_llm_matcher_caps_its_answer_by_the_list_and_a_cut_answer_is_not_cached(store):
+    from hallu_studio.llm import LLMAnswerError
+    from hallu_studio.llm.dispatch import list_answer_tokens
+
+    response = [Concept("object", ("cat",)), Concept("object", ("dog",))]
+    reference = [Concept("object", ("cat",)), Concept("object", ("sofa",)), Concept("object", ("lamp",))]
+    with FakeChatServer([("length", "Incorrect Serial Numbers: 2, 2, 2, 2, 2"),
+                         ("ok", "Incorrect Serial Numbers: 2"), ("ok", "Incorrect Serial Numbers: 2, 3")],
+                        plain_text_only=True) as server:
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        matcher = LLMConceptMatcher(client)
+        with pytest.raises(LLMAnswerError, match="cut at max_tokens") as info:
+            matcher.match(response, reference)  # the cut answer reads as [2], but it is not used
+        assert info.value.truncated
+        assert client.dispatcher.stats.parse_failures["halfscore.hallucinated"] == 1
+        out = matcher.match(response, reference)  # asked again: nothing was cached
+        assert out.hallucinated == [Concept("object", ("dog",))]
+        assert out.omitted == [Concept("object", ("sofa",)), Concept("object", ("lamp",))]
+        plain = [r for r in server.requests if "response_format" not in r]
+        # The cap follows the list checked: the response's 2 concepts, then the reference's 3.
+        assert [r["max_tokens"] for r in plain] == [list_answer_tokens(2)] * 2 + [list_answer_tokens(3)]
+        assert list_answer_tokens(2) < list_answer_tokens(3)
+
+
 def test_real_llava_captions_against_dci_reference_word_concepts():
     """Real captions vs their own reference beat captions vs another image's reference (bag of words)."""
     from conftest import shared_dataset

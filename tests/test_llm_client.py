@@ -174,3 +174,39 @@ def test_complete_checked_caches_only_accepted_answers(store):
         assert client.complete_checked(MSG, namespace="n", prompt_version="1", check=number) == 7
         assert client.complete_checked(MSG, namespace="n", prompt_version="1", check=number) == 7
         assert len(server.requests) == 2
+
+
+def test_max_tokens_is_sent_and_is_part_of_the_cache_key(store):
+    with FakeChatServer([("ok", "a"), ("ok", "b")]) as server:
+        client = make_client(server, store)
+        assert client.complete(MSG, namespace="m", prompt_version="1", max_tokens=16) == "a"
+        assert server.requests[0]["max_tokens"] == 16
+        assert client.complete(MSG, namespace="m", prompt_version="1", max_tokens=16) == "a"  # cached
+        assert len(server.requests) == 1
+        # A changed cap is another request: an answer made under the old cap is not returned.
+        assert client.complete(MSG, namespace="m", prompt_version="1", max_tokens=32) == "b"
+        assert len(server.requests) == 2 and server.requests[1]["max_tokens"] == 32
+        keys = {client.cache_key(MSG, namespace="m", prompt_version="1", max_tokens=n) for n in (16, 32)}
+        assert len(keys) == 2 and client.cache_key(MSG, namespace="m", prompt_version="1") not in keys
+
+
+def test_answer_cut_at_max_tokens_is_a_parse_failure_and_not_cached(store):
+    from hallu_studio.llm import LLMAnswerError
+
+    schema = {"type": "object", "properties": {"items": {"type": "array"}}}
+    # The cut answer would even read (plain text, parsed leniently): being cut is what makes it unusable.
+    with FakeChatServer([("length", "7"), ("length", '{"items": [1, 1, 1, 1'), ("ok", "8")]) as server:
+        client = make_client(server, store)
+        stats = client.dispatcher.stats
+        with pytest.raises(LLMAnswerError, match=r"cut at max_tokens=4 \(finish_reason 'length'\)") as info:
+            client.complete_checked(MSG, namespace="cut", prompt_version="1", check=int, max_tokens=4)
+        assert info.value.truncated and info.value.answer == "7"
+        assert stats.parse_failures["cut"] == 1 and stats.answered_by_kind["cut"] == 0
+        assert store.cache_get(client.cache_key(MSG, namespace="cut", prompt_version="1", max_tokens=4)) is None
+        with pytest.raises(LLMAnswerError, match="cut at"):
+            client.complete_json(MSG, namespace="cut-json", prompt_version="1", json_schema=schema, max_tokens=4)
+        assert stats.parse_failures["cut-json"] == 1
+        # Nothing was cached: the same call asks the server again and keeps the finished answer.
+        assert client.complete_checked(MSG, namespace="cut", prompt_version="1", check=int, max_tokens=4) == 8
+        assert client.complete_checked(MSG, namespace="cut", prompt_version="1", check=int, max_tokens=4) == 8
+        assert len(server.requests) == 3

@@ -1,9 +1,11 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1 for the LLM tests.
 
 Each POST to ``/v1/chat/completions`` takes the next step of the script:
-``("ok", text)``, ``("status", code)``, ``("malformed", body)``, ``("slow", seconds, text)``
+``("ok", text)``, ``("status", code)``, ``("malformed", body)``, ``("slow", seconds, text)``,
+``("length", text)`` (``text`` with finish_reason "length", as an answer cut at ``max_tokens``),
 ``("reject_format", text)`` (400 when the request asks for ``response_format``,
-else answer ``text``) or ``("by_content", fn)`` (answer ``fn(last user message)``). When the script runs out, the last step repeats.
+else answer ``text``) or ``("by_content", fn)`` (answer ``fn(last user message)``: a text, or a
+``(text, finish_reason)`` pair). When the script runs out, the last step repeats.
 ``plain_text_only=True`` (or an HTTP status): every request asking for ``response_format`` gets a
 400 (that status) naming it, as from a server without structured output (the step is not used up). ``capacity=N``: a request
 beyond N in flight gets a 429 at once. ``slots=N``: requests beyond N wait for a free slot
@@ -21,9 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-def completion_body(text: str | None) -> dict[str, Any]:
+def completion_body(text: str | None, finish_reason: str = "stop") -> dict[str, Any]:
     return {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "fake",
-            "choices": [{"index": 0, "finish_reason": "stop",
+            "choices": [{"index": 0, "finish_reason": finish_reason,
                          "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
@@ -97,6 +99,8 @@ class FakeChatServer:
                 kind = step[0]
                 if kind == "ok":
                     self._send(200, json.dumps(completion_body(step[1])))
+                elif kind == "length":
+                    self._send(200, json.dumps(completion_body(step[1], "length")))
                 elif kind == "status":
                     self._send(step[1], json.dumps({"error": {"message": f"status {step[1]}"}}))
                 elif kind == "malformed":
@@ -106,7 +110,9 @@ class FakeChatServer:
                     self._send(200, json.dumps(completion_body(step[2])))
                 elif kind == "by_content":
                     user = [m["content"] for m in payload.get("messages", []) if m.get("role") == "user"]
-                    self._send(200, json.dumps(completion_body(step[1](user[-1] if user else ""))))
+                    got = step[1](user[-1] if user else "")
+                    text, reason = got if isinstance(got, tuple) else (got, "stop")
+                    self._send(200, json.dumps(completion_body(text, reason)))
                 elif kind == "reject_format":
                     if "response_format" in payload:
                         self._send(400, json.dumps({"error": {"message": "response_format not supported"}}))

@@ -111,6 +111,34 @@ def test_llm_judge_two_questions(store):
         assert "Reference answer: On the sofa." in plain[0]["messages"][1]["content"]
 
 
+def test_llm_judge_caps_its_answers_and_a_cut_answer_is_unparseable(store):
+    from hallu_studio.llm.dispatch import JUDGE_ANSWER_TOKENS
+
+    def answer(user: str):  # structured answers, as from a server that takes the JSON schema
+        statement = user.split("Statement triplet: ")[1].split("\n")[0]
+        if "NOT supported" in user:
+            return '{"wrong_part": "relation"}'
+        if statement == "(cat, on, sofa)":
+            return '{"answer": "yes"}'
+        if statement == "(cat, is, grey)":  # whitespace until the cap after the JSON: it parses, but it was cut
+            return '{"answer": "no"}' + "\n" * 40, "length"
+        return '{"answer": "no"}'
+
+    claims = [("cat", "on", "sofa"), ("cat", "under", "table"), ("cat", "is", "grey")]
+    with FakeChatServer([("by_content", answer)]) as server:
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        judge = LLMJudge(client)
+        out = judge.judge(claims, REF)
+        assert [v.verdict for v in out] == ["supported", "relation", "unparseable"]
+        assert "cut at its length limit" in out[2].reason
+        # Both questions are capped (three first questions, one second).
+        assert [r["max_tokens"] for r in server.requests] == [JUDGE_ANSWER_TOKENS] * 4
+        assert client.dispatcher.stats.parse_failures["trihe.supported"] == 1
+        n = len(server.requests)
+        assert [v.verdict for v in judge.judge(claims, REF)] == ["supported", "relation", "unparseable"]
+        assert len(server.requests) == n + 1  # only the cut answer was not cached: it is asked again
+
+
 def test_llm_judge_raises_typed_error_when_llm_unreachable():
     with FakeChatServer([("status", 503)]) as server:
         client = LLMClient(LLMSettings(base_url=server.base_url, model="fake", max_retries=1), None, backoff_s=0.01)

@@ -25,6 +25,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
+from ..llm.dispatch import EXTRACT_ANSWER_TOKENS
 from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
 from .spans import find_span
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from ..store import Store
 
 VISCON_PROMPT_VERSION = "viscon-fig11-v1"
-# Output tokens an extraction answer may take: a dense caption's relations as JSON stay under ~600.
-MAX_ANSWER_TOKENS = 1024
 TRIHE_PROMPT_VERSION = "trihe-triplets-paraphrase-v1"
 STYLES: tuple[str, ...] = ("viscon", "trihe")
 
@@ -104,7 +103,7 @@ class ChatCompleter(Protocol):
 
     def complete_checked(self, messages: list[dict[str, Any]], *, namespace: str, prompt_version: str,
                          check: Callable[[Any], Any], json_schema: dict[str, Any] | None = None,
-                         lenient: Callable[[str], Any] | None = None) -> Any: ...
+                         lenient: Callable[[str], Any] | None = None, **params: Any) -> Any: ...
 
 
 def _field(value: Any, key: str) -> list[Any]:
@@ -289,7 +288,7 @@ class LLMExtractor:
         namespace = f"extract-{step}"
         # A cap on the answer: a small model that falls into repeating one relation would otherwise hold
         # a one-slot server until its context is full (minutes), and its answer is unusable anyway.
-        params = {"max_tokens": MAX_ANSWER_TOKENS}
+        params = {"max_tokens": EXTRACT_ANSWER_TOKENS}
         many = getattr(self.llm, "complete_many", None)
         if many is None or len(conversations) <= 1:
             return [self.llm.complete_checked(m, namespace=namespace, prompt_version=version, check=read,

@@ -8,8 +8,9 @@
 The paper's prompt is a figure not reproduced in its text; the prompts below follow
 its description (``PROMPT_VERSION`` changes whenever they do, so cached answers of
 older prompts are never reused). Each question asks for structured output (a JSON enum);
-a server without it answers in words, read leniently. An answer that names no choice is
-``unparseable`` (and is not cached, so a re-run asks again).
+a server without it answers in words, read leniently. An answer that names no choice, or one
+cut at its cap of ``JUDGE_ANSWER_TOKENS`` (finish_reason "length"), is ``unparseable`` (and is
+not cached, so a re-run asks again).
 An LLM that cannot be reached raises ``LLMError`` (after the client's retries): the
 scoring pipeline records that item as a failure instead of scoring it.
 """
@@ -20,6 +21,7 @@ import re
 from typing import Any, Sequence
 
 from ..llm import LLMAnswerError, LLMClient, LLMError, LLMRequest
+from ..llm.dispatch import JUDGE_ANSWER_TOKENS
 from .base import JudgeReference, Triplet, TripletJudgement
 
 PROMPT_VERSION = "trihe-judge-1"
@@ -107,6 +109,11 @@ def _required(parse: Any, what: str) -> Any:
     return check
 
 
+def _unread(error: LLMAnswerError, missing: str) -> str:
+    """Why an answer was not read, for a verdict's reason."""
+    return "the answer was cut at its length limit" if error.truncated else f"{missing} in"
+
+
 class LLMJudge:
     name = "llm"
 
@@ -127,7 +134,7 @@ class LLMJudge:
         """Parsed answers in claim order; an unreadable answer comes back as its ``LLMAnswerError``."""
         answers = self.client.complete_many(
             [LLMRequest(self._messages(template, c, graph, qa), namespace, self.prompt_version, json_schema=schema,
-                        check=read, lenient=lenient) for c in claims])
+                        params={"max_tokens": JUDGE_ANSWER_TOKENS}, check=read, lenient=lenient) for c in claims])
         for a in answers:
             if isinstance(a, LLMError) and not isinstance(a, LLMAnswerError):
                 raise a  # an unreachable LLM: the pipeline records the item as failed
@@ -144,7 +151,7 @@ class LLMJudge:
         for i, (claim, supported) in enumerate(zip(claims, first)):
             if isinstance(supported, LLMAnswerError):
                 out[i] = TripletJudgement(tuple(claim), "unparseable", None,
-                                          f"no yes/no in: {supported.answer[:200]!r}")
+                                          f"{_unread(supported, 'no yes/no')}: {supported.answer[:200]!r}")
             elif supported:
                 out[i] = TripletJudgement(tuple(claim), "supported", None, "LLM: supported by the scene graph")
             else:
@@ -155,7 +162,8 @@ class LLMJudge:
         for i, part in zip(rejected, second):
             if isinstance(part, LLMAnswerError):
                 out[i] = TripletJudgement(tuple(claims[i]), "unparseable", None,
-                                          f"not supported, but no object1/object2/relation in: {part.answer[:200]!r}")
+                                          f"not supported, but {_unread(part, 'no object1/object2/relation')}: "
+                                          f"{part.answer[:200]!r}")
             else:
                 out[i] = TripletJudgement(tuple(claims[i]), part, None, f"LLM: not supported; the {part} is wrong")
         return [j for j in out if j is not None]

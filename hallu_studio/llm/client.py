@@ -6,6 +6,9 @@ successful answer is cached in the store under
 ``content_key(model, namespace, prompt_version, messages, params)``, so re-scoring costs
 nothing, a prompt change (a new ``prompt_version``) never reuses stale answers, and the
 replicas of one model share the cache. Failures, empty and unusable answers are never cached.
+An answer the server cut short (``finish_reason`` "length": it reached the call's ``max_tokens``,
+each call kind's cap in ``dispatch``, or the context) is unusable: ``LLMAnswerError``, counted as
+a parse failure of its kind, not cached, even when what came back happens to parse.
 
 Structured output: a call with a ``json_schema`` sends ``response_format`` (a strict JSON
 schema; after a rejection, llama-cpp-python's ``{"type": "json_object", "schema": ...}``) and
@@ -63,11 +66,15 @@ class LLMError(RuntimeError):
 
 
 class LLMAnswerError(LLMError):
-    """The server answered, but the answer failed the caller's check (it was not cached)."""
+    """The server answered, but the answer failed the caller's check or was cut short (it was not cached).
 
-    def __init__(self, message: str, answer: str) -> None:
+    ``truncated``: the server stopped at the length limit (finish_reason "length").
+    """
+
+    def __init__(self, message: str, answer: str, *, truncated: bool = False) -> None:
         super().__init__(message)
         self.answer = answer
+        self.truncated = truncated
 
 
 @dataclass
@@ -231,9 +238,14 @@ class LLMClient:
                 text = cached
         fresh = text is None
         if text is None:
-            text, structured = self._send(messages, namespace, json_schema, params)
+            text, structured, cut = self._send(messages, namespace, json_schema, params)
             key = self.cache_key(messages, namespace=namespace, prompt_version=prompt_version,
                                  json_schema=json_schema, structured=structured, **params)
+            if cut:  # an unfinished answer: a model looping until its cap, or one that needed more room
+                self.dispatcher.stats.parse_failed(namespace)
+                limit = f"max_tokens={params['max_tokens']}" if params.get("max_tokens") else "the length limit"
+                raise LLMAnswerError(f"{namespace}: the model's answer is not usable: it was cut at {limit} "
+                                     f"(finish_reason 'length'): ...{text.strip()[-120:]!r}", text, truncated=True)
         read = self._reader(json_schema, structured, check, lenient)
         value: Any = text
         if read is not None:
@@ -251,8 +263,8 @@ class LLMClient:
         return text, value
 
     def _send(self, messages: list[dict[str, Any]], namespace: str, json_schema: dict[str, Any] | None,
-              params: dict[str, Any]) -> tuple[str, bool]:
-        """The answer text, and whether it was asked for as structured output."""
+              params: dict[str, Any]) -> tuple[str, bool, bool]:
+        """The answer text, whether it was asked for as structured output, and whether it was cut short."""
         prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
         output_tokens = int(params.get("max_tokens") or self.settings.expected_output_tokens)
         timeout = request_timeout(self.settings.timeout_s, self.settings.timeout_per_token_s, prompt_chars,
@@ -265,7 +277,7 @@ class LLMClient:
             raise LLMError(str(exc)) from exc.last
 
     def _call_once(self, url: str, timeout: float, messages: list[dict[str, Any]], namespace: str,
-                   json_schema: dict[str, Any] | None, params: dict[str, Any]) -> tuple[str, bool]:
+                   json_schema: dict[str, Any] | None, params: dict[str, Any]) -> tuple[str, bool, bool]:
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages,
                                   "temperature": self.settings.temperature, "timeout": timeout, **params}
         name = namespace.replace(".", "_").replace("-", "_")[:64] or "answer"
@@ -293,7 +305,7 @@ class LLMClient:
             raise Retryable(f"ValueError: {exc}") from exc
         if not text.strip():
             raise LLMError(f"{namespace}: the model returned an empty answer")
-        return text, style is not None
+        return text, style is not None, _finish_reason(resp) == "length"
 
     def _next_style(self, rejected: str, namespace: str, exc: BaseException) -> str | None:
         """The server rejected ``rejected``: the next way to ask (None: plain text), remembered."""
@@ -355,6 +367,12 @@ def _classified(namespace: str) -> Iterator[None]:
         raise LLMError(f"{namespace}: the LLM server refused the request (HTTP {_status(exc)}): {exc}") from exc
     except ValueError as exc:  # the library could not decode the body
         raise Retryable(f"malformed response body: {exc}") from exc
+
+
+def _finish_reason(resp: Any) -> str | None:
+    """Why the server stopped the first choice ("stop", "length", ...), where it says."""
+    reason = getattr(resp.choices[0], "finish_reason", None)
+    return str(reason) if reason is not None else None
 
 
 def _answer_text(resp: Any) -> str:

@@ -9,10 +9,10 @@ The one home of how HalluStudio talks to servers under load, shared by the LLM c
   below the level that was too much, then slowly (see ``AdaptiveLimit``), up to the configured level.
 - **Timeouts grow with the work**: ``timeout = base_s + per_token_s × (prompt_tokens +
   output_tokens)``, prompt tokens estimated as characters / 4 and output tokens the call's
-  ``max_tokens`` (or its kind's expected length). A call that timed out is retried with twice
-  its timeout, and every later call waits twice as long too (up to 16×; easing back while
-  answers come quickly), so a slow or queueing server is waited for rather than asked again
-  and again.
+  ``max_tokens`` (its kind's answer cap below; ``LLMSettings.expected_output_tokens`` for a call
+  without one). A call that timed out is retried with twice its timeout, and every later call
+  waits twice as long too (up to 16×; easing back while answers come quickly), so a slow or
+  queueing server is waited for rather than asked again and again.
 - **Replicas**: each call goes to the healthy replica with the fewest calls in flight (ties in
   turn). A replica that drops the connection or answers 5xx is rested (1 s, doubling per failure
   in a row, at most 60 s) while the others take the load, then tried again.
@@ -26,6 +26,7 @@ failures per call kind, seconds per call) for progress bars and the score summar
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 import time
@@ -38,10 +39,41 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-CHARS_PER_TOKEN = 4  # a rough, tokenizer-free estimate; it only sizes timeouts
+CHARS_PER_TOKEN = 4  # a rough, tokenizer-free estimate; it sizes timeouts and the reviser's answer cap
 REST_BASE_S = 1.0
 REST_MAX_S = 60.0
 MAX_TIMEOUT_SCALE = 16.0
+
+# Answer caps: the most output tokens each kind of LLM answer may take, sent as its ``max_tokens`` (so
+# also the output part of its timeout). A small model that falls into repeating itself would otherwise
+# hold a server slot until its context is full (minutes on a one-slot llama.cpp server), for an answer
+# that is unusable anyway. An answer cut at its cap (finish_reason "length") is unusable too: the client
+# counts it as a parse failure of its kind and never caches it. Each cap is ``max_tokens`` in the
+# request, so it is part of the answer's cache key: a changed cap asks again.
+EXTRACT_ANSWER_TOKENS = 1024  # VISCON Figure 11, Tri-HE triplets: a dense caption's relations as JSON < ~600
+JUDGE_ANSWER_TOKENS = 256  # Tri-HE's two questions: {"answer": "yes"} is ~6 tokens, a word and reasons ~100
+LIST_ANSWER_TOKENS = 128  # HalFscore A.8: the "Incorrect Serial Numbers:" line or the JSON around the list,
+LIST_TOKENS_PER_ITEM = 4  # plus at most one serial number per listed concept ("12, " is ~2 tokens)
+REVISE_ANSWER_TOKENS = 512  # VISCON Figure 12: the API calls (a few per concept), then the revised caption
+REVISE_TOKENS_PER_CAPTION_TOKEN = 4  # (about the caption's length), both growing with the caption
+
+
+def list_answer_tokens(items: int) -> int:
+    """The cap of an answer naming serial numbers out of a list of ``items`` (HalFscore's A.8 matcher).
+
+    >>> list_answer_tokens(10)
+    168
+    """
+    return LIST_ANSWER_TOKENS + LIST_TOKENS_PER_ITEM * max(0, items)
+
+
+def revise_answer_tokens(caption: str) -> int:
+    """The cap of the reviser's answers about ``caption``: its API calls, then the revised caption.
+
+    >>> revise_answer_tokens("A red car is parked on the street next to a dog.")  # 48 characters
+    560
+    """
+    return REVISE_ANSWER_TOKENS + REVISE_TOKENS_PER_CAPTION_TOKEN * math.ceil(len(caption) / CHARS_PER_TOKEN)
 
 
 class Overloaded(RuntimeError):

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..judges.base import PhraseEncoder, unit_rows
 from ..lexicon.forms import number_word
+from ..llm.dispatch import list_answer_tokens
 from ..model import ConceptSet, Sample, SceneGraph, Span
 from .base import ItemResult, ScoringItem
 
@@ -333,11 +334,13 @@ class LLMConceptMatcher:
             return []
         listing = lambda cs: "\n".join(f"{i}. {a8_entry(c)}" for i, c in enumerate(cs, 1))  # noqa: E731
         prompt = _ANALYZE.format(gt=listing(truth) or "(empty)", vlm=listing(candidate))
-        # An answer without readable serial numbers raises LLMAnswerError and is not cached.
+        # An answer without readable serial numbers, or cut at its cap (finish_reason "length"), raises
+        # LLMAnswerError and is not cached. The cap grows with the list: one serial number per entry at most.
         serials = self.client.complete_checked([{"role": "user", "content": prompt}], namespace=namespace,
                                                prompt_version=self.prompt_version, json_schema=SERIALS_SCHEMA,
                                                check=lambda value: read_serials(value, len(candidate)),
-                                               lenient=lambda answer: parse_serials(answer, len(candidate)))
+                                               lenient=lambda answer: parse_serials(answer, len(candidate)),
+                                               max_tokens=list_answer_tokens(len(candidate)))
         return [candidate[k - 1] for k in serials]
 
     def match(self, response: list[Concept], reference: list[Concept]) -> MatchOutcome:

@@ -9,6 +9,10 @@ and it is kept with the queries).
 
 The paper's prompt says the image "is from a view of a 3D rendered indoor room"; ``scene``
 replaces that phrase (default: a real-world photo).
+
+Both answers are capped at ``revise_answer_tokens(caption)`` tokens (a floor plus a few tokens
+per caption token: the calls and the revision grow with the caption). An answer cut at the cap
+(finish_reason "length") is unusable: ``LLMAnswerError``, counted as a parse failure, not cached.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..llm.dispatch import revise_answer_tokens
 from ..model import SceneGraph
 from .database import QueryResult, SceneGraphDatabase
 from .matching import ObjectMatcher
@@ -113,8 +118,10 @@ class LLMReviser:
         system = INTRO.format(scene=self.scene)
         first = QUERY_TASK.format(intro=system, case_id=case_id, caption=text, objects=", ".join(db.seen_objects()))
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": first}]
+        cap = revise_answer_tokens(text)
         calls = self.llm.complete_checked(messages, namespace="edit-queries", prompt_version=PROMPT_VERSION,
-                                          json_schema=CALLS_SCHEMA, check=_read_calls, lenient=_calls_text)
+                                          json_schema=CALLS_SCHEMA, check=_read_calls, lenient=_calls_text,
+                                          max_tokens=cap)
         results: list[QueryResult] = []
         for match in _CALL_LINE.finditer(calls):
             try:
@@ -126,7 +133,8 @@ class LLMReviser:
         messages += [{"role": "assistant", "content": f"[BEGIN API]\n{calls.strip()}\n[END API]"},
                      {"role": "user", "content": REVISE_TASK.format(results=listing, caption=text)}]
         revised = self.llm.complete_checked(messages, namespace="edit-revise", prompt_version=PROMPT_VERSION,
-                                            json_schema=CAPTION_SCHEMA, check=_read_caption, lenient=_caption_text)
+                                            json_schema=CAPTION_SCHEMA, check=_read_caption, lenient=_caption_text,
+                                            max_tokens=cap)
         return Revision(original=text, revised=revised, reviser=self.name, queries=[r.to_dict() for r in results])
 
     def revise_many(self, texts: list[str], graphs: list[SceneGraph]) -> list[Revision]:
