@@ -55,6 +55,7 @@ TRIHE_EXTRACTIONS: tuple[str, ...] = ("parser", "llm-trihe")
 TRIHE_UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
 HALFSCORE_MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 EMD_EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
+EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
 
 
 def apply_offline_env_defaults() -> None:
@@ -141,9 +142,15 @@ class ScoringSettings:
                                               "embedding cosine, or an LLM (the A.8 prompt)", choices=HALFSCORE_MATCHERS)
     halfscore_match_threshold: float = setting(0.7, "HalFscore embedding matcher: cosine at which two concepts "
                                                     "match")
-    emd_empty_side: str = setting("undefined", "EMD when the reference or the response has no concept of a type: "
-                                               "undefined (left out) or 100 (all mass moved)",
+    emd_empty_side: str = setting("unit_cost", "EMD when the reference or the response has no concept of a type: "
+                                               "100 (all mass moved to an unrelated concept) or undefined (left "
+                                               "out, which flatters short answers)",
                                   choices=EMD_EMPTY_SIDE_POLICIES)
+    emd_ground_cost: str = setting("grounded", "EMD's cost between two concepts: grounded (the scene-graph "
+                                               "grounding's 0 for a concept the reference states, 2 for one it "
+                                               "contradicts, else 1 - cosine; counts as attributes) or cosine "
+                                               "(VISCON as published: 1 - cosine only)",
+                                   choices=EMD_GROUND_COSTS)
     batch_size: int = setting(64, "responses per scoring transaction (not part of any score's config key)")
 
     @property
@@ -202,6 +209,7 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_TRIHE_UNVERIFIABLE": ("scoring", "trihe_unverifiable", str),
     "HALLU_STUDIO_HALFSCORE_MATCHER": ("scoring", "halfscore_matcher", str),
     "HALLU_STUDIO_EMD_EMPTY_SIDE": ("scoring", "emd_empty_side", str),
+    "HALLU_STUDIO_EMD_GROUND_COST": ("scoring", "emd_ground_cost", str),
 }
 
 _SECTIONS: dict[str, type] = {"": Settings, "llm": LLMSettings, "scoring": ScoringSettings,

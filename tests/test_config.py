@@ -52,7 +52,8 @@ CHOICES = {  # setting -> (environment variable, a non-default allowed value)
     "trihe_extraction": ("HALLU_STUDIO_TRIHE_EXTRACTION", "llm-trihe"),
     "trihe_unverifiable": ("HALLU_STUDIO_TRIHE_UNVERIFIABLE", "ignore"),
     "halfscore_matcher": ("HALLU_STUDIO_HALFSCORE_MATCHER", "llm"),
-    "emd_empty_side": ("HALLU_STUDIO_EMD_EMPTY_SIDE", "unit_cost"),
+    "emd_empty_side": ("HALLU_STUDIO_EMD_EMPTY_SIDE", "undefined"),
+    "emd_ground_cost": ("HALLU_STUDIO_EMD_GROUND_COST", "cosine"),
     "extractor": ("HALLU_STUDIO_EXTRACTOR", "llm"),
     "reviser": ("HALLU_STUDIO_REVISER", "llm"),
 }
@@ -116,7 +117,7 @@ def test_describe_settings_says_value_allowed_values_and_where_each_came_from(tm
     judge, matcher, side = rows["scoring.trihe_judge"], rows["scoring.halfscore_matcher"], rows["scoring.emd_empty_side"]
     assert (judge.value, judge.source, judge.origin) == ("graph", "env", "HALLU_STUDIO_TRIHE_JUDGE")
     assert (matcher.value, matcher.source, matcher.origin) == ("llm", "file", str(toml))
-    assert (side.value, side.source, side.default, side.choices) == ("undefined", "default", "undefined",
+    assert (side.value, side.source, side.default, side.choices) == ("unit_cost", "default", "unit_cost",
                                                                       ("undefined", "unit_cost"))
     assert "HALLU_STUDIO_EMD_EMPTY_SIDE" in side.env_vars and side.shapes_scores and side.help
     assert not rows["scoring.batch_size"].shapes_scores and rows["llm.model"].shapes_scores
@@ -130,11 +131,11 @@ def test_write_settings_validates_then_edits_the_file_keeping_the_rest(tmp_path)
     original = '# my settings\n[llm]\nmodel = "m"  # the served name\n\n[scoring]\nnli_threshold = 0.7\n'
     toml.write_text(original)
     settings = write_settings(toml, {"scoring.trihe_judge": "graph", "scoring.trihe_top_k": "5",
-                                     "scoring.emd_empty_side": "unit_cost", "db": "/tmp/x.duckdb"}, env={})
+                                     "scoring.emd_empty_side": "undefined", "db": "/tmp/x.duckdb"}, env={})
     text = toml.read_text()
     assert "# my settings" in text and 'model = "m"  # the served name' in text and "nli_threshold = 0.7" in text
     assert settings.scoring.trihe_judge == "graph" and settings.scoring.trihe_top_k == 5
-    assert settings.db == "/tmp/x.duckdb" and settings.scoring.emd_empty_side == "unit_cost"
+    assert settings.db == "/tmp/x.duckdb" and settings.scoring.emd_empty_side == "undefined"
     assert load_settings(toml, env={}).to_dict() == settings.to_dict()
     before = toml.read_text()
     with pytest.raises(ValueError, match="scoring.halfscore_matcher = 'bogus' is not allowed; choose graph"):
@@ -188,9 +189,11 @@ def test_emd_and_halfscore_are_built_as_the_settings_say():
     from hallu_studio.metrics.registry import make_metrics
 
     settings = Settings()
-    settings.scoring.emd_empty_side = "unit_cost"
+    settings.scoring.emd_empty_side = "undefined"
+    settings.scoring.emd_ground_cost = "cosine"
     [emd] = make_metrics("emd", settings, extractor=_FixedExtractor(None))
-    assert emd.empty_side == "unit_cost" and emd.config()["empty_side"] == "unit_cost"
+    assert emd.empty_side == "undefined" and emd.config()["empty_side"] == "undefined"
+    assert emd.ground_cost == "cosine" and "ground_cost" not in emd.config()  # VISCON's config key, as before
     settings.scoring.halfscore_matcher = "llm"
     client = type("Client", (), {"name": "fake-llm"})()
     assert isinstance(HalFscoreMetric.from_settings(settings, llm_client=client).matcher, LLMConceptMatcher)

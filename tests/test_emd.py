@@ -81,7 +81,7 @@ def _item(rid, mentioned, graph=None):
 
 def test_metric_values_per_type_and_total_on_x100_scale():
     emb = FakeEmbedder(VECS)
-    res = EMDMetric(emb).update(_item("a", {"objects": ["kitten", "sofa", "kitten"],
+    res = EMDMetric(emb, ground_cost="cosine").update(_item("a", {"objects": ["kitten", "sofa", "kitten"],
                                             "attributes": [["kitten", "grey"]],
                                             "relations": [["kitten", "on", "sofa"]]}))
     # objects: the doc's 2x2 example, 10; attributes: 1 - 0.8 = 0.2 -> 20; relations identical vectors -> 0
@@ -104,24 +104,25 @@ def test_empty_sides():
     assert res.values["object"] == 0.0 and res.values["attribute"] == 0.0 and res.values["relation"] == 0.0
     assert res.values["total"] == 0.0  # both sides empty: nothing to transport
 
-    res = EMDMetric(emb).update(_item("c", {"objects": ["cat"]}))
+    res = EMDMetric(emb, empty_side="undefined").update(_item("c", {"objects": ["cat"]}))
     assert res.values["attribute"] is None and res.values["relation"] is None and res.values["total"] is None
     assert res.undefined_reason == ("attribute: the response mentions no attributes; "
                                     "relation: the response mentions no relations")
     assert res.stats["attribute_defined"] == 0.0 and "attribute" not in res.stats
 
-    unit = EMDMetric(emb, empty_side="unit_cost").update(_item("d", {"objects": ["cat"]}))
+    unit = EMDMetric(emb, empty_side="unit_cost", ground_cost="cosine").update(_item("d", {"objects": ["cat"]}))
     # objects: cat->cat 0, sofa->cat 1, half the mass each: 50; attribute and relation empty: 100 each
     assert unit.values["attribute"] == 100.0 and unit.values["total"] == pytest.approx(250.0)
 
-    empty_ref = EMDMetric(emb).update(_item("e", {"objects": ["cat"]}, SceneGraph()))
+    assert EMDMetric(emb).update(_item("d", {"objects": ["cat"]})).values["attribute"] == 100.0  # the default
+    empty_ref = EMDMetric(emb, empty_side="undefined").update(_item("e", {"objects": ["cat"]}, SceneGraph()))
     assert empty_ref.values["object"] is None
     assert "object: the reference has no objects" in empty_ref.undefined_reason
 
 
 def test_update_many_encodes_each_distinct_phrase_once_per_batch():
     emb = FakeEmbedder(VECS)
-    m = EMDMetric(emb)
+    m = EMDMetric(emb, ground_cost="cosine")
     items = [_item(str(i), {"objects": ["kitten", "sofa"], "attributes": [["kitten", "grey"]],
                             "relations": [["kitten", "on", "sofa"]]}) for i in range(5)]
     results = m.update_many(items)
@@ -160,3 +161,65 @@ def test_caption_reference_needs_an_extractor():
 def test_bad_policy_is_refused():
     with pytest.raises(ValueError, match="empty_side"):
         EMDMetric(FakeEmbedder(VECS), empty_side="zero")
+
+
+# ---------------------------------------------------------------- the grounded ground cost (the default)
+
+class AnyEmbedder(FakeEmbedder):
+    """VECS where it has the phrase, else a fixed vector per text (the grounding's own name look-ups)."""
+
+    def encode(self, texts):
+        self.calls.append(list(texts))
+        rng = lambda t: np.random.default_rng(sum(map(ord, t))).normal(size=3)  # noqa: E731
+        return np.array([self.vectors.get(t, rng(t)) for t in texts], dtype=np.float32)
+
+
+DOG_ON_SOFA = SceneGraph.from_dict({
+    "objects": [{"id": "1", "name": "dog", "attributes": ["brown"]}, {"id": "2", "name": "sofa"}],
+    "relations": [{"subject": "1", "predicate": "on", "object": "2"}]})
+
+
+def test_grounded_cost_zero_for_what_the_graph_states():
+    # a puppy is a kind of dog (hyponym), a couch is a sofa (synonym), brown is the dog's colour, the edge says on
+    said = {"objects": ["puppy", "couch"], "attributes": [["puppy", "brown"]], "relations": [["puppy", "on", "couch"]]}
+    grounded = EMDMetric(AnyEmbedder(VECS)).update(_item("a", said, DOG_ON_SOFA))
+    cosine = EMDMetric(AnyEmbedder(VECS), ground_cost="cosine").update(_item("a", said, DOG_ON_SOFA))
+    assert grounded.values["total"] == pytest.approx(0.0) and cosine.values["total"] > 10.0
+    assert grounded.evidence["types"]["object"]["cost"] == [[0.0, cosine.evidence["types"]["object"]["cost"][0][1]],
+                                                            [cosine.evidence["types"]["object"]["cost"][1][0], 0.0]]
+
+
+def test_grounded_cost_two_for_what_the_graph_contradicts_and_cosine_for_what_it_is_silent_on():
+    said = {"objects": ["cat", "sofa"], "attributes": [["cat", "black"], ["cat", "fluffy"]],
+            "relations": [["cat", "under", "sofa"]]}
+    res = EMDMetric(AnyEmbedder(VECS)).update(_item("b", said))
+    attr = res.evidence["types"]["attribute"]
+    assert attr["response"] == ["cat: black", "cat: fluffy"]
+    assert attr["cost"][0][0] == 2.0  # black against the graph's grey: contradicted, the far end of the scale
+    assert attr["cost"][0][1] < 2.0  # fluffy: the graph says nothing of it, the embedding prices it
+    assert res.values["relation"] == pytest.approx(200.0)  # the edge says on, not under
+    assert res.evidence["types"]["relation"]["per_concept_cost"] == [200.0]
+
+
+def test_grounded_counts_are_attributes_checked_against_multiplicity():
+    two_cats = SceneGraph.from_dict({"objects": [{"id": "1", "name": "cat"}, {"id": "2", "name": "cat"}]})
+    right = EMDMetric(AnyEmbedder(VECS)).update(_item("c", {"objects": ["cat"], "counts": [["cat", 2]]}, two_cats))
+    wrong = EMDMetric(AnyEmbedder(VECS)).update(_item("d", {"objects": ["cat"], "counts": [["cat", 3]]}, two_cats))
+    assert right.evidence["types"]["attribute"]["reference"] == ["cat: two"]
+    assert right.values["attribute"] == pytest.approx(0.0) and wrong.values["attribute"] == pytest.approx(200.0)
+
+
+def test_grounded_emd_rises_with_each_contradicted_concept_added_to_a_shorter_response():
+    # A dense reference (four objects) and a short response: with uniform masses and 0/1 costs the object EMD
+    # would be 1 - k/N whatever is added; a contradicted concept's 2 makes every addition cost.
+    graph = SceneGraph.from_dict({"objects": [{"id": str(i), "name": n} for i, n in
+                                              enumerate(["cat", "sofa", "lamp", "rug"])]})
+    metric = EMDMetric(AnyEmbedder(VECS))
+    values = [metric.update(_item(f"e{k}", {"objects": ["cat", *extra]}, graph)).values["object"]
+              for k, extra in enumerate([[], ["giraffe"], ["giraffe", "zebra"]])]
+    assert values[0] < values[1] < values[2]
+
+
+def test_bad_ground_cost_is_refused():
+    with pytest.raises(ValueError, match="ground_cost"):
+        EMDMetric(FakeEmbedder(VECS), ground_cost="lexical")

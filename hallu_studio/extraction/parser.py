@@ -607,7 +607,8 @@ def _number_of(token: Any) -> tuple[int, Any] | None:
     """The number counting a noun: its "nummod", or (the small model's long lists go astray) a number
     right before it that counts nothing else."""
     for child in token.children:
-        n = count_of(child.text) if child.dep_ == "nummod" else None
+        # A number after its noun names it ("model 4708", "platform 9"): it counts nothing.
+        n = count_of(child.text) if child.dep_ == "nummod" and child.i < token.i else None
         if n is not None and n > 0:
             return n, child
     left = _word_before(token)

@@ -30,6 +30,8 @@ _INVARIANT = frozenset({"species", "series", "sheep", "deer", "fish", "aircraft"
                         "bison", "salmon", "trout", "shrimp", "swiss", "chassis", "corps", "headquarters"})
 # Plurals with no "-s" that WordNet also lists as nouns of their own, so nothing above reads them as plural.
 _UNMARKED_PLURALS = frozenset({"people", "police", "cattle"})
+# The one whose singular is another word: WordNet files "people" as a group, and persons are what it counts.
+UNMARKED_PLURAL_OF: dict[str, str] = {"people": "person"}
 _NOUN_SUFFIXES: tuple[tuple[str, str], ...] = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
                                                ("shes", "sh"), ("men", "man"), ("ies", "y"), ("ves", "f"),
                                                ("ves", "fe"), ("s", ""))

@@ -16,10 +16,18 @@ Each set is deduplicated first (a concept set: "the man ... the man" is one obje
 Empty sides (the paper does not say; our choice, stated in ``undefined_reason``):
 
 * both sides empty: 0 (nothing to transport, nothing hallucinated);
-* one side empty: undefined by default (no transport plan exists between mass and nothing);
-  with ``empty_side="unit_cost"`` it is 100, the cost of moving all mass to an orthogonal concept.
+* one side empty: 100 by default (``empty_side="unit_cost"``), the cost of moving all mass to an
+  orthogonal concept; with ``empty_side="undefined"`` the type is left out (no transport plan exists
+  between mass and nothing), which flatters short answers: a one-sentence answer with no relation
+  drops out of the relation mean (docs/guide/metrics-and-weaknesses.md).
 
 The total is defined only when all three types are.
+
+Ground cost (``ground_cost``, the setting ``scoring.emd_ground_cost``): ``cosine`` is VISCON's
+``1 - cos`` alone; ``grounded`` (the default) takes the scene-graph grounding's verdict on each
+response concept where it has one (0 to the reference concept it matches, 2 to every reference
+concept when the reference contradicts it) and ``1 - cos`` elsewhere, with counts as attributes
+(``emd_ground_cost``; why, measured: docs/validity.md).
 
 Worked example (unit vectors chosen by hand; costs on the ×100 scale):
 
@@ -46,6 +54,9 @@ from ..judges.base import unit_rows
 from ..extraction.base import ConceptExtractor
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
+from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase
+from .halfscore import Concept
+from .halfscore_graph import GraphConceptMatcher
 from .reference_concepts import reference_concepts_many
 
 CONCEPT_TYPES: tuple[str, ...] = ("object", "attribute", "relation")
@@ -108,6 +119,12 @@ def concept_phrases(concepts: ConceptSet) -> dict[str, TypedPhrases]:
     return out
 
 
+def _typed(concepts: dict[str, list[Concept]], spans: dict[Concept, Any]) -> dict[str, TypedPhrases]:
+    """Grounded concepts (``emd_ground_cost``) as the phrases, labels and spans of each type."""
+    return {t: TypedPhrases([phrase(c) for c in cs], [label(c) for c in cs],
+                            [list(spans[c]) if spans.get(c) else None for c in cs]) for t, cs in concepts.items()}
+
+
 @dataclass
 class EMDResult:
     """One type's EMD: the distance (0-2 scale), the cost matrix and the optimal plan (reference rows,
@@ -120,8 +137,10 @@ class EMDResult:
     per_concept_cost: list[float]
 
 
-def emd_between(reference: np.ndarray, response: np.ndarray) -> EMDResult:
-    """Exact EMD with uniform weights and cost 1 - cosine between rows of two non-empty matrices."""
+def emd_between(reference: np.ndarray, response: np.ndarray, decided: np.ndarray | None = None) -> EMDResult:
+    """Exact EMD with uniform weights and cost 1 - cosine between rows of two non-empty matrices; where
+    ``decided`` (reference rows x response columns) holds a number rather than NaN, that number is the
+    cost instead (``emd_ground_cost``)."""
     import ot
 
     if reference.ndim != 2 or response.ndim != 2 or not len(reference) or not len(response):
@@ -130,6 +149,8 @@ def emd_between(reference: np.ndarray, response: np.ndarray) -> EMDResult:
     resp = unit_rows(response, zero="error")
     # 1 - cos lies in [0, 2]; clip the float noise of identical phrases (cos 1.0000001).
     cost = np.clip(1.0 - ref @ resp.T, 0.0, 2.0)
+    if decided is not None:
+        cost = np.where(np.isnan(decided), cost, decided)
     n, m = cost.shape
     a = np.full(n, 1.0 / n)
     b = np.full(m, 1.0 / m)
@@ -153,14 +174,23 @@ class EMDMetric:
     name = "emd"
 
     def __init__(self, embedder: PhraseEncoder, extractor: ConceptExtractor | None = None, *,
-                 empty_side: str = "undefined") -> None:
+                 empty_side: str = "unit_cost", ground_cost: str = "grounded") -> None:
         if empty_side not in EMPTY_SIDE_POLICIES:
             raise ValueError(f"empty_side must be one of {EMPTY_SIDE_POLICIES}, got {empty_side!r}")
+        if ground_cost not in GROUND_COSTS:
+            raise ValueError(f"ground_cost must be one of {GROUND_COSTS}, got {ground_cost!r}")
         self.embedder = embedder
         self.extractor = extractor
         self.empty_side = empty_side
+        self.ground_cost = ground_cost
+        # The graph judge's grounding (lexicon, then the same embedder's names at cosine >= 0.8).
+        self._matcher = GraphConceptMatcher(embedder) if ground_cost == "grounded" else None
 
     def config(self) -> dict[str, Any]:
+        own: dict[str, Any] = {}
+        if self._matcher is not None:
+            own = {"ground_cost": "grounded: matched 0, contradicted 2, else 1 - cosine; counts as attributes",
+                   "grounding": self._matcher.config()}
         return {
             "metric": self.name,
             "embedding_model": getattr(self.embedder, "model_name", type(self.embedder).__name__),
@@ -168,6 +198,7 @@ class EMDMetric:
             "scale": SCALE,
             "total": "sum",
             "empty_side": self.empty_side,
+            **own,
             "extractor": self.extractor.config() if self.extractor is not None else None,
         }
 
@@ -181,14 +212,18 @@ class EMDMetric:
         one encoder call for every distinct phrase of the batch."""
         mentioned = self._mentioned(items)
         references = reference_concepts_many([it.sample for it in items], self.extractor)
-        ref_phrases = [concept_phrases(c) for c in references]
-        resp_phrases = [concept_phrases(c) for c in mentioned]
+        sides: list[tuple[dict[str, TypedPhrases], dict[str, TypedPhrases], dict[str, np.ndarray] | None]] = []
+        if self._matcher is None:
+            sides = [(concept_phrases(r), concept_phrases(m), None) for r, m in zip(references, mentioned)]
+        else:
+            for it, r, m in zip(items, references, mentioned):
+                g = grounded_concepts(r, m, it.sample.scene_graph, self._matcher)
+                sides.append((_typed(g.reference, {}), _typed(g.response, g.spans), g.decided))
         distinct = list(dict.fromkeys(
-            p for group in (ref_phrases, resp_phrases) for by_type in group
-            for typed in by_type.values() for p in typed.phrases))
+            p for r, m, _ in sides for by_type in (r, m) for typed in by_type.values() for p in typed.phrases))
         vectors = self.embedder.encode(distinct) if distinct else np.zeros((0, 1), dtype=np.float32)
         index = {p: i for i, p in enumerate(distinct)}
-        return [self._score(r, m, vectors, index) for r, m in zip(ref_phrases, resp_phrases)]
+        return [self._score(r, m, d, vectors, index) for r, m, d in sides]
 
     def _mentioned(self, items: Sequence[ScoringItem]) -> list[ConceptSet]:
         todo = [i for i, it in enumerate(items) if it.mentioned is None]
@@ -201,8 +236,8 @@ class EMDMetric:
                 out[i] = concepts
         return [c if c is not None else ConceptSet() for c in out]
 
-    def _score(self, ref: dict[str, TypedPhrases], resp: dict[str, TypedPhrases], vectors: np.ndarray,
-               index: dict[str, int]) -> ItemResult:
+    def _score(self, ref: dict[str, TypedPhrases], resp: dict[str, TypedPhrases],
+               decided: dict[str, np.ndarray] | None, vectors: np.ndarray, index: dict[str, int]) -> ItemResult:
         values: dict[str, Any] = {}
         stats: dict[str, float] = {}
         types_evidence: dict[str, Any] = {}
@@ -213,7 +248,8 @@ class EMDMetric:
                                         "cost": [], "plan": [], "per_concept_cost": []}
             value: float | None
             if r.phrases and m.phrases:
-                result = emd_between(vectors[[index[p] for p in r.phrases]], vectors[[index[p] for p in m.phrases]])
+                result = emd_between(vectors[[index[p] for p in r.phrases]], vectors[[index[p] for p in m.phrases]],
+                                     None if decided is None else decided[kind])
                 value = result.distance * SCALE
                 evidence.update(cost=_round_matrix(result.cost), plan=_round_matrix(result.plan),
                                 per_concept_cost=[round(c * SCALE, 4) for c in result.per_concept_cost])

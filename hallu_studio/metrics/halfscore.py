@@ -124,15 +124,13 @@ def count_concepts(concepts: ConceptSet, graph: SceneGraph | None = None) -> lis
     A scene graph's own concept set (``graph`` given, and the set lists its objects) states
     a count for every name the graph has two or more objects of.
     """
-    counts: dict[str, int] = {}
-    for c in getattr(concepts, "counts", None) or []:
-        key = _norm(c.object)
-        if key and key not in counts:
-            counts[key] = int(c.count)
+    # Each distinct number is a claim: "four people ... five people" states two, one of them wrong.
+    counts = list(dict.fromkeys((_norm(c.object), int(c.count)) for c in getattr(concepts, "counts", None) or []
+                                if _norm(c.object)))
     if not counts and graph is not None and [o.name for o in concepts.objects] == graph.object_names():
         tally = Counter(_norm(name) for name in graph.object_names())
-        counts = {name: n for name, n in tally.items() if name and n >= 2}
-    return [Concept("count", (name, str(n))) for name, n in counts.items()]
+        counts = [(name, n) for name, n in tally.items() if name and n >= 2]
+    return [Concept("count", (name, str(n))) for name, n in counts]
 
 
 def concept_list(concepts: ConceptSet, graph: SceneGraph | None = None) -> list[Concept]:
@@ -189,6 +187,11 @@ class MatchOutcome:
     # Response concepts that are no claim (an attribute word the extractor took for a thing).
     ignored: list[Concept] = field(default_factory=list)
     reasons: dict[Concept, str] = field(default_factory=dict)  # why a concept is hallucinated or omitted
+    # Matchers that know them: each matched response concept's reference concepts, and the hallucinated
+    # concepts the reference is silent on (an attribute it does not give, two things it does not relate):
+    # A.8 counts them, though they contradict nothing the reference says.
+    covers: dict[Concept, list[Concept]] = field(default_factory=dict)
+    silent: list[Concept] = field(default_factory=list)
 
 
 class ConceptMatcher(Protocol):

@@ -143,7 +143,8 @@ class GraphConceptMatcher:
 
         def matched(c: Concept, keys: list[Key], ms: Sequence[Match]) -> None:
             covered.update(keys)
-            partner = next((ref.concept_of[k] for k in keys if k in ref.concept_of), None)
+            out.covers[c] = list(dict.fromkeys(ref.concept_of[k] for k in keys if k in ref.concept_of))
+            partner = out.covers[c][0] if out.covers[c] else None
             out.matched.append((c, partner, min(m.score for m in ms)))
 
         def wrong(c: Concept, why: str) -> None:
@@ -187,6 +188,7 @@ class GraphConceptMatcher:
                     wrong(c, f"conflicts with the reference: {nodes} is {', '.join(support.conflicting)}")
                 else:
                     wrong(c, f"the reference does not say {nodes} is {attr!r} (A.8 counts it)")
+                    out.silent.append(c)
             else:
                 objects = ground(c.parts[2])
                 if not objects:
@@ -204,6 +206,7 @@ class GraphConceptMatcher:
                              f"{texts!r}, not {c.parts[1]!r}")
                 else:
                     wrong(c, f"no edge between {nodes} and {objects[0].describe()} in the reference")
+                    out.silent.append(c)
         not_things = {c.parts[0] for c in out.ignored}
         out.hallucinated = [c for c in _absorb(hallucinated) if not not_things & set(c.objects())]
         omitted = [c for k, c in ref.concept_of.items() if k not in covered]

@@ -119,7 +119,8 @@ class _Parts:
 
 
 def _build_emd(cls: type, parts: _Parts) -> Any:
-    return cls(parts.embedder(), parts.extractor(), empty_side=parts.settings.scoring.emd_empty_side)
+    return cls(parts.embedder(), parts.extractor(), empty_side=parts.settings.scoring.emd_empty_side,
+               ground_cost=parts.settings.scoring.emd_ground_cost)
 
 
 # Builders for metrics whose class takes parts rather than settings; any other class
