@@ -52,7 +52,7 @@ EXTRACTORS: tuple[str, ...] = ("parser", "llm")
 REVISERS: tuple[str, ...] = ("rule", "llm")
 TRIHE_JUDGES: tuple[str, ...] = ("graph", "embedding", "nli", "llm")
 TRIHE_EXTRACTIONS: tuple[str, ...] = ("parser", "llm-trihe")
-TRIHE_UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
+TRIHE_UNVERIFIABLE_POLICIES: tuple[str, ...] = ("scene-graph", "hallucination", "ignore")
 HALFSCORE_MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 EMD_EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
 EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
@@ -129,9 +129,12 @@ class ScoringSettings:
     trihe_extraction: str = setting("parser", "where Tri-HE's triplets come from: the offline SceneGraphParser, "
                                               "or Tri-HE's own triplet prompt through [llm]",
                                     choices=TRIHE_EXTRACTIONS)
-    trihe_unverifiable: str = setting("hallucination", "the graph judge's verdict on an attribute the scene "
-                                                       "graph says nothing about: a hallucination (as the paper "
-                                                       "counts it) or left out", choices=TRIHE_UNVERIFIABLE_POLICIES)
+    trihe_unverifiable: str = setting("scene-graph", "the graph judge on what the reference is silent on (an "
+                                                     "attribute it does not give; against a reference caption, "
+                                                     "two things it does not relate): a hallucination against a "
+                                                     "scene graph, as the paper counts it, and left out against "
+                                                     "a reference caption (scene-graph); always a hallucination; "
+                                                     "or always left out (ignore)", choices=TRIHE_UNVERIFIABLE_POLICIES)
     # Tri-HE's released embedding-similarity check (see docs/metrics_judges.md).
     trihe_reference_threshold: float = setting(0.5, "embedding judge: cosine above which a reference triplet "
                                                     "is relevant to a claim")

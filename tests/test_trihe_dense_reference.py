@@ -10,7 +10,7 @@ from hallu_studio.metrics import registry
 from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.trihe import TriHEMetric, reference_for, reference_from_concepts
 from hallu_studio.model import (AttributeConcept, Benchmark, ConceptSet, CountConcept, ObjectConcept, RelationConcept,
-                                Response, Run, Sample)
+                                Response, Run, Sample, SceneGraph)
 from hallu_studio.pipelines.scoring import score_store
 from test_trihe import BagOfWordsEncoder
 
@@ -110,3 +110,38 @@ def test_score_store_gives_dci_samples_trihe_values_and_refuses_bare_ones(store,
     assert sum(call.count(CAPTION) for call in extractor.calls) == 1  # once for two responses to it
     panels = inspect_response(store, wrong.id, with_graphs=False)  # Inspect names what the claims were judged on
     assert "vs the reference caption" in panels.triplets and "no Tri-HE triplets" not in panels.triplets
+
+
+def test_a_reference_caption_is_silent_where_a_scene_graph_is_complete():
+    """Against a caption, what it names but does not relate or describe is unverifiable and left out of the
+    share (scene-graph, the default); contradictions and things it never names still count."""
+    caption_ref = reference_from_concepts(ConceptSet(
+        [ObjectConcept("dog"), ObjectConcept("sofa"), ObjectConcept("lamp")], [AttributeConcept("sofa", "red")],
+        [RelationConcept("dog", "on", "sofa")], [CountConcept("dog", 2)]))
+    claims = [("dog", "next to", "lamp"), ("lamp", "is", "blue"), ("dog", "under", "sofa"), ("cat", "is in", "the image")]
+    default = SceneGraphAlignmentJudge()
+    verdicts = default.judge(claims, caption_ref)
+    assert [j.verdict for j in verdicts] == ["unverifiable", "unverifiable", "relation", "object"]
+    assert "does not say how they relate; not counted" in verdicts[0].reason
+    assert [default.counts_as_hallucination(j.verdict, caption_ref.source) for j in verdicts] == [False, False, True,
+                                                                                                 True]
+    # The paper's counting against a caption too; and a scene graph stays complete under the default.
+    always = SceneGraphAlignmentJudge(unverifiable="hallucination")
+    assert [always.counts_as_hallucination(j.verdict, caption_ref.source) for j in verdicts] == [True] * 4
+    assert default.counts_as_hallucination("unverifiable", "scene graph")
+    graph_ref = reference_for(Sample("g1", "t", "img", scene_graph=SceneGraph.from_dict({
+        "objects": [{"id": "1", "name": "dog"}, {"id": "2", "name": "lamp"}]})))
+    [no_edge] = default.judge([("dog", "next to", "lamp")], graph_ref)
+    assert no_edge.verdict == "relation" and no_edge.reason.startswith("no edge")
+
+
+def test_tri_he_share_against_a_caption_leaves_silence_out_of_the_numerator():
+    sample = Sample("s2", "dci", "img", "caption", reference_text="Two dogs on a red sofa beside a lamp.")
+    ref = ConceptSet([ObjectConcept("dog"), ObjectConcept("sofa"), ObjectConcept("lamp")],
+                     [AttributeConcept("sofa", "red")], [RelationConcept("dog", "on", "sofa")])
+    said = ConceptSet([ObjectConcept("dog"), ObjectConcept("lamp")], [AttributeConcept("lamp", "blue")],
+                      [RelationConcept("dog", "under", "sofa")])
+    result = TriHEMetric(SceneGraphAlignmentJudge(), reference_extract=lambda text: ref).update(
+        ScoringItem("r2", "A dog under the sofa; a blue lamp.", sample, mentioned=said))
+    assert result.stats["n_triplets"] == 2 and result.stats["hallucinated"] == 1
+    assert result.stats["unverifiable"] == 1

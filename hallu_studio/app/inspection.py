@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..annotation import current_corrections
+from ..judges.base import CAPTION_SOURCE
 from ..model import Score
 from ..store import Store
 from . import render
@@ -76,7 +77,7 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
     corrections = {index: v["verdict"] for (rid, _ann, index), v in current_corrections(events).items()}
     # A DCI sample's claims were judged against its dense caption's concepts, not a scene graph: the label says so.
     judges = [(f"{s.evidence.get('judge', '?')} ({s.config_key[:6]})"
-               + (" vs the reference caption" if s.evidence.get("reference") == "reference caption" else ""),
+               + (" vs the reference caption" if s.evidence.get("reference") == CAPTION_SOURCE else ""),
                s.evidence) for s in trihe_scores]
     triplets = (trihe_ev or {}).get("triplets") or []
     triplet_choices = [f"{i}: {' | '.join(str(x) for x in t.get('triplet') or [])} [{t.get('verdict')}]"

@@ -34,6 +34,7 @@ HALLUCINATION_VERDICTS: tuple[str, ...] = ("object", "relation")
 # The claim that an object is in the picture (``metrics.trihe.response_claims`` makes it for objects a
 # response names outside every relation and attribute).
 EXISTENCE_PREDICATE, EXISTENCE_OBJECT = "is in", "the image"
+CAPTION_SOURCE = "reference caption"  # ``JudgeReference.source`` of a dense caption's concepts
 
 
 @dataclass

@@ -5,11 +5,11 @@ The offline default for Tri-HE. A claim ``(subject, predicate, object)`` is read
 - a **count** ``(dog, is, two)``: checked against the multiplicity of the grounded node;
 - an **attribute** ``(laptop, is, red)``: checked against the node's attributes. A conflict
   within one family (the graph says black) is a hallucination; an attribute the graph is
-  silent on is *unverifiable*, and counted the way the paper counts it unless told otherwise
-  (``unverifiable="ignore"``);
+  silent on is *unverifiable* (see "Silence" below);
 - a **relation** ``(man, riding, horse)``: checked on the edges between the grounded nodes,
   in both directions, with predicate synonyms, passives and inverses. A conflicting edge is a
-  relation hallucination, and so is no edge at all, as in the paper;
+  relation hallucination, and so is no edge at all, as in the paper (against a scene graph;
+  a reference caption that names both ends but does not relate them is silent: *unverifiable*);
 - an **inference** (a non-visual predicate or noun: "used for transportation", "summer"):
   supported when it matches one of the question's gold triplets, else labelled *inference*;
   so is a claim the response states as a guess ("the person might be going to a market",
@@ -26,6 +26,13 @@ A predicate that gives a reason ("flying because of the wind") is an inference.
 Subjects and objects are grounded by ``hallu_studio.grounding.Grounder`` (lemma, synonym,
 hypernym, embedding); an end that grounds nowhere is an object hallucination. Every verdict
 carries a reason naming the nodes and edges it used.
+
+Silence (``unverifiable``, the setting ``scoring.trihe_unverifiable``). A scene graph is read as
+complete, as Tri-HE reads its graphs: what it does not hold is not there, and an attribute it does
+not give counts as a hallucination ("scene-graph", the default; "hallucination" counts it against a
+caption too, "ignore" never). A reference caption (DCI's) names the things in the picture but not
+every attribute or relation of each: silence there is left out of the hallucinated share (and kept
+in its denominator), while what the caption contradicts, and things it never names, still count.
 
 Verdicts (``judges.base.VERDICTS``): supported, object, relation, unverifiable, inference.
 A count error is an *object* hallucination (an object that is not there, or one too few);
@@ -52,9 +59,10 @@ from ..lexicon.nouns import is_visual_noun, relation as noun_relation
 from ..lexicon.predicates import VISUAL_VERBS, Predicate, entails, parse_predicate
 from ..lexicon.words import CAUSAL_WORDS, INFERENCE_PREDICATES, NEGATIONS
 from ..vectors import PhraseEncoder, unit_rows
-from .base import EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement, triplet_text
+from ..config import TRIHE_UNVERIFIABLE_POLICIES as UNVERIFIABLE_POLICIES
+from .base import (CAPTION_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement,
+                   triplet_text)
 
-UNVERIFIABLE_POLICIES: tuple[str, ...] = ("hallucination", "ignore")
 _SEEN_FAMILIES = frozenset({"colour", "material", "shape", "pattern"})
 _COPULA = Predicate(None, None)
 
@@ -123,13 +131,17 @@ def _states_count(question: str | None, name: str, n: int) -> bool:
                for i, w in enumerate(words))
 
 
+def _said_by(reference: JudgeReference) -> str:
+    return "reference caption" if reference.source == CAPTION_SOURCE else "graph"
+
+
 class SceneGraphAlignmentJudge:
     name = "graph"
     judges_existence = True  # "(giraffe, is in, the image)" claims are checked (metrics.trihe.response_claims)
 
     def __init__(self, encoder: PhraseEncoder | None = None, *, model_name: str = "",
                  grounding_threshold: float = 0.8, gold_threshold: float = 0.8,
-                 unverifiable: str = "hallucination") -> None:
+                 unverifiable: str = "scene-graph") -> None:
         if unverifiable not in UNVERIFIABLE_POLICIES:
             raise ValueError(f"unverifiable must be one of {UNVERIFIABLE_POLICIES}, got {unverifiable!r}")
         self.encoder = encoder
@@ -142,8 +154,19 @@ class SceneGraphAlignmentJudge:
         return {"judge": self.name, "version": 2, "model": self.model_name or None, **self.grounder.config(),
                 "gold_threshold": self.gold_threshold, "unverifiable": self.unverifiable}
 
-    def counts_as_hallucination(self, verdict: str) -> bool:
-        return verdict in ("object", "relation") or (verdict == "unverifiable" and self.unverifiable == "hallucination")
+    def counts_as_hallucination(self, verdict: str, source: str = "scene graph") -> bool:
+        """Whether a verdict counts as hallucinated against a reference read from ``source``
+        (``JudgeReference.source``): silence as the policy says (module docstring, "Silence")."""
+        if verdict != "unverifiable":
+            return verdict in ("object", "relation")
+        return self.unverifiable == "hallucination" or (self.unverifiable == "scene-graph" and
+                                                        source != CAPTION_SOURCE)
+
+    def _counted(self, reference: JudgeReference) -> str:
+        """What a reason says of an unverifiable verdict's counting."""
+        if not self.counts_as_hallucination("unverifiable", reference.source):
+            return "; not counted" if self.unverifiable == "ignore" else "; not counted: a caption is no complete graph"
+        return "; counted as a hallucination, as the paper does"
 
     def warm(self, batches: Sequence[tuple[Sequence[Triplet], JudgeReference]]) -> None:
         """Encode every name the embedding fallback may compare, in one call."""
@@ -350,9 +373,8 @@ class SceneGraphAlignmentJudge:
             return TripletJudgement(claim, "inference", None, f"{attr!r} is no colour, material, size, shape, count, "
                                     f"state or pattern, and the graph gives {nodes} no such attribute{listed}",
                                     kind="inference")
-        counted = "; counted as a hallucination, as the paper does" if self.unverifiable == "hallucination" else ""
-        return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the graph says nothing of the {family} "
-                                f"of {nodes}{counted}", kind="attribute")
+        return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the {_said_by(reference)} says nothing "
+                                f"of the {family} of {nodes}{self._counted(reference)}", kind="attribute")
 
     def _relation(self, claim: Triplet, subjects: list[Match], pred: Predicate, objects: list[Match],
                   graph: ReferenceGraph, reference: JudgeReference,
@@ -374,6 +396,9 @@ class SceneGraphAlignmentJudge:
             edges = "; ".join(_edge_text(graph, e) for e in support.between)
             return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "
                                     f"{edges}, not {pred.text()!r}", kind="relation")
+        if reference.source == CAPTION_SOURCE:
+            return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the reference caption names {ends} "
+                                    f"but does not say how they relate{self._counted(reference)}", kind="relation")
         return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph", kind="relation")
 
     @staticmethod

@@ -37,8 +37,8 @@ import dataclasses
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..judges.base import (EXISTENCE_OBJECT, EXISTENCE_PREDICATE, HALLUCINATION_VERDICTS, JudgeReference, Triplet,
-                           TripletJudge)
+from ..judges.base import (CAPTION_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE, HALLUCINATION_VERDICTS,
+                           JudgeReference, Triplet, TripletJudge)
 from ..extraction.spans import sentence_spans, speculative_spans
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import normalize_name, number_word
@@ -96,8 +96,6 @@ def claims_with_qualifiers(concepts: ConceptSet, existence: bool = False
     return [(t, span, q) for t, span, q in out if all(part.strip() for part in t)]
 
 
-REFERENCE_CAPTION = "reference caption"
-
 
 def judged_on_caption(sample: Sample) -> bool:
     """Whether Tri-HE judges ``sample`` against its dense reference caption: no scene graph, no gold triplets,
@@ -117,7 +115,7 @@ def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) 
     return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=list(dict.fromkeys(o.name for o in
                                                                                              concepts.objects)),
                           question=sample.question if sample else None, answer=sample.answer if sample else None,
-                          counts=counts, source=REFERENCE_CAPTION)
+                          counts=counts, source=CAPTION_SOURCE)
 
 
 def reference_for(sample: Sample, extract: "Callable[[str], ConceptSet] | None" = None) -> JudgeReference:
@@ -186,10 +184,11 @@ class TriHEMetric:
         judge); the released embedding check sees the claims the paper's code made."""
         return bool(getattr(self.judge, "judges_existence", False))
 
-    def counts_as_hallucination(self, verdict: str) -> bool:
-        """Object and relation hallucinations always; other verdicts as the judge's own policy says."""
+    def counts_as_hallucination(self, verdict: str, source: str = "scene graph") -> bool:
+        """Object and relation hallucinations always; other verdicts as the judge's own policy says against a
+        reference read from ``source`` (``JudgeReference.source``)."""
         policy = getattr(self.judge, "counts_as_hallucination", None)
-        return policy(verdict) if policy is not None else verdict in HALLUCINATION_VERDICTS
+        return policy(verdict, source) if policy is not None else verdict in HALLUCINATION_VERDICTS
 
     def _read_captions(self, samples: Sequence[Sample]) -> None:
         """Reads the reference captions of those samples judged against one that were not read yet."""
@@ -227,7 +226,7 @@ class TriHEMetric:
         reference = reference or self.reference(item.sample)
         evidence["reference"] = reference.source
         if not reference.triplets and not reference.objects:
-            if reference.source == REFERENCE_CAPTION:
+            if reference.source == CAPTION_SOURCE:
                 why = f"the reference caption of sample {item.sample.id} gave no concepts to judge against"
             elif self.reference_extract is not None:
                 why = (f"sample {item.sample.id} has no scene graph, no gold triplets and no reference caption "
@@ -253,7 +252,7 @@ class TriHEMetric:
             raise RuntimeError(f"judge {self.judge.name} returned {len(judgements)} verdicts for "
                                f"{len(claims)} triplets of {item.response_id}")
         counts: dict[str, float] = defaultdict(float)
-        counted = [self.counts_as_hallucination(j.verdict) for j in judgements]
+        counted = [self.counts_as_hallucination(j.verdict, reference.source) for j in judgements]
         for j, hit in zip(judgements, counted):
             counts[j.verdict] += 1
             if hit and j.verdict not in HALLUCINATION_VERDICTS:
