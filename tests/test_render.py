@@ -119,6 +119,17 @@ def test_heatmap_has_a_row_per_response_concept_with_its_cost():
     assert "rgba(40,90,200,1.00)" in html  # the largest mass is the darkest cell
 
 
+def test_heatmap_says_what_the_grounding_decided_for_each_response_concept():
+    ev = {"types": {"attribute": {"reference": ["sofa: red"], "response": ["sofa: <b>green</b>", "sofa: soft"],
+                                  "cost": [[2.0, 0.4]], "plan": [[0.5, 0.5]], "per_concept_cost": [200.0, 40.0],
+                                  "response_grounding": ["contradicted", "embedding"]}}}
+    html = render.transport_heatmaps_html(ev)
+    assert html.count('class="hs-grounding"') == 2 and ">contradicted</span>" in html and ">embedding</span>" in html
+    assert "2 the reference contradicts it" in html  # the cost scale, where grounded costs are shown
+    assert "<b>green" not in html and "&lt;b&gt;green" in html
+    assert 'class="hs-grounding"' not in render.transport_heatmaps_html(EMD_EVIDENCE)  # VISCON's cosine: no badges
+
+
 def test_heatmap_rows_are_response_concepts_and_a_bad_shape_is_named():
     ev = {"types": {"relation": {"reference": ["a", "b"], "response": ["c"], "cost": [[0.1], [0.2]],
                                  "plan": [[0.5], [0.5]]}}}

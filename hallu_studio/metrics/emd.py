@@ -44,7 +44,7 @@ Worked example (unit vectors chosen by hand; costs on the ×100 scale):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
 import numpy as np
@@ -84,6 +84,7 @@ class TypedPhrases:
     phrases: list[str]
     labels: list[str]
     spans: list[list[int] | None]
+    grounding: list[str] = field(default_factory=list)  # grounded cost: matched | contradicted | embedding
 
 
 def concept_phrases(concepts: ConceptSet) -> dict[str, TypedPhrases]:
@@ -119,10 +120,12 @@ def concept_phrases(concepts: ConceptSet) -> dict[str, TypedPhrases]:
     return out
 
 
-def _typed(concepts: dict[str, list[Concept]], spans: dict[Concept, Any]) -> dict[str, TypedPhrases]:
-    """Grounded concepts (``emd_ground_cost``) as the phrases, labels and spans of each type."""
+def _typed(concepts: dict[str, list[Concept]], spans: dict[Concept, Any],
+           grounding: dict[Concept, str] | None = None) -> dict[str, TypedPhrases]:
+    """Grounded concepts (``emd_ground_cost``) as the phrases, labels, spans and grounding of each type."""
     return {t: TypedPhrases([phrase(c) for c in cs], [label(c) for c in cs],
-                            [list(spans[c]) if spans.get(c) else None for c in cs]) for t, cs in concepts.items()}
+                            [list(spans[c]) if spans.get(c) else None for c in cs],
+                            [grounding[c] for c in cs] if grounding else []) for t, cs in concepts.items()}
 
 
 @dataclass
@@ -218,7 +221,7 @@ class EMDMetric:
         else:
             for it, r, m in zip(items, references, mentioned):
                 g = grounded_concepts(r, m, it.sample.scene_graph, self._matcher)
-                sides.append((_typed(g.reference, {}), _typed(g.response, g.spans), g.decided))
+                sides.append((_typed(g.reference, {}), _typed(g.response, g.spans, g.grounding), g.decided))
         distinct = list(dict.fromkeys(
             p for r, m, _ in sides for by_type in (r, m) for typed in by_type.values() for p in typed.phrases))
         vectors = self.embedder.encode(distinct) if distinct else np.zeros((0, 1), dtype=np.float32)
@@ -246,6 +249,8 @@ class EMDMetric:
             r, m = ref[kind], resp[kind]
             evidence: dict[str, Any] = {"reference": r.labels, "response": m.labels, "response_spans": m.spans,
                                         "cost": [], "plan": [], "per_concept_cost": []}
+            if m.grounding:
+                evidence["response_grounding"] = m.grounding
             value: float | None
             if r.phrases and m.phrases:
                 result = emd_between(vectors[[index[p] for p in r.phrases]], vectors[[index[p] for p in m.phrases]],

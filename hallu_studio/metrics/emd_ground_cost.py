@@ -97,6 +97,7 @@ class GroundedConcepts:
     response: dict[str, list[Concept]]
     decided: dict[str, np.ndarray]
     spans: dict[Concept, Span]
+    grounding: dict[Concept, str]  # each response concept: matched | contradicted | embedding (undecided)
 
 
 def _by_type(concepts: Sequence[Concept]) -> dict[str, list[Concept]]:
@@ -121,15 +122,19 @@ def grounded_concepts(reference: ConceptSet, response: ConceptSet, scene_graph: 
     # on the object (A.8's rule, which ``outcome.hallucinated`` follows): the embedding prices the rest of it.
     contradicted = set(outcome.hallucinated) - set(outcome.silent)
     decided: dict[str, np.ndarray] = {}
+    grounding: dict[Concept, str] = {}
     for t in TYPES:
         rows = {phrase(c): i for i, c in enumerate(ref[t])}
         m = np.full((len(ref[t]), len(resp[t])), np.nan)
         for j, c in enumerate(resp[t]):
+            grounding[c] = "embedding"
             if c in outcome.covers:
                 for partner in outcome.covers[c]:
                     if phrase(partner) in rows:
                         m[rows[phrase(partner)], j] = 0.0
+                        grounding[c] = "matched"
             elif c in contradicted:
                 m[:, j] = CONTRADICTED
+                grounding[c] = "contradicted"
         decided[t] = m
-    return GroundedConcepts(ref, resp, decided, concept_spans(response))
+    return GroundedConcepts(ref, resp, decided, concept_spans(response), grounding)

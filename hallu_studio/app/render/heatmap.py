@@ -33,6 +33,7 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
     plan = _orient(data.get("plan") or [], rows, cols, name) if data.get("plan") else None
     cost = _orient(data.get("cost") or [], rows, cols, name) if data.get("cost") else None
     per_concept = list(data.get("per_concept_cost") or [])
+    grounding = [str(g) for g in data.get("response_grounding") or []]
     peak = max((v for row in plan or [] for v in row), default=0.0) or 1.0
     cut_rows, cut_cols = rows[:_MAX_SIDE], cols[:_MAX_SIDE]
     head = "".join(f'<th class="hs-col" title="{esc(c)}"><div>{esc(c)}</div></th>' for c in cut_cols)
@@ -47,7 +48,9 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
                          f'style="background:rgba(40,90,200,{alpha:.2f});color:{"#fff" if alpha > .55 else "#222"}">'
                          f'{fmt_number(c, 2) if c is not None else ""}</td>')
         own = per_concept[i] if i < len(per_concept) else None
-        body.append(f'<tr><th class="hs-row">{esc(r)}</th>{"".join(cells)}<td class="hs-cost">{fmt_number(own, 3)}</td></tr>')
+        badge = _grounding_badge(grounding[i]) if i < len(grounding) else ""
+        body.append(f'<tr><th class="hs-row">{esc(r)}{badge}</th>{"".join(cells)}'
+                    f'<td class="hs-cost">{fmt_number(own, 3)}</td></tr>')
     note = ""
     if len(rows) > _MAX_SIDE or len(cols) > _MAX_SIDE:
         note = empty_note(f"showing {len(cut_rows)} of {len(rows)} response and {len(cut_cols)} of {len(cols)} "
@@ -55,10 +58,23 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
     # The table scrolls inside its own box (both ways), so a wide plan never spills out of the panel.
     return (f'<h4>{esc(name)}</h4>{_legend(peak)}'
             f'<p class="hs-heatmap-axes">rows: concepts of the response · columns: concepts of the reference · '
-            f'cell text: ground cost</p>'
+            f'cell text: ground cost{_COST_SCALE if grounding else ""}</p>'
             f'<div class="hs-scroll" style="overflow:auto;max-width:100%;max-height:420px">'
             f'<table class="hs-heatmap"><thead><tr><th class="hs-corner">response ↓ · reference →</th>{head}'
             f'<th>concept cost</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>{note}')
+
+
+# The grounded ground cost's scale (``metrics.emd_ground_cost``), said where its numbers are shown.
+_COST_SCALE = " (0 the reference states it, 1 unrelated, 2 the reference contradicts it; between: the embedding's)"
+_GROUNDING = {"matched": ("matched", "#1b7f3b", "the scene-graph grounding matched it: cost 0 to what it matches"),
+              "contradicted": ("contradicted", "#b3261e", "the reference contradicts it: cost 2 to every concept"),
+              "embedding": ("embedding", "#666", "the grounding cannot tell: the embedding's 1 - cosine")}
+
+
+def _grounding_badge(status: str) -> str:
+    text, colour, why = _GROUNDING.get(status, (status, "#666", ""))
+    return (f' <span class="hs-grounding" title="{esc(why)}" style="font-size:0.75em;font-weight:normal;'
+            f'color:{colour};border:1px solid {colour};border-radius:3px;padding:0 3px">{esc(text)}</span>')
 
 
 def _legend(peak: float) -> str:
