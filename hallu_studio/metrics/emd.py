@@ -54,7 +54,7 @@ from ..judges.base import unit_rows
 from ..extraction.base import ConceptExtractor
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
-from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase
+from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase, reference_list
 from .halfscore import Concept
 from .halfscore_graph import GraphConceptMatcher
 from .reference_concepts import reference_concepts_many
@@ -188,6 +188,7 @@ class EMDMetric:
         self.ground_cost = ground_cost
         # The graph judge's grounding (lexicon, then the same embedder's names at cosine >= 0.8).
         self._matcher = GraphConceptMatcher(embedder) if ground_cost == "grounded" else None
+        self._references: dict[str, list[Concept]] = {}  # sample id -> its reference concepts (grounded cost)
 
     def config(self) -> dict[str, Any]:
         own: dict[str, Any] = {}
@@ -220,7 +221,11 @@ class EMDMetric:
             sides = [(concept_phrases(r), concept_phrases(m), None) for r, m in zip(references, mentioned)]
         else:
             for it, r, m in zip(items, references, mentioned):
-                g = grounded_concepts(r, m, it.sample.scene_graph, self._matcher)
+                if it.sample.id not in self._references:  # a sample's reference is listed once, not per response
+                    self._references[it.sample.id] = reference_list(r, it.sample.scene_graph)
+                    if len(self._references) > 4096:
+                        self._references.pop(next(iter(self._references)))
+                g = grounded_concepts(self._references[it.sample.id], m, it.sample.scene_graph, self._matcher)
                 sides.append((_typed(g.reference, {}), _typed(g.response, g.spans, g.grounding), g.decided))
         distinct = list(dict.fromkeys(
             p for r, m, _ in sides for by_type in (r, m) for typed in by_type.values() for p in typed.phrases))

@@ -47,6 +47,7 @@ puppy -> dog (hyponym): 0 to "Object: dog"; couch -> sofa (synonym): 0 to "Objec
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -66,6 +67,7 @@ def emd_type(c: Concept) -> str:
     return "attribute" if c.kind == "count" else c.kind
 
 
+@lru_cache(maxsize=200_000)
 def phrase(c: Concept) -> str:
     """VISCON's Table 11 template, filled; a count's number as a word, a relation's ends with their adjectives."""
     if c.kind == "object":
@@ -100,6 +102,11 @@ class GroundedConcepts:
     grounding: dict[Concept, str]  # each response concept: matched | contradicted | embedding (undecided)
 
 
+def reference_list(reference: ConceptSet, scene_graph: SceneGraph | None) -> list[Concept]:
+    """The reference's distinct concepts as HalFscore lists them (counts of a graph's repeated names included)."""
+    return concept_list(reference, scene_graph if scene_graph is not None and not scene_graph.is_empty() else None)
+
+
 def _by_type(concepts: Sequence[Concept]) -> dict[str, list[Concept]]:
     out: dict[str, list[Concept]] = {t: [] for t in TYPES}
     seen: set[str] = set()
@@ -110,11 +117,12 @@ def _by_type(concepts: Sequence[Concept]) -> dict[str, list[Concept]]:
     return out
 
 
-def grounded_concepts(reference: ConceptSet, response: ConceptSet, scene_graph: SceneGraph | None,
+def grounded_concepts(reference: ConceptSet | list[Concept], response: ConceptSet, scene_graph: SceneGraph | None,
                       matcher: GraphConceptMatcher) -> GroundedConcepts:
-    """The concepts of both sides and the costs the graph matcher decides (see the module docstring)."""
+    """The concepts of both sides and the costs the graph matcher decides (see the module docstring).
+    ``reference``: its concept set, or that set's ``reference_list`` when the caller keeps it per sample."""
     graph = scene_graph if scene_graph is not None and not scene_graph.is_empty() else None
-    ref_list = concept_list(reference, graph)
+    ref_list = reference if isinstance(reference, list) else reference_list(reference, graph)
     resp_list = concept_list(response)
     outcome = matcher.match(resp_list, ref_list, scene_graph=graph) if ref_list and resp_list else MatchOutcome()
     ref, resp = _by_type(ref_list), _by_type(resp_list)
