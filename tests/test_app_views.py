@@ -42,6 +42,7 @@ def test_settings_save_validates_writes_the_file_and_adopts_the_settings(ctx, tm
     good[keys.index("trihe_support_threshold")] = 0.65
     good[keys.index("base_url")] = "http://127.0.0.1:9/v1"
     good[keys.index("model")] = "tiny"
+    good[keys.index("emd_ground_cost")] = "cosine"  # VISCON's cost, as published
     message = view.save(ctx, good)
     assert "saved to" in message and "apart" in message
     assert ctx.settings.scoring.trihe_support_threshold == 0.65 and ctx.settings.llm.model == "tiny"
@@ -49,6 +50,7 @@ def test_settings_save_validates_writes_the_file_and_adopts_the_settings(ctx, tm
     text = path.read_text(encoding="utf-8")
     assert "# kept" in text and "dtc_alpha = 0.3" in text
     assert load_settings(path, env={}).scoring.trihe_support_threshold == 0.65
+    assert load_settings(path, env={}).scoring.emd_ground_cost == "cosine"
 
 
 def test_browse_rounds_numbers_orders_by_hallucinated_claims_and_explains_empty_cells(ctx):

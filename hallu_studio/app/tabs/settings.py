@@ -8,9 +8,9 @@ from typing import Any, Sequence
 
 import gradio as gr
 
-from ...config import (EMD_EMPTY_SIDE_POLICIES, EXTRACTORS, HALFSCORE_MATCHERS, REVISERS, TRIHE_EXTRACTIONS, TRIHE_JUDGES,
-                       TRIHE_UNVERIFIABLE_POLICIES, Settings, load_settings, overriding_env, settings_path,
-                       settings_problems, write_settings)
+from ...config import (EMD_EMPTY_SIDE_POLICIES, EMD_GROUND_COSTS, EXTRACTORS, HALFSCORE_MATCHERS, REVISERS,
+                       TRIHE_EXTRACTIONS, TRIHE_JUDGES, TRIHE_UNVERIFIABLE_POLICIES, Settings, load_settings,
+                       overriding_env, settings_path, settings_problems, write_settings)
 from ..config_names import config_label, config_labels
 from ..context import AppContext
 from ..render import records_table_html
@@ -75,11 +75,12 @@ EDITABLE: tuple[tuple[str, str, str], ...] = (
     ("llm", "model", "LLM model name"),
     ("scoring", "trihe_judge", "Tri-HE judge"),
     ("scoring", "trihe_extraction", "Tri-HE extraction style"),
-    ("scoring", "trihe_unverifiable", "graph judge: an attribute the graph is silent on"),
+    ("scoring", "trihe_unverifiable", "graph judge: what the reference is silent on"),
     ("scoring", "extractor", "concept extractor"),
     ("scoring", "reviser", "Evaluate-by-Edit reviser"),
     ("scoring", "halfscore_matcher", "HalFscore matcher"),
     ("scoring", "emd_empty_side", "EMD when one side has no concept of a type"),
+    ("scoring", "emd_ground_cost", "EMD ground cost (grounded; cosine: VISCON as published)"),
     ("scoring", "nli_model", "NLI model (for the nli judge and Reefknot; empty: none)"),
     ("scoring", "trihe_reference_threshold", "Tri-HE reference threshold (0–1)"),
     ("scoring", "trihe_support_threshold", "Tri-HE support threshold (0–1)"),
@@ -92,7 +93,7 @@ EDITABLE: tuple[tuple[str, str, str], ...] = (
 CHOICES = {"trihe_judge": list(TRIHE_JUDGES), "trihe_extraction": list(TRIHE_EXTRACTIONS),
            "trihe_unverifiable": list(TRIHE_UNVERIFIABLE_POLICIES), "extractor": list(EXTRACTORS),
            "reviser": list(REVISERS), "halfscore_matcher": list(HALFSCORE_MATCHERS),
-           "emd_empty_side": list(EMD_EMPTY_SIDE_POLICIES)}
+           "emd_empty_side": list(EMD_EMPTY_SIDE_POLICIES), "emd_ground_cost": list(EMD_GROUND_COSTS)}
 NUMBERS = {"trihe_reference_threshold", "trihe_support_threshold", "trihe_top_k", "nli_threshold",
            "halfscore_match_threshold", "graph_grounding_threshold"}
 
