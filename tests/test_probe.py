@@ -175,7 +175,7 @@ def test_relation_sentences_say_which_of_two_objects_of_one_name_they_mean():
 
 
 def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
-    from hallu_studio.backends.probe import _holds, _wrong_predicate
+    from hallu_studio.backends.probe import SceneTruth, _wrong_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # Two identical towers, one left and one right of the rocket: "the tower is right of the rocket" is true.
@@ -186,18 +186,18 @@ def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
                       {"subject": "r", "predicate": "right of", "object": "k"},
                       {"subject": "m", "predicate": "looking through", "object": "c"},
                       {"subject": "m", "predicate": "holding", "object": "c"}]})
-    assert _holds(g, {"l", "r"}, "right of", {"k"}) and not _holds(g, {"l", "r"}, "under", {"k"})
-    assert _holds(g, {"k"}, "left of", {"l", "r"})  # read the other way round
-    rng = random.Random(0)
-    assert _wrong_predicate("left of", rng, lambda p: _holds(g, {"l", "r"}, p, {"k"})) not in ("left of", "right of")
-    assert _wrong_predicate("wearing", rng, lambda p: _holds(g, {"m"}, p, {"c"})) != "holding"
     s = Sample(id="x/2", benchmark="x", image_key="2", task="caption", scene_graph=g)
+    truth = SceneTruth(s)
+    assert truth.holds("tower", "right of", "rocket") and not truth.holds("tower", "under", "rocket")
+    assert truth.holds("rocket", "left of", "tower")  # read the other way round
+    rng = random.Random(0)
+    assert _wrong_predicate("left of", rng, lambda p: truth.holds("tower", p, "rocket")) not in ("left of", "right of")
+    assert _wrong_predicate("wearing", rng, lambda p: truth.holds("man", p, "camera")) != "holding"
     for seed in range(20):
         text, signals = describe(s, ProbeOptions.parse("rate=1,mix=relation"), random.Random(seed))
         for rec in signals["injected"]:
             subj, pred, obj = rec["concept"]
-            ids = {o.id for o in g.objects if o.name == subj}, {o.id for o in g.objects if o.name == obj}
-            assert not _holds(g, ids[0], pred, ids[1]), (rec, text)
+            assert not truth.holds(subj, pred, obj, *(rec.get("qualifiers") or ((), ()))), (rec, text)
 
 
 def test_probe_captions_have_no_broken_plurals_or_disagreeing_articles():
@@ -220,19 +220,26 @@ def test_probe_captions_have_no_broken_plurals_or_disagreeing_articles():
 
 
 def test_vqa_relation_swap_is_never_one_the_graph_supports():
-    from hallu_studio.backends.probe import _false_predicate
+    from hallu_studio.backends.probe import SceneTruth, _false_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # "piled on" has no contrary in the swap table; the fallback "on" (and "next to") would still be true.
     graph = SceneGraph.from_dict({"objects": [{"id": "1", "name": "crate"}, {"id": "2", "name": "shelf"}],
                                   "relations": [{"subject": "1", "predicate": "piled on", "object": "2"}]})
+    truth = SceneTruth(Sample(id="r/1", benchmark="r", image_key="1", task="vqa", scene_graph=graph))
     for seed in range(40):
-        said = _false_predicate("crates", "piled on", "shelf", graph.triplets(), random.Random(seed))
+        said = _false_predicate("piled on", lambda p: truth.holds("crates", p, "shelf"), random.Random(seed))
         assert said not in (None, "on", "next to")
+
+    def gold_only(*triplets):
+        return SceneTruth(Sample(id="r/0", benchmark="r", image_key="0", task="vqa", gold_triplets=list(triplets)))
+
     # Written the other way round: "(shelf, under, crate)" supports "on"; a GQA verb written backwards supports itself.
-    assert _false_predicate("crate", "on", "shelf", [("shelf", "under", "crate")], random.Random(0)) != "on"
+    shelf = gold_only(("shelf", "under", "crate"))
+    assert _false_predicate("on", lambda p: shelf.holds("crate", p, "shelf"), random.Random(0)) != "on"
+    kite = gold_only(("kite", "holding", "boy"))
     for seed in range(20):
-        assert _false_predicate("boy", "near", "kite", [("kite", "holding", "boy")], random.Random(seed)) != "holding"
+        assert _false_predicate("near", lambda p: kite.holds("boy", p, "kite"), random.Random(seed)) != "holding"
     s = Sample(id="r/2", benchmark="r", image_key="2", task="vqa", question="Where are the crates?",
                answer="They are stacked up.", gold_triplets=[("crates", "piled on", "shelf")], scene_graph=graph)
     for seed in range(30):
