@@ -200,6 +200,56 @@ def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
             assert not truth.holds(subj, pred, obj, *(rec.get("qualifiers") or ((), ()))), (rec, text)
 
 
+def test_two_cubes_a_swap_is_checked_against_the_pair_the_adjectives_name():
+    from hallu_studio.backends.probe import SceneTruth
+
+    from hallu_studio.model import Sample
+
+    truth = SceneTruth(Sample(id="x/3", benchmark="x", image_key="3", task="caption", scene_graph=_two_cubes_graph()))
+    # The red cube is left of the blue one: "right of" is false of that pair, true of the pair read backwards.
+    assert not truth.holds("cube", "right of", "cube", ["red"], ["blue"])
+    assert truth.holds("cube", "right of", "cube", ["blue"], ["red"])
+    assert truth.holds("cube", "right of", "cube")  # "the cube is right of the cube" can mean the blue one
+
+
+def test_no_swap_is_injected_that_an_inverse_or_a_backwards_agentive_edge_makes_true():
+    from hallu_studio.backends.probe import SceneTruth, _false_predicate
+    from hallu_studio.model import Sample, SceneGraph
+
+    # GQA-style "(bag, holding, man)" is the man holding the bag; "(cup, on, table)" is the table under the cup.
+    g = SceneGraph.from_dict({"objects": [{"id": "m", "name": "man"}, {"id": "b", "name": "bag"},
+                                          {"id": "c", "name": "cup"}, {"id": "t", "name": "table"}],
+                              "relations": [{"subject": "m", "predicate": "wearing", "object": "b"},
+                                            {"subject": "b", "predicate": "holding", "object": "m"},
+                                            {"subject": "c", "predicate": "on", "object": "t"},
+                                            {"subject": "t", "predicate": "beside", "object": "c"}]})
+    s = Sample(id="x/4", benchmark="x", image_key="4", task="caption", scene_graph=g)
+    truth = SceneTruth(s)
+    assert truth.holds("man", "holding", "bag") and truth.holds("table", "under", "cup")
+    assert not truth.holds("bag", "holding", "man") and not truth.holds("table", "on", "cup")
+    for seed in range(30):
+        rng = random.Random(seed)
+        # "beside" has no contrary in the swap table: of the fallbacks, "under" and "next to" are true.
+        assert _false_predicate("beside", lambda p: truth.holds("table", p, "cup"), rng) not in ("under", "next to")
+        assert _false_predicate("wearing", lambda p: truth.holds("man", p, "bag"), rng) != "holding"
+        # Captions: "The man is wearing the bag" has the swap "holding", which is true; "the table is beside the
+        # cup" must not fall back to "under".
+        text, signals = describe(s, ProbeOptions.parse("rate=1,mix=relation"), random.Random(seed))
+        said = {(r["concept"][0], r["concept"][2]): r["concept"][1] for r in signals["injected"]}
+        assert said[("man", "bag")] != "holding" and said[("table", "cup")] not in ("under", "next to"), text
+        for (a, b), p in said.items():
+            assert not truth.holds(a, p, b), (a, p, b, text)
+    # Answers: the same graph with gold triplets; no relation error the graph makes true.
+    q = Sample(id="x/5", benchmark="x", image_key="5", task="vqa", question="Where is the table?",
+               answer="Beside the cup.", gold_triplets=[("table", "beside", "cup"), ("man", "wearing", "bag")],
+               scene_graph=g)
+    for seed in range(30):
+        text, sig = describe(q, ProbeOptions(rate=1.0, mix=("relation",), seed=seed), random.Random(seed))
+        for r in sig["injected"]:
+            assert tuple(r["concept"]) not in {("table", "under", "cup"), ("table", "next to", "cup"),
+                                               ("man", "holding", "bag")}, text
+
+
 def test_probe_captions_have_no_broken_plurals_or_disagreeing_articles():
     import re
 
