@@ -175,7 +175,7 @@ def test_relation_sentences_say_which_of_two_objects_of_one_name_they_mean():
 
 
 def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
-    from hallu_studio.backends.probe import _holds, _wrong_predicate
+    from hallu_studio.backends.probe import SceneTruth, _wrong_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # Two identical towers, one left and one right of the rocket: "the tower is right of the rocket" is true.
@@ -186,18 +186,68 @@ def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
                       {"subject": "r", "predicate": "right of", "object": "k"},
                       {"subject": "m", "predicate": "looking through", "object": "c"},
                       {"subject": "m", "predicate": "holding", "object": "c"}]})
-    assert _holds(g, {"l", "r"}, "right of", {"k"}) and not _holds(g, {"l", "r"}, "under", {"k"})
-    assert _holds(g, {"k"}, "left of", {"l", "r"})  # read the other way round
-    rng = random.Random(0)
-    assert _wrong_predicate("left of", rng, lambda p: _holds(g, {"l", "r"}, p, {"k"})) not in ("left of", "right of")
-    assert _wrong_predicate("wearing", rng, lambda p: _holds(g, {"m"}, p, {"c"})) != "holding"
     s = Sample(id="x/2", benchmark="x", image_key="2", task="caption", scene_graph=g)
+    truth = SceneTruth(s)
+    assert truth.holds("tower", "right of", "rocket") and not truth.holds("tower", "under", "rocket")
+    assert truth.holds("rocket", "left of", "tower")  # read the other way round
+    rng = random.Random(0)
+    assert _wrong_predicate("left of", rng, lambda p: truth.holds("tower", p, "rocket")) not in ("left of", "right of")
+    assert _wrong_predicate("wearing", rng, lambda p: truth.holds("man", p, "camera")) != "holding"
     for seed in range(20):
         text, signals = describe(s, ProbeOptions.parse("rate=1,mix=relation"), random.Random(seed))
         for rec in signals["injected"]:
             subj, pred, obj = rec["concept"]
-            ids = {o.id for o in g.objects if o.name == subj}, {o.id for o in g.objects if o.name == obj}
-            assert not _holds(g, ids[0], pred, ids[1]), (rec, text)
+            assert not truth.holds(subj, pred, obj, *(rec.get("qualifiers") or ((), ()))), (rec, text)
+
+
+def test_two_cubes_a_swap_is_checked_against_the_pair_the_adjectives_name():
+    from hallu_studio.backends.probe import SceneTruth
+
+    from hallu_studio.model import Sample
+
+    truth = SceneTruth(Sample(id="x/3", benchmark="x", image_key="3", task="caption", scene_graph=_two_cubes_graph()))
+    # The red cube is left of the blue one: "right of" is false of that pair, true of the pair read backwards.
+    assert not truth.holds("cube", "right of", "cube", ["red"], ["blue"])
+    assert truth.holds("cube", "right of", "cube", ["blue"], ["red"])
+    assert truth.holds("cube", "right of", "cube")  # "the cube is right of the cube" can mean the blue one
+
+
+def test_no_swap_is_injected_that_an_inverse_or_a_backwards_agentive_edge_makes_true():
+    from hallu_studio.backends.probe import SceneTruth, _false_predicate
+    from hallu_studio.model import Sample, SceneGraph
+
+    # GQA-style "(bag, holding, man)" is the man holding the bag; "(cup, on, table)" is the table under the cup.
+    g = SceneGraph.from_dict({"objects": [{"id": "m", "name": "man"}, {"id": "b", "name": "bag"},
+                                          {"id": "c", "name": "cup"}, {"id": "t", "name": "table"}],
+                              "relations": [{"subject": "m", "predicate": "wearing", "object": "b"},
+                                            {"subject": "b", "predicate": "holding", "object": "m"},
+                                            {"subject": "c", "predicate": "on", "object": "t"},
+                                            {"subject": "t", "predicate": "beside", "object": "c"}]})
+    s = Sample(id="x/4", benchmark="x", image_key="4", task="caption", scene_graph=g)
+    truth = SceneTruth(s)
+    assert truth.holds("man", "holding", "bag") and truth.holds("table", "under", "cup")
+    assert not truth.holds("bag", "holding", "man") and not truth.holds("table", "on", "cup")
+    for seed in range(30):
+        rng = random.Random(seed)
+        # "beside" has no contrary in the swap table: of the fallbacks, "under" and "next to" are true.
+        assert _false_predicate("beside", lambda p: truth.holds("table", p, "cup"), rng) not in ("under", "next to")
+        assert _false_predicate("wearing", lambda p: truth.holds("man", p, "bag"), rng) != "holding"
+        # Captions: "The man is wearing the bag" has the swap "holding", which is true; "the table is beside the
+        # cup" must not fall back to "under".
+        text, signals = describe(s, ProbeOptions.parse("rate=1,mix=relation"), random.Random(seed))
+        said = {(r["concept"][0], r["concept"][2]): r["concept"][1] for r in signals["injected"]}
+        assert said[("man", "bag")] != "holding" and said[("table", "cup")] not in ("under", "next to"), text
+        for (a, b), p in said.items():
+            assert not truth.holds(a, p, b), (a, p, b, text)
+    # Answers: the same graph with gold triplets; no relation error the graph makes true.
+    q = Sample(id="x/5", benchmark="x", image_key="5", task="vqa", question="Where is the table?",
+               answer="Beside the cup.", gold_triplets=[("table", "beside", "cup"), ("man", "wearing", "bag")],
+               scene_graph=g)
+    for seed in range(30):
+        text, sig = describe(q, ProbeOptions(rate=1.0, mix=("relation",), seed=seed), random.Random(seed))
+        for r in sig["injected"]:
+            assert tuple(r["concept"]) not in {("table", "under", "cup"), ("table", "next to", "cup"),
+                                               ("man", "holding", "bag")}, text
 
 
 def test_probe_captions_have_no_broken_plurals_or_disagreeing_articles():
@@ -220,19 +270,26 @@ def test_probe_captions_have_no_broken_plurals_or_disagreeing_articles():
 
 
 def test_vqa_relation_swap_is_never_one_the_graph_supports():
-    from hallu_studio.backends.probe import _false_predicate
+    from hallu_studio.backends.probe import SceneTruth, _false_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # "piled on" has no contrary in the swap table; the fallback "on" (and "next to") would still be true.
     graph = SceneGraph.from_dict({"objects": [{"id": "1", "name": "crate"}, {"id": "2", "name": "shelf"}],
                                   "relations": [{"subject": "1", "predicate": "piled on", "object": "2"}]})
+    truth = SceneTruth(Sample(id="r/1", benchmark="r", image_key="1", task="vqa", scene_graph=graph))
     for seed in range(40):
-        said = _false_predicate("crates", "piled on", "shelf", graph.triplets(), random.Random(seed))
+        said = _false_predicate("piled on", lambda p: truth.holds("crates", p, "shelf"), random.Random(seed))
         assert said not in (None, "on", "next to")
+
+    def gold_only(*triplets):
+        return SceneTruth(Sample(id="r/0", benchmark="r", image_key="0", task="vqa", gold_triplets=list(triplets)))
+
     # Written the other way round: "(shelf, under, crate)" supports "on"; a GQA verb written backwards supports itself.
-    assert _false_predicate("crate", "on", "shelf", [("shelf", "under", "crate")], random.Random(0)) != "on"
+    shelf = gold_only(("shelf", "under", "crate"))
+    assert _false_predicate("on", lambda p: shelf.holds("crate", p, "shelf"), random.Random(0)) != "on"
+    kite = gold_only(("kite", "holding", "boy"))
     for seed in range(20):
-        assert _false_predicate("boy", "near", "kite", [("kite", "holding", "boy")], random.Random(seed)) != "holding"
+        assert _false_predicate("near", lambda p: kite.holds("boy", p, "kite"), random.Random(seed)) != "holding"
     s = Sample(id="r/2", benchmark="r", image_key="2", task="vqa", question="Where are the crates?",
                answer="They are stacked up.", gold_triplets=[("crates", "piled on", "shelf")], scene_graph=graph)
     for seed in range(30):

@@ -20,7 +20,11 @@ its type is in ``mix``; a yes/no or MCQ answer is flipped with probability
 ``rate``. Decisions depend only on (seed, sample id, options), never on order.
 In an answer built from gold triplets, a relation is corrupted only where both ends
 are things one could see, and only into a predicate no triplet of the graph between
-those ends supports (a swap the graph supports would be no hallucination).
+those ends supports (a swap the graph supports would be no hallucination). Whether a
+swap is true of the scene is decided, for captions and answers alike, by the judges'
+own check (``grounding.edge_support`` on the sample's ``ReferenceGraph``: entailment,
+inverses, symmetric predicates, agentive edges written backwards), so a probe never
+injects an error the judges would have to call supported.
 
 >>> opts = ProbeOptions.parse("rate=0.3,mix=object+relation,seed=1")
 >>> opts.rate, opts.mix, opts.seed
@@ -34,15 +38,17 @@ import random
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
 from typing import Any, Callable, Sequence
 
+from ..grounding import Grounder, Match, ReferenceGraph, edge_support, instances_fitting
 from ..model import Sample, SceneGraph, SceneObject, content_key
 from .base import GenerationRequest, GenerationResult
 from ..lexicon.attributes import alternatives, attribute_family
 from ..lexicon.forms import count_of, is_countable, normalize_name, takes_plural_verb
 from ..lexicon.nouns import is_adjective_only, is_visual_noun
-from ..lexicon.predicates import PREPOSITIONS, entails, inverse, is_symmetric, parse_predicate
+from ..lexicon.predicates import PREPOSITIONS, parse_predicate
 from .probe_text import (
     CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS, SpanText,
     concept_record, counted,
@@ -183,19 +189,43 @@ def _wrong_predicate(pred: str, rng: random.Random, holds: "Callable[[str], bool
     return rng.choice(others) if others else None
 
 
-def _holds(graph: SceneGraph, subjects: set[str], pred: str, objects: set[str]) -> bool:
-    """Whether an edge between objects of ``subjects`` and ``objects`` (ids) makes ``pred`` true, either way round
-    (an inverse: "under" for "on"; a symmetric predicate)."""
-    claim = parse_predicate(pred)
-    back = inverse(claim)
-    for r in graph.relations:
-        edge = parse_predicate(r.predicate)
-        if r.subject in subjects and r.object in objects and entails(edge, claim):
-            return True
-        if r.subject in objects and r.object in subjects and (
-                (back is not None and entails(edge, back)) or (is_symmetric(claim) and entails(edge, claim))):
-            return True
-    return False
+_GROUNDER = Grounder()  # lexicon only (lemma, synonym, hypernym, hyponym): the probe loads no embedding model
+
+
+class SceneTruth:
+    """What a sample's scene graph (and its gold triplets) make true of a relation, by the judges' own check.
+
+    The graph is read as the judges read it (``grounding.ReferenceGraph``: objects of one name merged into
+    a node, agentive edges written backwards turned round), the names are grounded as they ground them
+    (``grounding.Grounder``, no embeddings), and a relation holds when ``grounding.edge_support`` finds an
+    edge that entails it either way round (an inverse: "under" for "on"; a symmetric predicate; a passive).
+    Built once per response, only when a swap needs checking.
+    """
+
+    def __init__(self, sample: Sample) -> None:
+        self.sample = sample
+        self._grounded: dict[str, list[Match]] = {}
+
+    @cached_property
+    def graph(self) -> ReferenceGraph:
+        return ReferenceGraph.from_scene_graph(self.sample.scene_graph,
+                                               extra=[tuple(t) for t in self.sample.gold_triplets])  # type: ignore[misc]
+
+    def _ground(self, name: str) -> list[Match]:
+        if name not in self._grounded:
+            self._grounded[name] = _GROUNDER.ground(name, self.graph)
+        return self._grounded[name]
+
+    def holds(self, subj: str, pred: str, obj: str, subject_attributes: Sequence[str] = (),
+              object_attributes: Sequence[str] = ()) -> bool:
+        """Whether "the <subject_attributes> <subj> <pred> the <object_attributes> <obj>" is true of some pair of
+        objects the sentence can mean (``instances_fitting``: "the red cube" is the red one; no adjective, any)."""
+        subjects, objects = self._ground(subj), self._ground(obj)
+        if not subjects or not objects:
+            return False
+        return edge_support(self.graph, [m.index for m in subjects], parse_predicate(pred), [m.index for m in objects],
+                            instances_fitting(subjects, subject_attributes),
+                            instances_fitting(objects, object_attributes)).supported
 
 
 # Adjectives in the order English puts them before a noun ("the small red metal cube").
@@ -210,7 +240,8 @@ def _adjective_rank(attr: str) -> int:
 def referring_attributes(obj: SceneObject, graph: SceneGraph) -> tuple[str, ...]:
     """The fewest of ``obj``'s attributes that tell it from the other objects of its name, as a describer
     would say them ("the red cube" beside a blue one); () when its name is its own, or when no attributes tell
-    it apart (two identical towers: the name is then ambiguous, and ``_holds`` checks every pair it can mean).
+    it apart (two identical towers: the name is then ambiguous, and ``SceneTruth.holds`` checks every pair it can
+    mean).
 
     A colour is tried first, then size, then the rest, in adjective order.
     """
@@ -227,13 +258,6 @@ def referring_attributes(obj: SceneObject, graph: SceneGraph) -> tuple[str, ...]
     return ()
 
 
-def _denoted(graph: SceneGraph, name: str, attributes: Sequence[str]) -> set[str]:
-    """The ids of the objects "the <attributes> <name>" can mean."""
-    key = normalize_name(name)
-    return {o.id for o in graph.objects if normalize_name(o.name) == key
-            and set(attributes) <= {a.strip().lower() for a in o.attributes}}
-
-
 def _is_object(name: str, annotated: set[str]) -> bool:
     """Whether a triplet end names a thing one could see: an object the scene graph's annotators listed
     (``annotated``, normalised names), else not an adjective ("large"), a number, a noun the lexicon
@@ -245,30 +269,21 @@ def _is_object(name: str, annotated: set[str]) -> bool:
         count_of(name) is None and not is_adjective_only(name) and is_visual_noun(name) is not False
 
 
-def _false_predicate(subj: str, pred: str, obj: str, triplets: Sequence[tuple[str, str, str]],
-                     rng: random.Random) -> str | None:
-    """A predicate for (subj, ?, obj) that no triplet between the two supports; None if none is left.
+def _false_predicate(pred: str, holds: "Callable[[str], bool]", rng: random.Random) -> str | None:
+    """A predicate to say instead of ``pred`` that ``holds`` (``SceneTruth.holds`` of the triplet's two ends)
+    finds false; None if none is left.
 
-    The swap table's contrary comes first, then the fallbacks in random order. A candidate is refused when
-    a triplet between the same two names entails it ("on" for "piled on", "next to" for "carrying"), or,
-    written the other way round, entails its inverse ("under" for "(desk, on, book)"), or is a verb (Tri-HE's
-    GQA triplets write "(shirt, wearing, man)" backwards): the graph would support it, and it would be no error.
+    The swap table's contrary comes first, then the fallbacks in random order (shuffled whether or not they are
+    needed, so the draws that follow do not depend on the graph). A candidate the graph supports ("on" for
+    "piled on", "under" for "(desk, on, book)" read the other way round, "holding" for Tri-HE's backwards
+    "(kite, holding, boy)") would be no error, and is refused.
     """
-    s_name, o_name = normalize_name(subj), normalize_name(obj)
-    forward = [parse_predicate(pred)] + [parse_predicate(p) for s, p, o in triplets
-                                         if (normalize_name(s), normalize_name(o)) == (s_name, o_name)]
-    backward = [parse_predicate(p) for s, p, o in triplets if (normalize_name(s), normalize_name(o)) == (o_name, s_name)]
     fallbacks = [p for p in FALLBACK_RELATIONS if p != pred]
     rng.shuffle(fallbacks)
     swap = RELATION_SWAPS.get(pred)
     for candidate in ([swap] if swap else []) + fallbacks:
-        claim = parse_predicate(candidate)
-        flipped = inverse(claim)
-        if any(entails(e, claim) for e in forward) or any(
-                (flipped is not None and entails(e, flipped)) or (e.verb is not None and entails(e, claim))
-                for e in backward):
-            continue
-        return candidate
+        if not holds(candidate):
+            return candidate
     return None
 
 
@@ -354,15 +369,15 @@ def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple
         t.add(". ")
 
     by_id = graph.object_by_id()
+    truth = SceneTruth(sample)
     for rel in graph.relations[:MAX_RELATIONS]:
         s_obj, o_obj, pred = by_id[rel.subject], by_id[rel.object], rel.predicate
         subj, obj = s_obj.name, o_obj.name
         # Where a name is shared ("cube" twice), the sentence says which one, as a describer would.
         s_attrs, o_attrs = referring_attributes(s_obj, graph), referring_attributes(o_obj, graph)
-        ends = _denoted(graph, subj, s_attrs), _denoted(graph, obj, o_attrs)
         wrong = None
         if _inject(options, rng, "relation"):
-            wrong = _wrong_predicate(pred, rng, lambda p: _holds(graph, ends[0], p, ends[1]))
+            wrong = _wrong_predicate(pred, rng, lambda p: truth.holds(subj, p, obj, s_attrs, o_attrs))
         said = wrong or pred
         span = _relation_sentence(t, subj, said, obj, s_attrs, o_attrs)
         qualifiers = [list(s_attrs), list(o_attrs)] if s_attrs or o_attrs else None
@@ -391,7 +406,7 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
         return t.text, {"injected": injected, "stated": stated, "probe": options.label()}
     answer = str(sample.answer or "").strip().rstrip(".")
     in_answer = False  # the first triplet the answer spells out is corrupted inside the answer itself
-    known = list(sample.scene_graph.triplets()) + [tuple(t) for t in sample.gold_triplets]
+    truth = SceneTruth(sample)
     # The graph's own objects, not the triplet ends an importer added to it (Tri-HE: ``meta["added_objects"]``).
     added = {normalize_name(n) for n in sample.meta.get("added_objects", ())}
     annotated = {normalize_name(n) for n in sample.scene_graph.object_names()} - added
@@ -400,7 +415,7 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
         # (Tri-HE §3.1): a triplet whose end is no object ("(stadium, size, large)") has no relation to get
         # wrong, and a swap the graph supports would be no error at all.
         ends_are_objects = _is_object(subj, annotated) and _is_object(obj, annotated)
-        false_pred = _false_predicate(subj, pred, obj, known, rng) if ends_are_objects else None
+        false_pred = _false_predicate(pred, lambda p: truth.holds(subj, p, obj), rng) if ends_are_objects else None
         wrong_relation = _inject(options, rng, "relation") and false_pred is not None
         wrong_object = not wrong_relation and _inject(options, rng, "object")
         said_pred = false_pred if wrong_relation and false_pred else pred
