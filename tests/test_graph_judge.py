@@ -98,6 +98,8 @@ def test_lexicon_forms_and_predicates():
     assert noun_phrase(2, "glasses") == "two pairs of glasses" and noun_phrase(1, "grass") == "grass"
     assert entails(parse_predicate("sitting on"), parse_predicate("on"))
     assert not entails(parse_predicate("on"), parse_predicate("under"))
+    assert entails(parse_predicate("sitting on"), parse_predicate("next to"))  # touching is near
+    assert not entails(parse_predicate("are"), parse_predicate("next to"))  # "(lambs, are, small sheep)" places nothing
     assert inverse(parse_predicate("to the left of")) == parse_predicate("right of")
     assert attributes_conflict("red", "blue") and not attributes_conflict("tall", "wide")
 

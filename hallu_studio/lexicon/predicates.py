@@ -245,8 +245,10 @@ def entails(edge: Predicate, claim: Predicate) -> bool:
     if claim.verb is None and edge.verb is not None and edge.verb == "wear" and claim.prep in ("with", "in"):
         return True  # "a man in an apron", "a man with a hat": what he wears
     if claim.verb is None:
-        # A less specific claim: "on" from "sitting on"; "near" from anything that touches or faces it.
-        return claim.prep == edge.prep or (claim.prep == "near" and edge.prep not in ("far from", "outside"))
+        # A less specific claim: "on" from "sitting on"; "near" from anything that touches or faces it. A copula
+        # edge ("(lambs, are, small sheep)") says what a thing is, not where: it places nothing near anything.
+        return claim.prep == edge.prep or (claim.prep == "near" and not edge.copula
+                                           and edge.prep not in ("far from", "outside"))
     if claim.verb == edge.verb:
         return claim.prep is None or edge.prep is None or claim.prep == edge.prep
     if claim.verb in PLACEMENT_VERBS and edge.verb is None:
