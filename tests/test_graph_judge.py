@@ -229,3 +229,15 @@ def test_a_thing_given_a_colour_is_seen_even_when_its_noun_is_first_a_notion():
     ref = JudgeReference(objects=["sign", "logo"], triplets=[("sign", "is", "blue")])
     got = SceneGraphAlignmentJudge().judge([("sign", "is", "gray"), ("sign", "is", "blue"), ("logo", "is", "red")], ref)
     assert [j.verdict for j in got] == ["relation", "supported", "unverifiable"]
+
+
+def test_a_noun_the_reference_holds_is_a_thing_in_the_picture():
+    # WordNet's first senses of "word" and "sign" are abstract; the reference names them as things in the picture.
+    ref = JudgeReference(triplets=[("word", "on", "sweatshirt"), ("sign", "on", "wall")],
+                         objects=["word", "sweatshirt", "sign", "wall", "man"])
+    judge = SceneGraphAlignmentJudge()
+    swapped, sign, abstract, kind_of = judge.judge([("word", "under", "sweatshirt"), ("sign", "under", "wall"),
+                                                    ("man", "enjoying", "quality"), ("man", "enjoying", "symbol")], ref)
+    assert (swapped.verdict, sign.verdict) == ("relation", "relation") and "conflicting edge" in swapped.reason
+    assert abstract.verdict == "inference"  # a noun no one sees, which the reference does not hold
+    assert kind_of.verdict == "inference"  # a kind the held "sign" belongs to is not the sign itself

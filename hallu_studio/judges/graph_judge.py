@@ -47,7 +47,7 @@ a synonym of sofa, edge "on"); (dog, under, sofa) → relation (edge "on" confli
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -254,7 +254,8 @@ class SceneGraphAlignmentJudge:
             return self._exists(claim, s, graph)
         p, o = fold_preposition(p, o)
         pred = parse_predicate(p)
-        if self._is_inference(s, p, pred, o):
+        if self._is_inference(s, p, pred, o, lambda name: any(m.how in ("lemma", "synonym")
+                                                              for m in self.grounder.ground(name, graph))):
             subjects, objects = self.grounder.ground(s, graph), self.grounder.ground(o, graph)
             if subjects and objects and not pred.copula:
                 support = edge_support(graph, [m.index for m in subjects], pred, [m.index for m in objects])
@@ -299,7 +300,10 @@ class SceneGraphAlignmentJudge:
         return self._relation(claim, subjects, pred, objects, graph, reference, qualifiers)
 
     @staticmethod
-    def _is_inference(s: str, p: str, pred: Predicate, o: str) -> bool:
+    def _is_inference(s: str, p: str, pred: Predicate, o: str, held: Callable[[str], bool]) -> bool:
+        """Whether a claim is about what is not seen: an inferring or causal predicate, or an end no one can see.
+        ``held(name)``: whether the reference holds that very noun (by lemma or synonym; a kind of it or an
+        embedding neighbour says nothing of it) as a thing in the picture."""
         words = p.lower().split()
         if p.lower().strip() in INFERENCE_PREDICATES or (pred.verb and pred.verb in INFERENCE_PREDICATES):
             return True
@@ -309,8 +313,10 @@ class SceneGraphAlignmentJudge:
         # signboard, though "sign" is first a token of something (WordNet's first senses are all communication).
         if pred.copula and attribute_family(o) in _SEEN_FAMILIES:
             return False
-        # A noun no one can see ("quality", "likelihood", "summer") at either end; attributes are judged as such.
-        return any(is_visual_noun(x) is False and attribute_family(x) is None and count_of(x) is None
+        # A noun no one can see ("quality", "likelihood", "summer") at either end; attributes are judged as such. A
+        # noun the reference holds is a thing in the picture, whatever WordNet's first senses say ("the word under
+        # the sweatshirt", "the water under the flame", "the sign on the wall").
+        return any(is_visual_noun(x) is False and attribute_family(x) is None and count_of(x) is None and not held(x)
                    for x in (s, o) if not pred.copula or x is s)
 
     def _exists(self, claim: Triplet, name: str, graph: ReferenceGraph) -> TripletJudgement:
