@@ -350,6 +350,21 @@ def counted(matches: Sequence[Match]) -> int:
     return sum(max(x.node.multiplicity for x in g) for g in groups)
 
 
+def stated_counts(counts: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """How many of each thing a text says there are, by normalised name: the largest number it states for a
+    name ("two screens ... the screen on the right": two, the one is one of them).
+
+    >>> stated_counts([("screens", 2), ("screen", 1), ("dragon", 3), ("", 4)])
+    {'screen': 2, 'dragon': 3}
+    """
+    out: dict[str, int] = {}
+    for name, n in counts:
+        key = normalize_name(name)
+        if key:
+            out[key] = max(out.get(key, 0), int(n))
+    return out
+
+
 def attribute_support(matches: Sequence[Match], attr: str) -> AttributeSupport:
     """The grounded nodes' attributes that agree or conflict with ``attr``; neither: the graph is silent."""
     held = sorted({a for m in matches for a in m.node.attributes})

@@ -35,7 +35,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ..grounding import Grounder, Match, ReferenceGraph, attribute_support, counted, edge_support, instances_fitting
+from ..grounding import (Grounder, Match, ReferenceGraph, attribute_support, counted, edge_support, instances_fitting,
+                         stated_counts)
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.predicates import parse_predicate
@@ -53,7 +54,8 @@ class _Reference:
         objects = [c.parts[0] for c in reference if c.kind == "object"]
         attributes = [(c.parts[0], c.parts[1]) for c in reference if c.kind == "attribute"]
         triplets = [(c.parts[0], c.parts[1], c.parts[2]) for c in reference if c.kind == "relation"]
-        counts = {c.parts[0]: int(c.parts[1]) for c in reference if c.kind == "count" and c.parts[1].isdigit()}
+        counts = stated_counts((c.parts[0], int(c.parts[1])) for c in reference
+                               if c.kind == "count" and c.parts[1].isdigit())
         if scene_graph is not None and not scene_graph.is_empty():
             # The reference concepts are this graph's: built from it, the graph keeps which objects each edge joins.
             self.graph = g = ReferenceGraph.from_scene_graph(scene_graph)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..judges.base import (CAPTION_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE, HALLUCINATION_VERDICTS,
                            JudgeReference, Triplet, TripletJudge)
 from ..extraction.spans import sentence_spans, speculative_spans
+from ..grounding import stated_counts
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import normalize_name, number_word
 from ..lexicon.nouns import is_adjective_only
@@ -109,9 +110,7 @@ def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) 
     "reference caption"."""
     triplets: list[Triplet] = [(r.subject, r.predicate, r.object) for r in concepts.relations]
     triplets += [(a.object, ATTRIBUTE_PREDICATE, a.attribute) for a in concepts.attributes]
-    counts: dict[str, int] = {}
-    for c in concepts.counts:
-        counts.setdefault(c.object, c.count)
+    counts = stated_counts((c.object, c.count) for c in concepts.counts)
     return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=list(dict.fromkeys(o.name for o in
                                                                                              concepts.objects)),
                           question=sample.question if sample else None, answer=sample.answer if sample else None,

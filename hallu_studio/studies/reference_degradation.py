@@ -49,7 +49,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from ..grounding import Grounder, ReferenceGraph, attribute_support, counted, edge_support
+from ..grounding import Grounder, ReferenceGraph, attribute_support, counted, edge_support, stated_counts
 from ..lexicon.attributes import FAMILIES, attribute_family, same_attribute
 from ..lexicon.forms import is_countable, normalize_name, noun_phrase, number_word
 from ..lexicon.predicates import contrary_preposition, parse_predicate
@@ -103,7 +103,7 @@ class Degradation:
 
 def reference_graph(reference: ConceptSet) -> tuple[ReferenceGraph, dict[str, int]]:
     """The reference concepts as a graph, and the counts the reference states (normalised name -> n)."""
-    counts = {normalize_name(c.object): c.count for c in reference.counts if normalize_name(c.object)}
+    counts = stated_counts((c.object, c.count) for c in reference.counts)
     graph = ReferenceGraph.from_triplets([o.name for o in reference.objects],
                                          [(r.subject, r.predicate, r.object) for r in reference.relations],
                                          [(a.object, a.attribute) for a in reference.attributes], counts)
@@ -112,6 +112,13 @@ def reference_graph(reference: ConceptSet) -> tuple[ReferenceGraph, dict[str, in
 
 def _colour_classes_of(words: Sequence[str]) -> set[int]:
     return {i for i, cls in enumerate(_COLOUR_CLASSES) for w in words if any(same_attribute(w, c) for c in cls)}
+
+
+def _as_in(caption: str, name: str) -> str:
+    """``name`` cased as the caption writes it ("John Deere model", not "john deere model", which the parser
+    cannot read back), else as it is."""
+    m = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", caption, re.IGNORECASE)
+    return m.group(0) if m else name
 
 
 def _as_written(old: str, new: str) -> str:
@@ -163,7 +170,7 @@ def degrade(caption: str, said: ConceptSet, reference: ConceptSet, rng: random.R
             held = node_colours(indices)
             if held and name not in coloured:
                 new = wrong_colour(held)
-                out.edits["colours changed"].append(Edit(end, end, _sentence(f"the {name} is {new}"),
+                out.edits["colours changed"].append(Edit(end, end, _sentence(f"the {_as_in(caption, name)} is {new}"),
                                                          f"({name}, none -> {new})",
                                                          f"{name} is {', '.join(held)}", "stated"))
                 break
@@ -187,8 +194,8 @@ def degrade(caption: str, said: ConceptSet, reference: ConceptSet, rng: random.R
             found = [m for m in grounder.ground(name, graph) if m.index in indices]
             if any(m.node.name in counts for m in found) and name not in said_counts and is_countable(name):
                 n = counted(found) + 1
-                out.edits["counts changed"].append(Edit(end, end, _sentence(f"there are {noun_phrase(n, name)} "
-                                                                            "in the image"),
+                written = noun_phrase(n, _as_in(caption, name))
+                out.edits["counts changed"].append(Edit(end, end, _sentence(f"there are {written} in the image"),
                                                         f"({name}, none -> {n})", f"{n - 1} {name}", "stated"))
                 break
 
