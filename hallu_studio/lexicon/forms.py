@@ -30,7 +30,7 @@ _INVARIANT = frozenset({"species", "series", "sheep", "deer", "fish", "aircraft"
                         "bison", "salmon", "trout", "shrimp", "swiss", "chassis", "corps", "headquarters"})
 # Plurals with no "-s" that WordNet also lists as nouns of their own, so nothing above reads them as plural.
 _UNMARKED_PLURALS = frozenset({"people", "police", "cattle"})
-# The one whose singular is another word: WordNet files "people" as a group, and persons are what it counts.
+# The one whose singular is another word: "people" counts persons (WordNet files the word itself under groups).
 UNMARKED_PLURAL_OF: dict[str, str] = {"people": "person"}
 _NOUN_SUFFIXES: tuple[tuple[str, str], ...] = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
                                                ("shes", "sh"), ("men", "man"), ("ies", "y"), ("ves", "f"),
@@ -46,6 +46,8 @@ _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 def singular(word: str) -> str:
     """The singular of one lower-case noun; plural-only nouns ("glasses", "jeans") stay as they are."""
     w = word.strip().lower()
+    if w in UNMARKED_PLURAL_OF:
+        return UNMARKED_PLURAL_OF[w]
     if len(w) <= 2 or w in PLURAL_ONLY_NOUNS or w in _INVARIANT or w in MASS_NOUNS:
         return w
     wn = load_wordnet()

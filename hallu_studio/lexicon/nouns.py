@@ -8,7 +8,7 @@ cannot confirm) or None.
 
 >>> relation("dogs", "dog"), relation("animal", "dog"), relation("couch", "sofa"), relation("cat", "dog")
 ('same', 'general', 'same', None)
->>> relation("people", "boy"), relation("girl", "people")  # persons, as WordNet files them
+>>> relation("people", "boy"), relation("girl", "people")  # "people" is persons (``forms.singular``)
 ('general', 'specific')
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .attributes import attribute_family
-from .forms import UNMARKED_PLURAL_OF, head_noun, normalize_name
+from .forms import head_noun, normalize_name
 from .wordnet import load_wordnet
 from .words import (ABSTRACT_LEXNAMES, FRAMING_NOUNS, MASS_NOUNS, NON_VISUAL_LEXNAMES, VISIBLE_ABSTRACT_NOUNS,
                     VISUAL_LEXNAMES)
@@ -96,12 +96,6 @@ def relation(claim: str, node: str) -> str | None:
         return "general"
     if c_head == n_head and len(c_full.split()) > 1 and len(n_full.split()) > 1:
         return "same"
-    # "people" counts persons: WordNet files the word under groups, so its kinds are looked up as "person".
-    c_full, c_head, n_full, n_head = (UNMARKED_PLURAL_OF.get(w, w) for w in (c_full, c_head, n_full, n_head))
-    return _by_wordnet(c_full, c_head, n_full, n_head)
-
-
-def _by_wordnet(c_full: str, c_head: str, n_full: str, n_head: str) -> str | None:
     wn = load_wordnet()
     if wn is None:
         return None
