@@ -33,6 +33,8 @@ def settings_html(ctx: AppContext) -> str:
         {"setting": "Tri-HE top-k", "value": s.scoring.trihe_top_k},
         {"setting": "NLI threshold", "value": s.scoring.nli_threshold},
         {"setting": "HalFscore matching threshold", "value": s.scoring.halfscore_match_threshold},
+        {"setting": "EMD ground cost / empty side", "value": f"{s.scoring.emd_ground_cost} / {s.scoring.emd_empty_side}"},
+        {"setting": "graph judge on silence", "value": s.scoring.trihe_unverifiable},
         {"setting": "Detect-then-Calibrate α / λ / γ",
          "value": f"{s.decoding.dtc_alpha} / {s.decoding.dtc_lambda} / {s.decoding.dtc_gamma}"},
         {"setting": "scoring key of these settings", "value": s.scoring_key()},
