@@ -58,6 +58,8 @@ ALLOWED = {
     ("tabs/settings.py", "s.scoring.reviser"): "a settings_html row: records_table_html escapes it",
     ("tabs/settings.py", "s.scoring.trihe_judge"): "a settings_html row: records_table_html escapes it",
     ("tabs/settings.py", "s.scoring.halfscore_matcher"): "a settings_html row: records_table_html escapes it",
+    ("tabs/settings.py", "s.scoring.emd_ground_cost"): "a settings_html row: records_table_html escapes it",
+    ("tabs/settings.py", "s.scoring.emd_empty_side"): "a settings_html row: records_table_html escapes it",
     ("tabs/settings.py", "s.decoding.dtc_alpha"): "a settings_html row: records_table_html escapes it",
     ("tabs/settings.py", "s.decoding.dtc_gamma"): "a settings_html row: records_table_html escapes it",
     ("tabs/settings.py", "s.decoding.dtc_lambda"): "a settings_html row: records_table_html escapes it",
