@@ -37,7 +37,7 @@ puppy -> dog (hyponym): 0 to "Object: dog"; couch -> sofa (synonym): 0 to "Objec
 ...                  [RelationConcept("dog", "on", "sofa")], [CountConcept("dog", 2)])
 >>> said = ConceptSet([ObjectConcept("puppy"), ObjectConcept("couch")], [AttributeConcept("couch", "green")],
 ...                   [RelationConcept("puppy", "under", "couch")])
->>> g = grounded_concepts(ref, said, None, GraphConceptMatcher())
+>>> g = grounded_concepts(reference_list(ref, None), said, None, GraphConceptMatcher())
 >>> [phrase(c) for c in g.reference["attribute"]], [phrase(c) for c in g.response["attribute"]]
 (['Attribute of sofa: red', 'Attribute of dog: two'], ['Attribute of couch: green'])
 >>> g.decided["object"].tolist(), g.decided["attribute"].tolist(), g.decided["relation"].tolist()
@@ -117,12 +117,11 @@ def _by_type(concepts: Sequence[Concept]) -> dict[str, list[Concept]]:
     return out
 
 
-def grounded_concepts(reference: ConceptSet | list[Concept], response: ConceptSet, scene_graph: SceneGraph | None,
+def grounded_concepts(ref_list: list[Concept], response: ConceptSet, scene_graph: SceneGraph | None,
                       matcher: GraphConceptMatcher) -> GroundedConcepts:
     """The concepts of both sides and the costs the graph matcher decides (see the module docstring).
-    ``reference``: its concept set, or that set's ``reference_list`` when the caller keeps it per sample."""
+    ``ref_list``: the reference's ``reference_list`` (the caller keeps it per sample)."""
     graph = scene_graph if scene_graph is not None and not scene_graph.is_empty() else None
-    ref_list = reference if isinstance(reference, list) else reference_list(reference, graph)
     resp_list = concept_list(response)
     outcome = matcher.match(resp_list, ref_list, scene_graph=graph) if ref_list and resp_list else MatchOutcome()
     ref, resp = _by_type(ref_list), _by_type(resp_list)
