@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 import networkx as nx
 
@@ -254,6 +254,31 @@ class ConceptSet:
         return len(self.objects) + len(self.attributes) + len(self.relations)
 
     @classmethod
+    def union(cls, sets: Sequence["ConceptSet"]) -> "ConceptSet":
+        """Every concept of several sets once (the first's span kept): what several captions of one image say.
+
+        >>> a = ConceptSet(objects=[ObjectConcept("man")], counts=[CountConcept("dog", 2)])
+        >>> b = ConceptSet(objects=[ObjectConcept("man"), ObjectConcept("moped")], counts=[CountConcept("dog", 3)])
+        >>> u = ConceptSet.union([a, b]); [o.name for o in u.objects], [(c.object, c.count) for c in u.counts]
+        (['man', 'moped'], [('dog', 2), ('dog', 3)])
+        """
+        if len(sets) == 1:
+            return sets[0]
+
+        def once(items: Iterable[Any], key: Callable[[Any], Any]) -> list[Any]:
+            seen: dict[Any, Any] = {}
+            for item in items:
+                seen.setdefault(key(item), item)
+            return list(seen.values())
+
+        return cls(objects=once((o for s in sets for o in s.objects), lambda o: o.name),
+                   attributes=once((a for s in sets for a in s.attributes), lambda a: (a.object, a.attribute)),
+                   relations=once((r for s in sets for r in s.relations),
+                                  lambda r: (r.subject, r.predicate, r.object, r.subject_attributes,
+                                             r.object_attributes)),
+                   counts=once((c for s in sets for c in s.counts), lambda c: (c.object, c.count)))
+
+    @classmethod
     def from_scene_graph(cls, graph: SceneGraph) -> "ConceptSet":
         return cls(
             objects=[ObjectConcept(n) for n in graph.object_names()],
@@ -351,10 +376,47 @@ class Sample:
     answer: str | None = None  # gold answer / label (MCQ: the letter, Y/N: yes|no)
     gold_triplets: list[tuple[str, str, str]] = field(default_factory=list)
     relation_category: str | None = None  # perception | cognition (Reefknot)
-    reference_text: str | None = None  # dense human caption (DCI / HalFscore)
+    # Human captions of the image: one dense caption (DCI / HalFscore) or several short ones (COCO's five). Either
+    # way open-world: what they do not mention may still be in the picture.
+    reference_text: str | list[str] | None = None
+    # The names of the objects in the image, complete within ``reference_vocabulary`` (COCO's instance
+    # annotations: "coco-80", or a list of category names): inside it a missing object is absent, outside it the
+    # list says nothing. None: no object list.
+    reference_objects: list[str] | None = None
+    reference_vocabulary: str | list[str] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def reference_captions(self) -> list[str]:
+        """The human captions as a list (empty when there are none)."""
+        texts = [self.reference_text] if isinstance(self.reference_text, str) else list(self.reference_text or [])
+        return [t for t in texts if t.strip()]
+
     def __post_init__(self) -> None:
+        if isinstance(self.reference_text, (list, tuple)):
+            if not all(isinstance(t, str) for t in self.reference_text):
+                raise ValidationError(f"sample {self.id}: reference_text must be a string or a list of strings")
+            self.reference_text = [t.strip() for t in self.reference_text if t.strip()] or None
+        elif self.reference_text is not None and not isinstance(self.reference_text, str):
+            raise ValidationError(f"sample {self.id}: reference_text must be a string or a list of strings, "
+                                  f"got {type(self.reference_text).__name__}")
+        if self.reference_objects is not None:
+            if not isinstance(self.reference_objects, (list, tuple)) or not all(
+                    isinstance(o, str) for o in self.reference_objects):
+                raise ValidationError(f"sample {self.id}: reference_objects must be a list of object names")
+            self.reference_objects = [o.strip() for o in self.reference_objects if o.strip()]
+        if self.reference_vocabulary is not None:
+            from .lexicon.vocabularies import vocabulary
+
+            if self.reference_objects is None:
+                raise ValidationError(f"sample {self.id}: reference_vocabulary names what reference_objects is "
+                                      "complete for, and there is no reference_objects")
+            if isinstance(self.reference_vocabulary, (list, tuple)):
+                self.reference_vocabulary = [str(v) for v in self.reference_vocabulary]
+            try:
+                vocabulary(self.reference_vocabulary)
+            except ValueError as exc:
+                raise ValidationError(f"sample {self.id}: reference_vocabulary: {exc}") from exc
         if self.task not in TASKS:
             raise ValidationError(f"sample {self.id}: task must be one of {TASKS}, got {self.task!r}")
         if self.relation_category is not None and self.relation_category not in RELATION_CATEGORIES:
@@ -460,6 +522,7 @@ class Score:
     undefined_reason: str | None = None
 
 
+APP_SOURCE = "app"  # ``HumanEvent.source`` of what this studio's own annotators enter
 EVENT_KINDS: tuple[str, ...] = ("rating", "correction", "revision_review", "note", "preference", "undo")
 
 
@@ -476,8 +539,15 @@ class HumanEvent:
     undoes: int | None = None
     id: int | None = None
     created_at: str | None = None
+    # Where the judgement was made: "app" (an annotator in this studio), else the named outside source it was
+    # imported from (a published human study, a crowd task), which is never mixed with the app's annotators.
+    source: str = APP_SOURCE
+    # How it was made (the annotation mode, the study it belongs to ...), as the recording code says.
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not str(self.source).strip():
+            raise ValidationError("event needs a source (\"app\" for this studio's annotators)")
         if self.kind not in EVENT_KINDS:
             raise ValidationError(f"event kind must be one of {EVENT_KINDS}, got {self.kind!r}")
         if not str(self.annotator).strip():

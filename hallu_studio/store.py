@@ -28,6 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from .model import (
+    APP_SOURCE,
     Benchmark,
     HumanEvent,
     Response,
@@ -142,6 +143,15 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         """CREATE TABLE score_stats (
             response_id VARCHAR NOT NULL, metric VARCHAR NOT NULL, config_key VARCHAR NOT NULL, stats VARCHAR,
             PRIMARY KEY (response_id, metric, config_key))""",
+    ]),
+    # References as real benchmarks have them (several captions, an object list complete within a vocabulary),
+    # and where a human judgement comes from (this studio's annotators, or an outside study) and how it was made.
+    (3, [
+        "ALTER TABLE samples ADD COLUMN reference_texts VARCHAR",  # JSON list, where there are several captions
+        "ALTER TABLE samples ADD COLUMN reference_objects VARCHAR",  # JSON list of names
+        "ALTER TABLE samples ADD COLUMN reference_vocabulary VARCHAR",  # JSON: a vocabulary's name or a name list
+        "ALTER TABLE events ADD COLUMN source VARCHAR DEFAULT 'app'",
+        "ALTER TABLE events ADD COLUMN meta VARCHAR",
     ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -396,7 +406,8 @@ class Store:
 
     _SAMPLE_SCHEMA = pa.schema([(n, pa.string()) for n in (
         "id", "benchmark", "image_key", "image_sha256", "task", "domain", "source_kind", "scene_graph_key",
-        "question", "options", "answer", "gold_triplets", "relation_category", "reference_text", "meta")])
+        "question", "options", "answer", "gold_triplets", "relation_category", "reference_text", "meta",
+        "reference_texts", "reference_objects", "reference_vocabulary")])
     _IMAGE_SCHEMA = pa.schema([("sha256", pa.string()), ("mime", pa.string()), ("width", pa.int32()),
                                ("height", pa.int32()), ("data", pa.binary())])
     _GRAPH_SCHEMA = pa.schema([("key", pa.string()), ("graph", pa.string())])
@@ -418,7 +429,11 @@ class Store:
                 "task": s.task, "domain": s.domain, "source_kind": s.source_kind, "scene_graph_key": gkey,
                 "question": s.question, "options": _dumps(s.options), "answer": s.answer,
                 "gold_triplets": _dumps([list(t) for t in s.gold_triplets]),
-                "relation_category": s.relation_category, "reference_text": s.reference_text,
+                "relation_category": s.relation_category,
+                # One caption keeps the column it always had; several go to their own (a JSON list).
+                "reference_text": s.reference_text if isinstance(s.reference_text, str) else None,
+                "reference_texts": _dumps(s.reference_text) if isinstance(s.reference_text, list) else None,
+                "reference_objects": _dumps(s.reference_objects), "reference_vocabulary": _dumps(s.reference_vocabulary),
                 "meta": _dumps(s.meta)})
         image_rows = [{"sha256": sha, "mime": mime, "width": w, "height": h, "data": data}
                       for sha, mime, w, h, data in images]
@@ -456,8 +471,10 @@ class Store:
             scene_graph=SceneGraph.from_dict(_loads(r["graph"])), question=r["question"],
             options=_loads(r["options"], []), answer=r["answer"],
             gold_triplets=[tuple(t) for t in _loads(r["gold_triplets"], [])],
-            relation_category=r["relation_category"], reference_text=r["reference_text"],
-            meta=_loads(r["meta"], {}))
+            relation_category=r["relation_category"],
+            reference_text=_loads(r["reference_texts"]) if r.get("reference_texts") else r["reference_text"],
+            reference_objects=_loads(r.get("reference_objects")),
+            reference_vocabulary=_loads(r.get("reference_vocabulary")), meta=_loads(r["meta"], {}))
 
     def get_sample(self, sample_id: str) -> Sample | None:
         rows = self._dicts(self._SAMPLE_SELECT + " WHERE s.id = ?", [sample_id])
@@ -541,18 +558,20 @@ class Store:
             mapping: dict[int, int] = {}
             for e in events:
                 undoes = mapping.get(e.undoes, e.undoes) if e.undoes is not None else None
-                params = [e.annotator, e.kind, e.response_id, e.target, _dumps(e.value), undoes, e.created_at]
+                params = [e.annotator, e.kind, e.response_id, e.target, _dumps(e.value), undoes, e.created_at,
+                          e.source]
                 same = cur.execute(
                     "SELECT id FROM events WHERE annotator = ? AND kind = ? AND response_id IS NOT DISTINCT FROM ? "
                     "AND target IS NOT DISTINCT FROM ? AND value IS NOT DISTINCT FROM ? "
-                    "AND undoes IS NOT DISTINCT FROM ? AND created_at = CAST(? AS TIMESTAMP)", params).fetchall()
+                    "AND undoes IS NOT DISTINCT FROM ? AND created_at = CAST(? AS TIMESTAMP) "
+                    "AND source IS NOT DISTINCT FROM ?", params).fetchall()
                 if same:
                     new_id = int(same[0][0])
                 else:
                     new_id = int(cur.execute(
-                        "INSERT INTO events (annotator, kind, response_id, target, value, undoes, created_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?, COALESCE(CAST(? AS TIMESTAMP), current_timestamp)) RETURNING id",
-                        params).fetchall()[0][0])
+                        "INSERT INTO events (annotator, kind, response_id, target, value, undoes, created_at, source, "
+                        "meta) VALUES (?, ?, ?, ?, ?, ?, COALESCE(CAST(? AS TIMESTAMP), current_timestamp), ?, ?) "
+                        "RETURNING id", params + [_dumps(e.meta or None)]).fetchall()[0][0])
                 if e.id is not None:
                     mapping[e.id] = new_id
             return mapping
@@ -812,10 +831,10 @@ class Store:
                 if owner[0] != event.annotator:
                     raise StoreError(f"{event.annotator!r} cannot undo event {event.undoes} of {owner[0]!r}")
             row = cur.execute(
-                "INSERT INTO events (annotator, kind, response_id, target, value, undoes) VALUES (?, ?, ?, ?, ?, ?) "
-                "RETURNING id",
+                "INSERT INTO events (annotator, kind, response_id, target, value, undoes, source, meta) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 [event.annotator, event.kind, event.response_id, event.target, _dumps(event.value),
-                 event.undoes]).fetchall()[0]
+                 event.undoes, event.source, _dumps(event.meta or None)]).fetchall()[0]
             return int(row[0])
         return self._write(write)
 
@@ -828,7 +847,8 @@ class Store:
     def _event_from_row(r: dict[str, Any]) -> HumanEvent:
         return HumanEvent(annotator=r["annotator"], kind=r["kind"], response_id=r["response_id"],
                           value=_loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
-                          created_at=str(r["created_at"]))
+                          created_at=str(r["created_at"]), source=r.get("source") or APP_SOURCE,
+                          meta=_loads(r.get("meta"), {}))
 
     def undo_latest_event(self, annotator: str, response_id: str | None = None) -> int | None:
         """Append an undo of ``annotator``'s latest event not yet undone (on ``response_id`` if given).
@@ -855,7 +875,8 @@ class Store:
         return self._write(write)
 
     _NEW_EVENT_SCHEMA = pa.schema([(n, pa.string()) for n in (
-        "annotator", "kind", "response_id", "target", "value")] + [("undoes", pa.int64())])
+        "annotator", "kind", "response_id", "target", "value")] + [("undoes", pa.int64())] + [
+        (n, pa.string()) for n in ("source", "meta")])
 
     def append_events(self, events: Sequence[HumanEvent]) -> int:
         """Append many new events in ONE transaction, in order (Arrow bulk insert; ids and times are new).
@@ -864,7 +885,8 @@ class Store:
         large batches of fresh input (e.g. a benchmark's 100k ratings). Returns how many were added.
         """
         rows = [{"annotator": e.annotator, "kind": e.kind, "response_id": e.response_id, "target": e.target,
-                 "value": _dumps(e.value), "undoes": e.undoes} for e in events]
+                 "value": _dumps(e.value), "undoes": e.undoes, "source": e.source, "meta": _dumps(e.meta or None)}
+                for e in events]
         return self._write(lambda cur: self._bulk_insert(cur, "events", rows, self._NEW_EVENT_SCHEMA))
 
     def list_events_of_kinds(self, kinds: Sequence[str]) -> list[HumanEvent]:
@@ -1089,7 +1111,8 @@ class Store:
     EXPORT_QUERIES: dict[str, str] = {
         "samples": """SELECT s.id, s.benchmark, s.image_key, s.image_sha256, s.task, s.domain, s.source_kind,
                              g.graph AS scene_graph, s.question, s.options, s.answer, s.gold_triplets,
-                             s.relation_category, s.reference_text, s.meta
+                             s.relation_category, s.reference_text, s.reference_texts, s.reference_objects,
+                             s.reference_vocabulary, s.meta
                       FROM samples s LEFT JOIN scene_graphs g ON g.key = s.scene_graph_key ORDER BY s.id""",
         "responses": """SELECT x.id, x.run_id, x.sample_id, r.model, r.backend, r.synthetic, x.text AS response,
                                x.signals, x.created_at
@@ -1100,7 +1123,7 @@ class Store:
         "judgments": "SELECT * FROM events ORDER BY id",
     }
     JSON_COLUMNS = {"scene_graph", "options", "gold_triplets", "meta", "signals", "values", "evidence", "value",
-                    "generation"}
+                    "generation", "reference_texts", "reference_objects", "reference_vocabulary"}
 
     def export_rows(self, table: str) -> list[dict[str, Any]]:
         """Rows of an export table with JSON columns decoded."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..images import ImageFolder, ImageRejected, read_image
-from ..model import Benchmark, HumanEvent, Response, Run, Sample, ValidationError
+from ..model import APP_SOURCE, Benchmark, HumanEvent, Response, Run, Sample, ValidationError
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses, StoredImage
 from .reading import FatalImportError, iter_jsonl
 from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
@@ -166,7 +166,8 @@ def read_jsonl_judgments(path: str | os.PathLike[str]) -> tuple[list[HumanEvent]
             events.append(HumanEvent(annotator=str(r.get("annotator") or ""), kind=str(r.get("kind")),
                                      response_id=r.get("response_id"), value=r.get("value"),
                                      target=str(r.get("target") or ""), undoes=r.get("undoes"), id=r.get("id"),
-                                     created_at=r.get("created_at")))
+                                     created_at=r.get("created_at"), source=str(r.get("source") or APP_SOURCE),
+                                     meta=dict(r.get("meta") or {})))
         except (ValueError, ValidationError, TypeError) as exc:
             problems.append(ImportProblem(f"{p.name} line {lineno}", str(exc)))
     return events, problems

@@ -366,9 +366,10 @@ def reference_concepts(sample: Sample, extract: Callable[[str], ConceptSet] | No
     """
     if not sample.scene_graph.is_empty():
         return ConceptSet.from_scene_graph(sample.scene_graph)
-    if sample.reference_text and sample.reference_text.strip() and extract is not None:
-        return extract(sample.reference_text)
-    if sample.reference_text and sample.reference_text.strip():
+    captions = sample.reference_captions
+    if captions and extract is not None:
+        return ConceptSet.union([extract(c) for c in captions])
+    if captions:
         raise ValueError(f"sample {sample.id} has only a reference caption: HalFscore needs an extractor "
                          "to turn it into concepts (reference_concepts(sample, extractor.extract))")
     return None

@@ -21,20 +21,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from ..model import ConceptSet, Sample
+from ..model import ConceptSet, ObjectConcept, Sample
 
 if TYPE_CHECKING:
     from ..extraction.base import ConceptExtractor
 
 
 def reference_source(sample: Sample) -> str | None:
-    """Where a sample's reference concepts come from: ``scene_graph``, ``reference_text`` or None."""
+    """Where a sample's reference concepts come from: ``scene_graph``, ``reference_text`` (its human captions),
+    ``gold_triplets``, ``reference_objects`` (an object list alone) or None."""
     if not sample.scene_graph.is_empty():
         return "scene_graph"
-    if sample.reference_text and sample.reference_text.strip():
+    if sample.reference_captions:
         return "reference_text"
     if sample.gold_triplets:
         return "gold_triplets"
+    if sample.reference_objects:
+        return "reference_objects"
     return None
 
 
@@ -46,7 +49,9 @@ def reference_concepts(sample: Sample, extractor: "ConceptExtractor | None" = No
 def reference_concepts_many(samples: Sequence[Sample], extractor: "ConceptExtractor | None" = None) -> list[ConceptSet]:
     """Reference concepts of many samples, extracting all dense captions in one batch.
 
-    Raises ``ValueError`` naming the sample when it only has a caption and no extractor is given.
+    A sample with several captions gets the union of their concepts (``ConceptSet.union``); an object list
+    alone gives its objects. Raises ``ValueError`` naming the sample when it only has captions and no extractor
+    is given.
     """
     out: list[ConceptSet | None] = [None] * len(samples)
     to_extract: list[int] = []
@@ -60,12 +65,15 @@ def reference_concepts_many(samples: Sequence[Sample], extractor: "ConceptExtrac
             to_extract.append(i)
         elif source == "gold_triplets":
             out[i] = _from_triplets(sample.gold_triplets)
+        elif source == "reference_objects":
+            out[i] = ConceptSet(objects=[ObjectConcept(n) for n in dict.fromkeys(sample.reference_objects or [])])
         else:
             out[i] = ConceptSet()
     if to_extract and extractor is not None:
-        extracted = CaptionConcepts(extractor).many([samples[i].reference_text or "" for i in to_extract])
-        for i, concepts in zip(to_extract, extracted):
-            out[i] = concepts
+        read = CaptionConcepts(extractor)
+        by_text = dict(zip(*_distinct_read(read, [c for i in to_extract for c in samples[i].reference_captions])))
+        for i in to_extract:
+            out[i] = ConceptSet.union([by_text[c] for c in samples[i].reference_captions])
     return [c if c is not None else ConceptSet() for c in out]
 
 
@@ -90,6 +98,10 @@ class CaptionConcepts:
     def __call__(self, text: str) -> ConceptSet:
         return self.many([text])[0]
 
+    def of_sample(self, sample: Sample) -> ConceptSet:
+        """The union of the concepts of a sample's captions (``Sample.reference_captions``)."""
+        return ConceptSet.union(self.many(sample.reference_captions))
+
     def many(self, texts: Sequence[str]) -> list[ConceptSet]:
         texts = list(texts)
         if not texts:
@@ -101,9 +113,15 @@ class CaptionConcepts:
         return got
 
 
+def _distinct_read(read: "CaptionConcepts", texts: Sequence[str]) -> tuple[list[str], list[ConceptSet]]:
+    """Each distinct caption read once, in one batch."""
+    distinct = list(dict.fromkeys(texts))
+    return distinct, read.many(distinct)
+
+
 def _from_triplets(triplets: Iterable[tuple[str, str, str]]) -> ConceptSet:
     """Objects and relations named by reference triplets (Tri-HE); "(x, is, red)" is an attribute."""
-    from ..model import AttributeConcept, ObjectConcept, RelationConcept
+    from ..model import AttributeConcept, RelationConcept
 
     objects: dict[str, None] = {}
     attributes: list[AttributeConcept] = []

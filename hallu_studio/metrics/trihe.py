@@ -99,9 +99,9 @@ def claims_with_qualifiers(concepts: ConceptSet, existence: bool = False
 
 
 def judged_on_caption(sample: Sample) -> bool:
-    """Whether Tri-HE judges ``sample`` against its dense reference caption: no scene graph, no gold triplets,
-    a non-blank ``reference_text`` (DCI's samples)."""
-    return sample.scene_graph.is_empty() and not sample.gold_triplets and bool((sample.reference_text or "").strip())
+    """Whether Tri-HE judges ``sample`` against its human reference captions: no scene graph, no gold triplets,
+    at least one non-blank caption in ``reference_text`` (DCI's dense caption, COCO's five)."""
+    return sample.scene_graph.is_empty() and not sample.gold_triplets and bool(sample.reference_captions)
 
 
 def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) -> JudgeReference:
@@ -119,10 +119,10 @@ def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) 
 
 def reference_for(sample: Sample, extract: "Callable[[str], ConceptSet] | None" = None) -> JudgeReference:
     """The sample's scene graph (and gold triplets) as the judge's reference; with ``extract``, a sample with
-    no graph but a dense reference caption is judged against that caption's concepts."""
+    no graph but reference captions is judged against the union of their concepts."""
     graph = sample.scene_graph
     if extract is not None and judged_on_caption(sample):
-        return reference_from_concepts(extract(sample.reference_text or ""), sample)
+        return reference_from_concepts(ConceptSet.union([extract(c) for c in sample.reference_captions]), sample)
     triplets = list(graph.triplets())
     triplets += [(o, ATTRIBUTE_PREDICATE, a) for o, a in graph.attribute_pairs()]
     triplets += [tuple(t) for t in sample.gold_triplets]  # type: ignore[misc]
@@ -193,7 +193,7 @@ class TriHEMetric:
         """Reads the reference captions of those samples judged against one that were not read yet."""
         if self.reference_extract is None:
             return
-        texts = [t for t in dict.fromkeys(s.reference_text or "" for s in samples if judged_on_caption(s))
+        texts = [t for t in dict.fromkeys(c for s in samples if judged_on_caption(s) for c in s.reference_captions)
                  if t not in self._captions]
         if not texts:
             return

@@ -68,6 +68,10 @@ def _sample_lines(store: Store, output: Path) -> Iterator[tuple[str, bool, int]]
             if b is not None:
                 yield _line({"benchmark_info": {"name": b.name, "description": b.description, "source": b.source,
                                                 "meta": b.meta}}), False, 0
+        # Several captions are the sample's ``reference_text`` list, as ``Sample.to_dict`` has it.
+        several = record.pop("reference_texts", None)
+        if several:
+            record["reference_text"] = several
         sha = record["image_sha256"]
         if sha and sha not in file_names:
             found = store.get_image(sha)

@@ -324,12 +324,14 @@ def _jsonl_sample(record: dict[str, Any], line_no: int) -> Sample:
     if not isinstance(record["response"], str):
         raise ValidationError("'response' must be a string")
     graph = SceneGraph.from_dict(record.get("scene_graph")) if record.get("scene_graph") is not None else SceneGraph()
-    reference = record.get("reference_text")
-    if graph.is_empty() and not reference:
-        raise ValidationError("needs a non-empty 'scene_graph' or a 'reference_text'")
-    return Sample(id=f"jsonl/{record['id']}", benchmark="jsonl", image_key=str(record.get("image", record["id"])),
-                  task=str(record.get("task", "caption")), scene_graph=graph, reference_text=reference,
-                  question=record.get("question"))
+    sample = Sample(id=f"jsonl/{record['id']}", benchmark="jsonl", image_key=str(record.get("image", record["id"])),
+                    task=str(record.get("task", "caption")), scene_graph=graph,
+                    reference_text=record.get("reference_text"), reference_objects=record.get("reference_objects"),
+                    reference_vocabulary=record.get("reference_vocabulary"), question=record.get("question"))
+    if graph.is_empty() and not sample.reference_captions and not sample.reference_objects:
+        raise ValidationError("needs a non-empty 'scene_graph', a 'reference_text' (one caption or a list) or "
+                              "'reference_objects'")
+    return sample
 
 
 def _jsonl_numbers(metric: Metric, score: Score) -> dict[str, Any]:
