@@ -339,3 +339,23 @@ def test_the_reviser_caps_fit_each_answer_not_ten_times_the_caption():
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_judge_agreement_leaves_out_responses_the_llm_judge_could_not_judge(store):
+    """Before, an unreadable answer was the verdict 'unparseable' (not hallucinated); now it is no verdict: the
+    analysis leaves that response out at both levels and says so, instead of losing the whole LLM judge."""
+    from hallu_studio.judges.llm_judge import LLMJudge
+    from hallu_studio.studies.analyses.judge_agreement import sentence_level, triplet_level
+    from hallu_studio.studies.analyses.rescoring import Answer
+
+    samples = [Sample(id=f"b/{i}", benchmark="b", image_key=str(i), task="caption",
+                      scene_graph=SceneGraph.from_dict(GRAPHS[i])) for i in range(2)]
+    answers = [Answer(Response("r", s.id, t), s, "m") for s, t in zip(samples, TEXTS)]
+    with FakeChatServer([("by_content", Scripted("judge", "junk"))]) as server:
+        judge = LLMJudge(LLMClient(LLMSettings(base_url=server.base_url, model="fake", timeout_per_token_s=0.0),
+                                   store, backoff_s=0.01))
+        unjudged: list[str] = []
+        shares = triplet_level(judge, answers, ThreeWordExtractor().extract(TEXTS), unjudged)
+        assert shares == {answers[0].response.id: 0.0} and unjudged == [answers[1].response.id]
+        assert sentence_level(judge, answers, unjudged) == {answers[0].response.id: 0.0}
+        assert unjudged == [answers[1].response.id] * 2
