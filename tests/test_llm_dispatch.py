@@ -122,7 +122,7 @@ def test_server_without_response_format_falls_back_and_says_so_once(caplog, stat
     with FakeChatServer([("by_content", lambda c: "Yes." if "Statement triplet: (cat" in c else "No. object2")],
                         plain_text_only=status) as server:
         client = _client(server.base_url, concurrency=1)
-        with caplog.at_level(logging.WARNING, logger="hallu_studio.llm.client"):
+        with caplog.at_level(logging.WARNING, logger="hallu_studio.llm.endpoint"):
             out = LLMJudge(client).judge([("cat", "on", "sofa"), ("dog", "on", "sofa")], REF)
         assert [j.verdict for j in out] == ["supported", "object"]
         assert sum("rejected response_format" in r.getMessage() for r in caplog.records) == 1

@@ -22,7 +22,7 @@ import pytest
 from hallu_studio.cli import main
 from hallu_studio.config import LLMSettings, Settings, describe_settings, load_settings, overriding_env
 from hallu_studio.extraction.spans import find_span
-from hallu_studio.llm import LLMClient, LLMConfigError, endpoint
+from hallu_studio.llm import LLMClient, LLMConfigError, LLMRequest, endpoint
 from hallu_studio.model import (Benchmark, ConceptSet, ObjectConcept, RelationConcept, Response, Run, Sample,
                                 SceneGraph)
 from hallu_studio.pipelines.scoring import CONCEPTS, score_store
@@ -262,6 +262,15 @@ def test_the_json_schema_fallback_is_learnt_once_per_endpoint(store):
         assert other.complete_json(msg, namespace="b", prompt_version="1", json_schema=schema) == {"v": "yes"}
         assert len(server.requests) == 4 and "response_format" not in server.requests[3]
     assert endpoint.facts(server.base_url).format_style == "json_schema"  # forgotten with the server
+    # A first batch side by side: each form is still asked once (the calls wait for the first to settle it).
+    with FakeChatServer([("slow", 0.05, '{"v": "yes"}')], plain_text_only=400) as server:
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake", timeout_per_token_s=0.0, concurrency=4),
+                           store, backoff_s=0.01)
+        got = client.complete_many([LLMRequest([{"role": "user", "content": f"q{i}"}], "c", "1", json_schema=schema,
+                                               check=lambda v: v) for i in range(6)])
+        assert got == [{"v": "yes"}] * 6
+        forms = [r.get("response_format", {}).get("type") for r in server.requests]
+        assert forms.count("json_schema") == 1 and forms.count("json_object") == 1 and forms.count(None) == 6
 
 
 def test_openai_base_url_is_a_fallback_and_the_settings_say_which_url_is_in_force(tmp_path):

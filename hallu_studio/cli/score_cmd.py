@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..names import unknown_name
 from ..llm.endpoint import in_force
+from ..names import unknown_name
 from .common import add_db_option, open_store, settings_from
 
 DEFAULT_METRICS = "emd,edit,trihe,halfscore,reefknot,chair"

@@ -36,9 +36,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -54,11 +53,9 @@ from .parsing import parse_json_tolerant
 if TYPE_CHECKING:
     from ..store import Store
 
-log = logging.getLogger(__name__)
 
 # Words of a 400 that says the server does not take response_format.
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
-FORMAT_STYLES = endpoint.FORMAT_STYLES
 
 
 def response_format(style: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -289,15 +286,20 @@ class LLMClient:
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages,
                                   "temperature": self.settings.temperature, "timeout": timeout, **params}
         name = namespace.replace(".", "_").replace("-", "_")[:64] or "answer"
-        style = endpoint.facts(url).format_style if json_schema is not None else None
+        facts = endpoint.facts(url)
+        # Until the endpoint has taken one form of structured output, its calls asking for one go one at a
+        # time, so that a server refusing json_schema is asked that way once, not by every call of a batch.
+        probing = json_schema is not None and not facts.settled
         with self._lock:
             self.calls += 1
-        with _classified(namespace):
+        with _classified(namespace), (facts.probe if probing else nullcontext()):
+            style = facts.format_style if json_schema is not None else None
             while True:
                 if style is not None:
                     kwargs["response_format"] = response_format(style, name, json_schema or {})
                 try:
                     resp = self._clients[url].chat.completions.create(**kwargs)
+                    facts.settled = facts.settled or json_schema is not None
                     break
                 except openai.APIStatusError as exc:
                     # 400 from most servers; 422 (request validation) or even 500 from some llama.cpp builds.

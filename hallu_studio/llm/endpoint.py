@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..names import closest_name
@@ -44,10 +44,14 @@ _LISTED_AT_MOST = 20  # models named in the error message
 @dataclass
 class EndpointFacts:
     """What is known of one base URL. ``format_style``: how to ask for JSON (None: plain text);
-    ``models``: what ``GET /models`` listed (None: not asked yet, or the server does not list)."""
+    ``settled``: the endpoint answered a call in that form (until then the client sends such calls one
+    at a time, holding ``probe``); ``models``: what ``GET /models`` listed (None: not asked yet, or the
+    server does not list)."""
 
     url: str
     format_style: str | None = FORMAT_STYLES[0]
+    settled: bool = False
+    probe: threading.Lock = field(default_factory=threading.Lock, repr=False)
     models: tuple[str, ...] | None = None
     models_asked: bool = False
 
@@ -103,7 +107,8 @@ def model_listed(model: str, listed: Sequence[str]) -> bool:
 
 def listed_models(url: str, api_key: str, timeout_s: float = MODELS_TIMEOUT_S) -> tuple[str, ...] | None:
     """The model ids ``GET <url>/models`` lists, asked once per endpoint; None when the server does not
-    list them (no such route, an error, an empty list) or cannot be reached (asked again next time)."""
+    list them (no such route, an error, an empty list, no answer within ``timeout_s``) or cannot be
+    reached (asked again by the next client)."""
     endpoint = facts(url)
     if endpoint.models_asked:
         return endpoint.models
@@ -112,7 +117,12 @@ def listed_models(url: str, api_key: str, timeout_s: float = MODELS_TIMEOUT_S) -
     try:
         resp = httpx.get(f"{endpoint.url}/models", headers={"Authorization": f"Bearer {api_key}"},
                          timeout=timeout_s)
-    except httpx.HTTPError as exc:  # not reachable now: the calls will say so, with retries
+    except httpx.TimeoutException as exc:  # a busy server: not checked, and not waited for again
+        log.debug("GET %s/models: %s", endpoint.url, exc)
+        with _LOCK:
+            endpoint.models, endpoint.models_asked = None, True
+        return None
+    except httpx.HTTPError as exc:  # not reachable now (asked again by the next client): the calls say so
         log.debug("GET %s/models: %s", endpoint.url, exc)
         return None
     ids: tuple[str, ...] | None = None
