@@ -1,7 +1,10 @@
 """Explicit configuration: one ``Settings`` object, read from a TOML file and the environment.
 
 Precedence (lowest to highest): the defaults below, ``hallu-studio.toml`` (or the
-file named by ``HALLU_STUDIO_CONFIG``), environment variables. Every setting that
+file named by ``HALLU_STUDIO_CONFIG``), environment variables. One exception: ``OPENAI_BASE_URL``,
+which the OpenAI library and other tools read too, is only a fallback for ``llm.base_url``: it is
+used when neither the file nor ``HALLU_STUDIO_LLM_BASE_URL`` sets it. ``Settings.origin`` says
+where each value in force came from. Every setting that
 changes a score is part of that score's ``config_key`` so that scores computed
 under different settings never mix.
 
@@ -180,9 +183,26 @@ class Settings:
     scoring: ScoringSettings = field(default_factory=ScoringSettings)
     decoding: DecodingSettings = field(default_factory=DecodingSettings)
     source: str | None = None  # the TOML file these settings were read from, if any (not a setting)
+    # Where each setting not at its default came from: "file" or "env:VARIABLE" (not a setting; see ``origin``).
+    origins: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def origin(self, name: str) -> str:
+        """Where setting ``name`` ("llm.base_url") got its value: the settings file, an environment variable,
+        or the default.
+
+        >>> load_settings(env={"HALLU_STUDIO_CONFIG": "/nonexistent.toml", "OPENAI_BASE_URL": "http://h/v1"}
+        ...               ).origin("llm.base_url")
+        'environment variable OPENAI_BASE_URL'
+        """
+        origin = self.origins.get(name, "default")
+        if origin == "file":
+            return f"settings file {self.source}"
+        if origin.startswith("env:"):
+            return f"environment variable {origin[4:]}"
+        return origin
 
     def scoring_key(self, *parts: Any) -> str:
         """A short content key of the settings that shape a score, plus ``parts``.
@@ -214,6 +234,10 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_EMD_EMPTY_SIDE": ("scoring", "emd_empty_side", str),
     "HALLU_STUDIO_EMD_GROUND_COST": ("scoring", "emd_ground_cost", str),
 }
+
+# Variables other tools read too: each only fills its setting when neither the settings file nor a project
+# variable sets it (OPENAI_BASE_URL silently beat the file and HALLU_STUDIO_LLM_BASE_URL before).
+_FALLBACK_ENV = frozenset({"OPENAI_BASE_URL"})
 
 _SECTIONS: dict[str, type] = {"": Settings, "llm": LLMSettings, "scoring": ScoringSettings,
                               "decoding": DecodingSettings}
@@ -275,13 +299,16 @@ def _parsed(section: str, key: str, text: str, where: str) -> Any:
     return text
 
 
+_NOT_SETTINGS = frozenset({"source", "origins"})
+
+
 def _apply(obj: Any, values: Mapping[str, Any], where: str, section: str,
            origins: dict[str, str], origin: str) -> None:
     names = {f.name: f for f in dataclasses.fields(obj)}
     for key, value in values.items():
-        if key not in names or key == "source":
+        if key not in names or key in _NOT_SETTINGS:
             label = f"{where} [{section}]" if section else where
-            raise ValueError(f"{label}: unknown setting {key!r}; known: {sorted(set(names) - {'source'})}")
+            raise ValueError(f"{label}: unknown setting {key!r}; known: {sorted(set(names) - _NOT_SETTINGS)}")
         current = getattr(obj, key)
         if dataclasses.is_dataclass(current):
             if not isinstance(value, dict):
@@ -298,10 +325,11 @@ def settings_path(path: str | os.PathLike[str] | None = None, env: Mapping[str, 
 
 
 def overriding_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``{"section.key": variable}`` for each setting an environment variable now overrides."""
+    """``{"section.key": variable}`` for each setting an environment variable now overrides (a fallback
+    variable, ``OPENAI_BASE_URL``, never overrides the file)."""
     env = dict(os.environ) if env is None else env
     return {f"{section}.{key}" if section else key: var for var, (section, key, _) in _ENV_MAP.items()
-            if env.get(var)}
+            if env.get(var) and var not in _FALLBACK_ENV}
 
 
 def settings_problems(settings: Settings) -> list[str]:
@@ -358,11 +386,12 @@ def _load(path: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[
         _apply(settings, document, str(candidate), "", origins, "file")
         settings.source = str(candidate)
     for var, (section, key, _) in _ENV_MAP.items():
-        if env.get(var):
+        if env.get(var) and not (var in _FALLBACK_ENV and _dotted(section, key) in origins):
             where = f"environment variable {var}"
             target = settings if not section else getattr(settings, section)
             setattr(target, key, _checked(section, key, _parsed(section, key, env[var], where), where))
             origins[_dotted(section, key)] = f"env:{var}"
+    settings.origins = dict(origins)
     return settings, origins
 
 
@@ -383,7 +412,7 @@ class SettingInfo:
     choices: tuple[str, ...] | None  # the allowed values of a choice; None: free
     source: str  # "default", "file" or "env"
     origin: str  # the file's path, the environment variable's name, or "default"
-    env_vars: tuple[str, ...]  # variables that set it (the last one set wins)
+    env_vars: tuple[str, ...]  # variables that set it, the first one set winning (a fallback one after the file)
     help: str
     shapes_scores: bool  # part of every score's config key
 

@@ -156,6 +156,16 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
+# A failure (alias f) no later pass made good. The failures table is a log: a failure stays in it after
+# the next pass scores what failed (a scoring stage ``score:<metric>`` followed by a score of that metric
+# for the response) or generates it (``prepare`` / ``generate`` followed by the sample's response in
+# that run); only the open ones are counted as the run's failures.
+_OPEN_FAILURE = """NOT EXISTS (
+    SELECT 1 FROM responses x LEFT JOIN scores c ON c.response_id = x.id
+    WHERE x.run_id = f.run_id AND x.sample_id = f.sample_id
+      AND ((f.stage IN ('prepare', 'generate') AND x.created_at >= f.created_at)
+           OR (f.stage = 'score:' || c.metric AND c.created_at >= f.created_at)))"""
+
 
 def _dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
@@ -621,10 +631,11 @@ class Store:
         return self._run_from_row(rows[0]) if rows else None
 
     def list_runs(self, benchmark: str | None = None) -> list[dict[str, Any]]:
-        """Runs with their status and response / failure counts (dicts for display)."""
-        sql = """SELECT r.*, (SELECT count(*) FROM responses x WHERE x.run_id = r.id) AS responses,
-                        (SELECT count(*) FROM failures f WHERE f.run_id = r.id) AS failures
-                 FROM runs r"""
+        """Runs with their status and response / failure counts (dicts for display); a failure that a later
+        pass made good (``_OPEN_FAILURE``) is not counted."""
+        sql = f"""SELECT r.*, (SELECT count(*) FROM responses x WHERE x.run_id = r.id) AS responses,
+                         (SELECT count(*) FROM failures f WHERE f.run_id = r.id AND {_OPEN_FAILURE}) AS failures
+                  FROM runs r"""
         params: list[Any] = []
         if benchmark is not None:
             sql += " WHERE r.benchmark = ?"
@@ -651,9 +662,14 @@ class Store:
             "INSERT INTO failures (run_id, sample_id, stage, error) VALUES (?, ?, ?, ?)",
             [run_id, sample_id, stage, error]))
 
-    def list_failures(self, run_id: str | None = None, stage: str | None = None) -> list[dict[str, Any]]:
+    def list_failures(self, run_id: str | None = None, stage: str | None = None, *,
+                      open_only: bool = False) -> list[dict[str, Any]]:
+        """Failures in the order they happened (the table is a log); ``open_only``: those no later pass made
+        good (``_OPEN_FAILURE``)."""
         where, params = self._where(("run_id", run_id), ("stage", stage))
-        return self._dicts("SELECT * FROM failures" + where + " ORDER BY created_at", params)
+        if open_only:
+            where += (" AND " if where else " WHERE ") + _OPEN_FAILURE
+        return self._dicts("SELECT * FROM failures f" + where + " ORDER BY created_at", params)
 
     @staticmethod
     def _response_from_row(r: dict[str, Any]) -> Response:

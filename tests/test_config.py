@@ -209,7 +209,7 @@ def test_trihe_extraction_picks_tri_he_own_triplet_prompt_or_the_parser():
     settings.scoring.extractor = "llm"
     assert make_trihe_extractor(settings).name == "parser"
     settings.scoring.trihe_extraction = "llm-trihe"
-    with pytest.raises(ValueError, match="llm-trihe' needs an LLM endpoint"):
+    with pytest.raises(ValueError, match="trihe_extraction = llm-trihe needs an LLM"):
         make_trihe_extractor(settings)
     settings.llm.base_url, settings.llm.model = "http://127.0.0.1:9/v1", "m"
     own = make_trihe_extractor(settings)

@@ -8,7 +8,7 @@ from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.evaluate_by_edit import EvaluateByEditMetric, graph_from_concepts
 from hallu_studio.model import ConceptSet, Sample, SceneGraph
 from hallu_studio.revision import KEEP, NONE, SceneGraphDatabase, SceneGraphRuleReviser
-from hallu_studio.llm.dispatch import revise_answer_tokens
+from hallu_studio.llm.dispatch import revise_caption_tokens, revise_queries_tokens
 from hallu_studio.revision.llm_reviser import LLMReviser
 
 GRAPH = SceneGraph.from_dict({
@@ -124,11 +124,12 @@ def test_llm_reviser_runs_figure_12_two_steps():
     assert rev.revised == "A blue car is parked on the street."
     assert rev.queries == [{"call": "GetDescription(car_0)", "result": "blue car"},
                            {"call": "GetDescription(dog_0)", "result": NONE}]
-    # Both answers are capped, by the caption's length: calls and revision grow with it.
-    cap = revise_answer_tokens("A red car is parked on the street next to a dog.")
-    assert llm.params == [{"max_tokens": cap}] * 2
-    LLMReviser(llm).revise("A red car is parked on the street next to a dog and a man under green trees.", GRAPH)
-    assert llm.params[2]["max_tokens"] == llm.params[3]["max_tokens"] > cap
+    # Each answer is capped to what it holds: the calls, then the caption revised; both grow with the caption.
+    text = "A red car is parked on the street next to a dog."
+    assert llm.params == [{"max_tokens": revise_queries_tokens(text)}, {"max_tokens": revise_caption_tokens(text)}]
+    LLMReviser(llm).revise(text + " A man sits under green trees.", GRAPH)
+    assert llm.params[2]["max_tokens"] > llm.params[0]["max_tokens"]
+    assert llm.params[3]["max_tokens"] > llm.params[1]["max_tokens"]
 
 
 def test_llm_reviser_sends_its_cap_and_a_cut_answer_is_not_cached(store):
@@ -145,8 +146,9 @@ def test_llm_reviser_sends_its_cap_and_a_cut_answer_is_not_cached(store):
             LLMReviser(client).revise(text, GRAPH)
         assert info.value.truncated
         assert client.dispatcher.stats.parse_failures["edit-revise"] == 1
-        assert [r["max_tokens"] for r in server.requests] == [revise_answer_tokens(text)] * 2
-        # The queries' answer was cached; the cut revision was not, so it is asked again.
+        assert [r["max_tokens"] for r in server.requests] == [revise_queries_tokens(text), revise_caption_tokens(text)]
+        # The queries' answer was cached; the cut revision was not, so the next pass's client asks again.
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
         assert LLMReviser(client).revise(text, GRAPH).revised == "A blue car."
         assert len(server.requests) == 3
 

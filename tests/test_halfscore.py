@@ -143,21 +143,32 @@ def test_llm_matcher_caps_its_answer_by_the_list_and_a_cut_answer_is_not_cached(
 
     response = [Concept("object", ("cat",)), Concept("object", ("dog",))]
     reference = [Concept("object", ("cat",)), Concept("object", ("sofa",)), Concept("object", ("lamp",))]
-    with FakeChatServer([("length", "Incorrect Serial Numbers: 2, 2, 2, 2, 2"),
-                         ("ok", "Incorrect Serial Numbers: 2"), ("ok", "Incorrect Serial Numbers: 2, 3")],
-                        plain_text_only=True) as server:
+    cut = {"on": True}
+
+    def answer(prompt: str):
+        if "DOG" in prompt.split("VLM List:\n")[1]:  # the response's concepts checked
+            if cut["on"]:
+                return "Incorrect Serial Numbers: 2, 2, 2, 2, 2", "length"
+            return "Incorrect Serial Numbers: 2"
+        return "Incorrect Serial Numbers: 2, 3"  # the reference's, for omissions
+
+    with FakeChatServer([("by_content", answer)], plain_text_only=True) as server:
         client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
         matcher = LLMConceptMatcher(client)
         with pytest.raises(LLMAnswerError, match="cut at max_tokens") as info:
             matcher.match(response, reference)  # the cut answer reads as [2], but it is not used
         assert info.value.truncated
         assert client.dispatcher.stats.parse_failures["halfscore.hallucinated"] == 1
-        out = matcher.match(response, reference)  # asked again: nothing was cached
+        plain = [r for r in server.requests if "response_format" not in r]
+        # Both questions were asked; the cap follows the list checked: the response's 2 concepts, the reference's 3.
+        assert sorted(r["max_tokens"] for r in plain) == [list_answer_tokens(2), list_answer_tokens(3)]
+        cut["on"] = False
+        matcher = LLMConceptMatcher(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store,
+                                              backoff_s=0.01))  # the next pass
+        out = matcher.match(response, reference)  # the cut one asked again; the other answer was cached
         assert out.hallucinated == [Concept("object", ("dog",))]
         assert out.omitted == [Concept("object", ("sofa",)), Concept("object", ("lamp",))]
-        plain = [r for r in server.requests if "response_format" not in r]
-        # The cap follows the list checked: the response's 2 concepts, then the reference's 3.
-        assert [r["max_tokens"] for r in plain] == [list_answer_tokens(2)] * 2 + [list_answer_tokens(3)]
+        assert len([r for r in server.requests if "response_format" not in r]) == 3
         assert list_answer_tokens(2) < list_answer_tokens(3)
 
 

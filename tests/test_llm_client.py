@@ -86,8 +86,12 @@ def test_complete_json_tolerant_and_unparseable_not_cached(store):
         assert client.complete_json(MSG, namespace="j", prompt_version="1") == {"a": 1}
         with pytest.raises(LLMError, match="not usable"):
             client.complete_json(MSG, namespace="j", prompt_version="2")
-        # The junk answer was not cached: the next call asks the server again.
-        assert client.complete_json(MSG, namespace="j", prompt_version="2") == {"b": 2}
+        # The client that got the junk answer does not ask for it twice (one scoring pass waits once) ...
+        with pytest.raises(LLMError, match="not usable"):
+            client.complete_json(MSG, namespace="j", prompt_version="2")
+        assert len(server.requests) == 2
+        # ... and it was not cached: the next pass's client asks the server again.
+        assert make_client(server, store).complete_json(MSG, namespace="j", prompt_version="2") == {"b": 2}
 
 
 def test_json_schema_falls_back_to_plain_text_on_400(store):
@@ -171,6 +175,7 @@ def test_complete_checked_caches_only_accepted_answers(store):
         with pytest.raises(LLMAnswerError) as info:
             client.complete_checked(MSG, namespace="n", prompt_version="1", check=number)
         assert info.value.answer == "seven"
+        client = make_client(server, store)  # the next pass
         assert client.complete_checked(MSG, namespace="n", prompt_version="1", check=number) == 7
         assert client.complete_checked(MSG, namespace="n", prompt_version="1", check=number) == 7
         assert len(server.requests) == 2
@@ -206,7 +211,12 @@ def test_answer_cut_at_max_tokens_is_a_parse_failure_and_not_cached(store):
         with pytest.raises(LLMAnswerError, match="cut at"):
             client.complete_json(MSG, namespace="cut-json", prompt_version="1", json_schema=schema, max_tokens=4)
         assert stats.parse_failures["cut-json"] == 1
-        # Nothing was cached: the same call asks the server again and keeps the finished answer.
+        # This client does not wait for the cut answer twice ...
+        with pytest.raises(LLMAnswerError, match="cut at"):
+            client.complete_checked(MSG, namespace="cut", prompt_version="1", check=int, max_tokens=4)
+        assert len(server.requests) == 2 and stats.parse_failures["cut"] == 1
+        # ... and nothing was cached: the next pass's client asks the server again and keeps the finished answer.
+        client = make_client(server, store)
         assert client.complete_checked(MSG, namespace="cut", prompt_version="1", check=int, max_tokens=4) == 8
         assert client.complete_checked(MSG, namespace="cut", prompt_version="1", check=int, max_tokens=4) == 8
         assert len(server.requests) == 3

@@ -14,7 +14,7 @@ import pytest
 from hallu_studio.config import LLMSettings
 from hallu_studio.judges.base import JudgeReference
 from hallu_studio.judges.llm_judge import LLMJudge
-from hallu_studio.llm import LLMClient, LLMError, LLMRequest
+from hallu_studio.llm import LLMAnswerError, LLMClient, LLMError, LLMRequest
 from hallu_studio.llm.dispatch import AdaptiveLimit, Replicas, request_timeout, stats_since
 from hallu_studio.pipelines.scoring import ScoreReport
 from test_llm_fake_server import FakeChatServer
@@ -103,15 +103,16 @@ def test_structured_judge_counts_malformed_json_per_kind_and_never_caches_it(sto
         before = client.dispatcher.stats.snapshot()
         judge = LLMJudge(client)
         claims = [("cat", "on", "sofa"), ("dog", "on", "sofa"), ("bird", "on", "sofa")]
-        got = [j.verdict for j in judge.judge(claims, REF)]
-        assert got == ["supported", "unparseable", "object"]
+        with pytest.raises(LLMAnswerError, match=r"\(dog, on, sofa\) supported\?: unreadable"):
+            judge.judge(claims, REF)
         body = server.requests[0]["response_format"]
         assert body["type"] == "json_schema" and body["json_schema"]["strict"] is True
         assert body["json_schema"]["schema"]["properties"]["answer"]["enum"] == ["yes", "no"]
         diff = stats_since(before, client.dispatcher.stats.snapshot())
         assert diff["parse_failures"] == {"trihe.supported": 1}
-        # The re-run asks only for the broken answer again (the others are cached), and completes.
+        # The next pass asks only for the broken answer again (the others are cached), and completes.
         n = len(server.requests)
+        judge = LLMJudge(_client(server.base_url, store))
         assert [j.verdict for j in judge.judge(claims, REF)] == ["supported", "object", "object"]
         assert len(server.requests) == n + 2  # the broken claim's two questions
 
@@ -121,7 +122,7 @@ def test_server_without_response_format_falls_back_and_says_so_once(caplog, stat
     with FakeChatServer([("by_content", lambda c: "Yes." if "Statement triplet: (cat" in c else "No. object2")],
                         plain_text_only=status) as server:
         client = _client(server.base_url, concurrency=1)
-        with caplog.at_level(logging.WARNING, logger="hallu_studio.llm.client"):
+        with caplog.at_level(logging.WARNING, logger="hallu_studio.llm.endpoint"):
             out = LLMJudge(client).judge([("cat", "on", "sofa"), ("dog", "on", "sofa")], REF)
         assert [j.verdict for j in out] == ["supported", "object"]
         assert sum("rejected response_format" in r.getMessage() for r in caplog.records) == 1
@@ -229,5 +230,6 @@ def test_score_store_reports_the_llm_calls_of_the_pass(store):
         assert "LLM 3 calls (0 retried, 0 failed)" in report.summary()
         assert "parse failures: asking.q 1" in report.summary()
         # The unreadable answer was not cached: the re-run asks only for it.
+        client = _client(server.base_url, store, max_retries=1)  # a pass builds its clients
         again = score_store(store, Settings(), [AskingMetric(client)], progress=False, extractor=WordExtractor())
         assert again.llm["calls"] == 1 and len(server.requests) == 4

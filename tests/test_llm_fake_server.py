@@ -12,6 +12,10 @@ beyond N in flight gets a 429 at once. ``slots=N``: requests beyond N wait for a
 (llama.cpp's queue; ``slots=1`` is a one-slot server). ``kill()``: the server dies, dropping the
 connections it is answering and refusing new ones. ``embed=fn``: ``/v1/embeddings`` answers
 ``fn(list of texts)`` (a list of vectors); ``embedding_inputs`` records each call's texts.
+``models=[ids]``: ``GET /v1/models`` lists them (``models_asked`` counts the requests); without it that
+route answers 404, as from a server that does not list its models. Leaving the ``with`` block forgets
+what the process learnt about the server's URL (``hallu_studio.llm.endpoint``): a later server may get
+the same port.
 """
 
 from __future__ import annotations
@@ -33,8 +37,10 @@ def completion_body(text: str | None, finish_reason: str = "stop") -> dict[str, 
 class FakeChatServer:
     def __init__(self, script: list[tuple[Any, ...]], *, plain_text_only: bool | int = False,
                  capacity: int | None = None,
-                 slots: int | None = None, embed: Any = None) -> None:
+                 slots: int | None = None, embed: Any = None, models: list[str] | None = None) -> None:
         self.script = list(script)
+        self.models = models
+        self.models_asked = 0
         self.embed = embed
         self.embedding_inputs: list[list[str]] = []
         self.plain_text_only = plain_text_only
@@ -52,6 +58,15 @@ class FakeChatServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:  # keep pytest output clean
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                if self.path.endswith("/models") and server.models is not None:
+                    with server._lock:
+                        server.models_asked += 1
+                    self._send(200, json.dumps({"object": "list", "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "me"} for m in server.models]}))
+                else:
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
@@ -152,8 +167,11 @@ class FakeChatServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        from hallu_studio.llm import endpoint
+
         if not self.dead:
             self.kill()
+        endpoint.forget(self.base_url)
 
     def kill(self) -> None:
         self.dead = True

@@ -91,28 +91,48 @@ def llm_answer(user: str) -> str:
 
 
 def test_llm_judge_two_questions(store):
+    from hallu_studio.llm import LLMAnswerError
+
     claims = [("cat", "on", "sofa"), ("bird", "under", "lake"), ("cat", "under", "table"), ("dog", "on", "cat"),
               ("cat", "is", "grey")]
+    ref = JudgeReference(REF.triplets, REF.objects, "Where?", "On the sofa.")
     with FakeChatServer([("by_content", llm_answer)], plain_text_only=True) as server:
         client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
         judge = LLMJudge(client)
-        out = judge.judge(claims, JudgeReference(REF.triplets, REF.objects, "Where?", "On the sofa."))
-        assert [v.verdict for v in out] == ["supported", "object", "relation", "unparseable", "unparseable"]
+        readable = claims[:3]
+        out = judge.judge(readable, ref)
+        assert [v.verdict for v in out] == ["supported", "object", "relation"]
+        # Two answers name no choice: no verdict for the response; every question was still asked.
+        with pytest.raises(LLMAnswerError) as info:
+            judge.judge(claims, ref)
+        message = str(info.value)
+        assert "about 2 of 5 claims" in message
+        assert "(dog, on, cat) which part is wrong?: unreadable: 'hmm, hard to say'" in message
+        assert "(cat, is, grey) supported?: unreadable: 'I cannot tell'" in message
         n = len(server.requests)
         plain = [r for r in server.requests if "response_format" not in r]
         assert len(plain) == 5 + 3  # every claim once, the three "no" answers twice
-        # The claims went out side by side, so a few asked for response_format (in either form) before
-        # the first rejections came back.
-        assert 2 <= n - len(plain) <= 10
-        again = judge.judge(claims, JudgeReference(REF.triplets, REF.objects, "Where?", "On the sofa."))
-        assert [v.verdict for v in again] == [v.verdict for v in out]
-        # Readable answers were cached; the two unreadable ones were not, so they are asked again.
+        # The claims went out side by side, but until the server took a form of response_format they went one
+        # at a time: each form was asked once.
+        assert n - len(plain) == 2
+        with pytest.raises(LLMAnswerError):
+            judge.judge(claims, ref)
+        assert len(server.requests) == n  # this judge's client knows those answers are unusable
+        # The next pass: readable answers were cached; the two unreadable ones were not, so they are asked again.
+        judge = LLMJudge(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01))
+        with pytest.raises(LLMAnswerError):
+            judge.judge(claims, ref)
         assert len(server.requests) == n + 2
         assert "Reference answer: On the sofa." in plain[0]["messages"][1]["content"]
+        assert all(v.verdict != "unparseable" for v in judge.judge(readable, ref))
+        assert judge.config()["unusable_answer"] == "asked again"
 
 
-def test_llm_judge_caps_its_answers_and_a_cut_answer_is_unparseable(store):
+def test_llm_judge_caps_its_answers_and_a_cut_answer_is_no_verdict(store):
+    from hallu_studio.llm import LLMAnswerError
     from hallu_studio.llm.dispatch import JUDGE_ANSWER_TOKENS
+
+    cut = {"on": True}
 
     def answer(user: str):  # structured answers, as from a server that takes the JSON schema
         statement = user.split("Statement triplet: ")[1].split("\n")[0]
@@ -120,7 +140,7 @@ def test_llm_judge_caps_its_answers_and_a_cut_answer_is_unparseable(store):
             return '{"wrong_part": "relation"}'
         if statement == "(cat, on, sofa)":
             return '{"answer": "yes"}'
-        if statement == "(cat, is, grey)":  # whitespace until the cap after the JSON: it parses, but it was cut
+        if statement == "(cat, is, grey)" and cut["on"]:  # whitespace until the cap after the JSON: it parses, but was cut
             return '{"answer": "no"}' + "\n" * 40, "length"
         return '{"answer": "no"}'
 
@@ -128,15 +148,17 @@ def test_llm_judge_caps_its_answers_and_a_cut_answer_is_unparseable(store):
     with FakeChatServer([("by_content", answer)]) as server:
         client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
         judge = LLMJudge(client)
-        out = judge.judge(claims, REF)
-        assert [v.verdict for v in out] == ["supported", "relation", "unparseable"]
-        assert "cut at its length limit" in out[2].reason
+        with pytest.raises(LLMAnswerError, match=r"\(cat, is, grey\) supported\?: cut at its length limit") as info:
+            judge.judge(claims, REF)
+        assert info.value.truncated
         # Both questions are capped (three first questions, one second).
         assert [r["max_tokens"] for r in server.requests] == [JUDGE_ANSWER_TOKENS] * 4
         assert client.dispatcher.stats.parse_failures["trihe.supported"] == 1
         n = len(server.requests)
-        assert [v.verdict for v in judge.judge(claims, REF)] == ["supported", "relation", "unparseable"]
-        assert len(server.requests) == n + 1  # only the cut answer was not cached: it is asked again
+        cut["on"] = False  # the server now finishes the answer (a larger cap, say); the next pass asks again
+        judge = LLMJudge(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01))
+        assert [v.verdict for v in judge.judge(claims, REF)] == ["supported", "relation", "relation"]
+        assert len(server.requests) == n + 2  # only the cut claim's questions: the rest came from the cache
 
 
 def test_llm_judge_raises_typed_error_when_llm_unreachable():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..config import load_settings
+from ..llm.endpoint import in_force
 from .common import add_db_option, open_store_for_reading
 
 
@@ -31,4 +33,7 @@ def run(args: argparse.Namespace) -> int:
         c = store.counts()
         print(f"responses: {c['responses']}  scores: {c['scores']}  human events: {c['events']}  "
               f"annotators: {c['annotators']}")
+    settings = load_settings(getattr(args, "config", None))
+    print(f"settings: {settings.source or 'no settings file (defaults and environment)'}")
+    print(in_force(settings))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..llm.endpoint import in_force
 from ..names import unknown_name
 from .common import add_db_option, open_store, settings_from
 
@@ -26,11 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metrics.registry import parse_metric_names
-    from ..pipelines.scoring import score_jsonl, score_store
+    from ..metrics.registry import check_llm_configured, llm_steps, parse_metric_names
 
     names = parse_metric_names(args.metrics)
     settings = settings_from(args)
+    check_llm_configured(settings, names)  # one line, before anything slow is imported or built
+    if llm_steps(settings, names):
+        print(f"note: {', '.join(llm_steps(settings, names))}: {in_force(settings)}", file=sys.stderr)
+    from ..pipelines.scoring import score_jsonl, score_store
+
     if args.batch_size is not None:
         if args.batch_size < 1:
             raise ValueError("--batch-size must be at least 1")

@@ -10,7 +10,9 @@ with a verdict from ``VERDICTS`` (Tri-HE §3.1):
 - ``relation``: relation hallucination, both ends are in the image, the relation is not;
 - ``prediction_error``: both ends and the relation occur in the graph, but not as this triplet;
 - ``unparseable``: the judge's answer could not be read (counts in Hallu_Q's
-  denominator, not as a hallucination, as in the released code);
+  denominator, not as a hallucination, as in the released code). No judge here gives it
+  any more: the LLM judge fails the response instead, and the next ``score`` asks again
+  (``llm_judge``); it stays for LLM-judge scores stored before that and for imported verdicts;
 - ``unverifiable``: the graph is silent on what the claim says (an attribute it gives no
   value of the same kind); the scene-graph judge's policy says whether it counts;
 - ``inference``: a claim about what is not seen ("used for transportation") that no gold

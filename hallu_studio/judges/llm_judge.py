@@ -8,11 +8,17 @@
 The paper's prompt is a figure not reproduced in its text; the prompts below follow
 its description (``PROMPT_VERSION`` changes whenever they do, so cached answers of
 older prompts are never reused). Each question asks for structured output (a JSON enum);
-a server without it answers in words, read leniently. An answer that names no choice, or one
-cut at its cap of ``JUDGE_ANSWER_TOKENS`` (finish_reason "length"), is ``unparseable`` (and is
-not cached, so a re-run asks again).
-An LLM that cannot be reached raises ``LLMError`` (after the client's retries): the
-scoring pipeline records that item as a failure instead of scoring it.
+a server without it answers in words, read leniently.
+
+An answer that names no choice, or one cut at its cap of ``JUDGE_ANSWER_TOKENS`` (finish_reason
+"length"), is not a verdict: ``judge`` still asks every other question of the response (their
+answers are cached), then raises ``LLMAnswerError`` naming each claim whose answer was unusable. The
+scoring pipeline records the response as failed (stage ``score:trihe``) and stores no score for it, so
+the next ``score`` asks exactly those questions again (the rest come from the cache). This judge
+never gives the verdict ``unparseable``: that verdict, counted in Hallu_Q's denominator only as
+Tri-HE's released code counts an unreadable answer, comes only from scores made before this
+(``config()["unusable_answer"]`` tells the two apart) or from imported judgements.
+An LLM that cannot be reached raises ``LLMError`` (after the client's retries) likewise.
 """
 
 from __future__ import annotations
@@ -109,9 +115,13 @@ def _required(parse: Any, what: str) -> Any:
     return check
 
 
-def _unread(error: LLMAnswerError, missing: str) -> str:
-    """Why an answer was not read, for a verdict's reason."""
-    return "the answer was cut at its length limit" if error.truncated else f"{missing} in"
+def _unusable_error(unusable: list[tuple[Triplet, str, LLMAnswerError]], claims: int) -> LLMAnswerError:
+    """One error naming every claim whose answer could not be used, and why (cut, or unreadable)."""
+    parts = [f"({', '.join(claim)}) {question}: {'cut at its length limit' if e.truncated else 'unreadable'}: "
+             f"{e.answer.strip()[:80]!r}" for claim, question, e in unusable]
+    return LLMAnswerError(f"the LLM judge's answers about {len(unusable)} of {claims} claims are not usable (no "
+                          f"score stored; asked again by the next score): " + "; ".join(parts),
+                          unusable[0][2].answer, truncated=any(e.truncated for _, _, e in unusable))
 
 
 class LLMJudge:
@@ -122,7 +132,10 @@ class LLMJudge:
         self.prompt_version = prompt_version
 
     def config(self) -> dict[str, Any]:
-        return {"judge": self.name, "llm": self.client.name, "prompt_version": self.prompt_version}
+        # "unusable_answer": an unreadable or cut answer fails the response and is asked again; scores made
+        # before, when it was the verdict 'unparseable', keep their own key.
+        return {"judge": self.name, "llm": self.client.name, "prompt_version": self.prompt_version,
+                "unusable_answer": "asked again"}
 
     def _messages(self, template: str, claim: Triplet, graph: str, qa: str) -> list[dict[str, str]]:
         s, p, o = claim
@@ -141,29 +154,32 @@ class LLMJudge:
         return answers
 
     def judge(self, claims: Sequence[Triplet], reference: JudgeReference) -> list[TripletJudgement]:
+        """Both questions for every claim; ``LLMAnswerError`` when any answer was unusable (after all were asked)."""
         if not claims:
             return []
         graph, qa = _graph_text(reference), _qa_text(reference)
         first = self._ask(_Q1, "trihe.supported", SUPPORTED_SCHEMA, _read_choice("answer", parse_supported),
                           _required(parse_supported, "yes/no"), claims, graph, qa)
         out: list[TripletJudgement | None] = [None] * len(claims)
+        unusable: list[tuple[Triplet, str, LLMAnswerError]] = []
         rejected = []
         for i, (claim, supported) in enumerate(zip(claims, first)):
             if isinstance(supported, LLMAnswerError):
-                out[i] = TripletJudgement(tuple(claim), "unparseable", None,
-                                          f"{_unread(supported, 'no yes/no')}: {supported.answer[:200]!r}")
+                unusable.append((claim, "supported?", supported))
             elif supported:
                 out[i] = TripletJudgement(tuple(claim), "supported", None, "LLM: supported by the scene graph")
             else:
                 rejected.append(i)
+        # The second question is asked even when some first answers were unusable: its answers are cached,
+        # so the next pass asks only what failed.
         second = self._ask(_Q2, "trihe.wrong_part", WRONG_PART_SCHEMA, _read_choice("wrong_part", parse_wrong_part),
                            _required(parse_wrong_part, "object1/object2/relation"),
                            [claims[i] for i in rejected], graph, qa) if rejected else []
         for i, part in zip(rejected, second):
             if isinstance(part, LLMAnswerError):
-                out[i] = TripletJudgement(tuple(claims[i]), "unparseable", None,
-                                          f"not supported, but {_unread(part, 'no object1/object2/relation')}: "
-                                          f"{part.answer[:200]!r}")
+                unusable.append((claims[i], "which part is wrong?", part))
             else:
                 out[i] = TripletJudgement(tuple(claims[i]), part, None, f"LLM: not supported; the {part} is wrong")
+        if unusable:
+            raise _unusable_error(unusable, len(claims))
         return [j for j in out if j is not None]

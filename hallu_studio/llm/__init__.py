@@ -1,5 +1,6 @@
 """LLM access: an OpenAI-compatible chat client with a content-addressed cache, structured output and
-retries (``client``), and the dispatcher every server call goes through (``dispatch``).
+retries (``client``), the dispatcher every server call goes through (``dispatch``), what is learnt once
+per endpoint (``endpoint``) and the errors (``errors``).
 
 The client's names are imported on first use: ``dispatch`` (used by pipelines and settings) must
 not pay for importing the ``openai`` library (seconds on a busy machine).
@@ -11,11 +12,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names are, for type checkers
-    from .client import LLMAnswerError, LLMClient, LLMError, LLMRequest, strict_json
+    from .client import LLMClient, LLMRequest, strict_json
+    from .errors import LLMAnswerError, LLMConfigError, LLMError
     from .parsing import parse_json_tolerant
 
-_WHERE = {"LLMAnswerError": "client", "LLMClient": "client", "LLMError": "client", "LLMRequest": "client",
-          "strict_json": "client", "parse_json_tolerant": "parsing"}
+_WHERE = {"LLMAnswerError": "errors", "LLMClient": "client", "LLMConfigError": "errors", "LLMError": "errors",
+          "LLMRequest": "client", "strict_json": "client", "parse_json_tolerant": "parsing"}
 
 __all__ = sorted(_WHERE)
 

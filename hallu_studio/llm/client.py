@@ -8,14 +8,19 @@ nothing, a prompt change (a new ``prompt_version``) never reuses stale answers, 
 replicas of one model share the cache. Failures, empty and unusable answers are never cached.
 An answer the server cut short (``finish_reason`` "length": it reached the call's ``max_tokens``,
 each call kind's cap in ``dispatch``, or the context) is unusable: ``LLMAnswerError``, counted as
-a parse failure of its kind, not cached, even when what came back happens to parse.
+a parse failure of its kind, not cached, even when what came back happens to parse. The client
+remembers the unusable answers it got: asked again, it raises the same error without a call (a
+scoring pass builds its clients, so it never waits twice for the same cut answer; the next pass,
+with new clients, asks the server again).
 
 Structured output: a call with a ``json_schema`` sends ``response_format`` (a strict JSON
 schema; after a rejection, llama-cpp-python's ``{"type": "json_object", "schema": ...}``) and
 parses the answer as JSON strictly. A server that rejects both forms of ``response_format``
-(an HTTP error naming it: 400, or 422 / 500 from some llama.cpp builds) is asked in plain text from then on, with the caller's lenient parser
-(logged once per client). Unusable answers are counted per call kind (the namespace) in the
-dispatcher's ``CallStats`` and shown in the score summary.
+(an HTTP error naming it: 400, or 422 / 500 from some llama.cpp builds) is asked in plain text from
+then on, with the caller's lenient parser. What a server takes is learnt once per endpoint for the
+whole process (``endpoint``), as is the check of the configured model against the models the server
+lists (at construction: an unknown model is an ``LLMConfigError``). Unusable answers are counted per
+call kind (the namespace) in the dispatcher's ``CallStats`` and shown in the score summary.
 
 Sending, retries, adaptive concurrency and replica health live in ``dispatch``. After the
 last try an ``LLMError`` says what went wrong. Callers (metrics, extractors) let ``LLMError``
@@ -31,9 +36,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -41,17 +45,17 @@ import openai
 
 from ..config import LLMSettings
 from ..model import content_key
+from . import endpoint
 from .dispatch import Dispatcher, GaveUp, Overloaded, ReplicaDown, Retryable, request_timeout, shared_dispatcher
+from .errors import LLMAnswerError, LLMConfigError, LLMError, not_configured
 from .parsing import parse_json_tolerant
 
 if TYPE_CHECKING:
     from ..store import Store
 
-log = logging.getLogger(__name__)
 
 # Words of a 400 that says the server does not take response_format.
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
-FORMAT_STYLES = ("json_schema", "json_object")
 
 
 def response_format(style: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -59,22 +63,6 @@ def response_format(style: str, name: str, schema: dict[str, Any]) -> dict[str, 
     if style == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
     return {"type": "json_object", "schema": schema}
-
-
-class LLMError(RuntimeError):
-    """An LLM call failed for good (after retries), or its answer was unusable."""
-
-
-class LLMAnswerError(LLMError):
-    """The server answered, but the answer failed the caller's check or was cut short (it was not cached).
-
-    ``truncated``: the server stopped at the length limit (finish_reason "length").
-    """
-
-    def __init__(self, message: str, answer: str, *, truncated: bool = False) -> None:
-        super().__init__(message)
-        self.answer = answer
-        self.truncated = truncated
 
 
 @dataclass
@@ -124,8 +112,7 @@ class LLMClient:
     def __init__(self, settings: LLMSettings, store: "Store | None" = None, *, backoff_s: float = 1.0,
                  client: Any | None = None) -> None:
         if not settings.configured:
-            raise LLMError("no LLM configured: set llm.base_url and llm.model (or HALLU_STUDIO_LLM_BASE_URL "
-                           "and HALLU_STUDIO_LLM_MODEL)")
+            raise LLMConfigError(not_configured(settings))
         self.settings = settings
         self.store = store
         self.backoff_s = backoff_s
@@ -135,11 +122,19 @@ class LLMClient:
         self._clients = {url: client or openai.OpenAI(base_url=url, api_key=settings.api_key(),
                                                       timeout=settings.timeout_s, max_retries=0)
                          for url in settings.base_urls}
-        # How to ask for JSON following a schema: OpenAI's json_schema form, then llama-cpp-python's
-        # {"type": "json_object", "schema": ...}; None once the server has rejected both.
-        self.format_style: str | None = FORMAT_STYLES[0]
+        # A model the server does not list is refused here, before any work (once per endpoint).
+        endpoint.check_served(settings)
         self._lock = threading.Lock()
+        # Cache keys of the answers this client found unusable (cut, unreadable): asked once per client, so a
+        # scoring pass (which builds its clients) never asks a failed question twice, and the next pass asks again.
+        self._unusable: dict[str, LLMAnswerError] = {}
         self.calls = 0  # requests this client sent (cache hits excluded); tests and progress read it
+
+    @property
+    def format_style(self) -> str | None:
+        """How this client's endpoint takes a JSON schema now (learnt once per endpoint, ``endpoint``):
+        ``json_schema``, ``json_object``, or None (plain text)."""
+        return endpoint.format_style(self.settings.base_urls)
 
     @property
     def name(self) -> str:
@@ -178,7 +173,7 @@ class LLMClient:
         cannot do structured output answers in text, read by ``lenient(text)`` (default:
         ``check(parse_json_tolerant(text))``). A reader raises ``ValueError`` for an unusable
         answer; the caller then gets an ``LLMAnswerError`` carrying the answer, the call kind's
-        parse-failure count grows, and a later call asks the server again.
+        parse-failure count grows, and another client (the next scoring pass) asks the server again.
         """
         return self._complete(messages, namespace, prompt_version, json_schema, params, check, lenient)[1]
 
@@ -237,15 +232,20 @@ class LLMClient:
             if isinstance(cached, str) and cached.strip():
                 text = cached
         fresh = text is None
+        asked = key
         if text is None:
+            if asked in self._unusable:  # asked by this client already: the same (temperature 0) answer again
+                known = self._unusable[asked]
+                raise LLMAnswerError(str(known), known.answer, truncated=known.truncated)
             text, structured, cut = self._send(messages, namespace, json_schema, params)
             key = self.cache_key(messages, namespace=namespace, prompt_version=prompt_version,
                                  json_schema=json_schema, structured=structured, **params)
             if cut:  # an unfinished answer: a model looping until its cap, or one that needed more room
                 self.dispatcher.stats.parse_failed(namespace)
                 limit = f"max_tokens={params['max_tokens']}" if params.get("max_tokens") else "the length limit"
-                raise LLMAnswerError(f"{namespace}: the model's answer is not usable: it was cut at {limit} "
-                                     f"(finish_reason 'length'): ...{text.strip()[-120:]!r}", text, truncated=True)
+                raise self._remember(asked, LLMAnswerError(
+                    f"{namespace}: the model's answer is not usable: it was cut at {limit} (finish_reason 'length'): "
+                    f"...{text.strip()[-120:]!r}", text, truncated=True))
         read = self._reader(json_schema, structured, check, lenient)
         value: Any = text
         if read is not None:
@@ -255,12 +255,17 @@ class LLMClient:
                 if not fresh:  # only a cached answer of an unchecked call can get here
                     raise LLMAnswerError(f"{namespace}: the cached answer is not usable: {exc}", text) from exc
                 self.dispatcher.stats.parse_failed(namespace)
-                raise LLMAnswerError(f"{namespace}: the model's answer is not usable: {exc}", text) from exc
+                raise self._remember(asked, LLMAnswerError(f"{namespace}: the model's answer is not usable: {exc}",
+                                                           text)) from exc
         if fresh:
             self.dispatcher.stats.answered(namespace)
             if self.store is not None and not self.store.read_only:
                 self.store.cache_put(key, namespace, text)
         return text, value
+
+    def _remember(self, key: str, error: LLMAnswerError) -> LLMAnswerError:
+        self._unusable[key] = error
+        return error
 
     def _send(self, messages: list[dict[str, Any]], namespace: str, json_schema: dict[str, Any] | None,
               params: dict[str, Any]) -> tuple[str, bool, bool]:
@@ -281,21 +286,26 @@ class LLMClient:
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages,
                                   "temperature": self.settings.temperature, "timeout": timeout, **params}
         name = namespace.replace(".", "_").replace("-", "_")[:64] or "answer"
-        style = self.format_style if json_schema is not None else None
+        facts = endpoint.facts(url)
+        # Until the endpoint has taken one form of structured output, its calls asking for one go one at a
+        # time, so that a server refusing json_schema is asked that way once, not by every call of a batch.
+        probing = json_schema is not None and not facts.settled
         with self._lock:
             self.calls += 1
-        with _classified(namespace):
+        with _classified(namespace), (facts.probe if probing else nullcontext()):
+            style = facts.format_style if json_schema is not None else None
             while True:
                 if style is not None:
                     kwargs["response_format"] = response_format(style, name, json_schema or {})
                 try:
                     resp = self._clients[url].chat.completions.create(**kwargs)
+                    facts.settled = facts.settled or json_schema is not None
                     break
                 except openai.APIStatusError as exc:
                     # 400 from most servers; 422 (request validation) or even 500 from some llama.cpp builds.
                     if style is None or not any(w in str(exc).lower() for w in _FORMAT_WORDS):
                         raise
-                    style = self._next_style(style, namespace, exc)
+                    style = endpoint.format_rejected(url, style, namespace, exc)
                     kwargs.pop("response_format")
                     with self._lock:
                         self.calls += 1
@@ -306,18 +316,6 @@ class LLMClient:
         if not text.strip():
             raise LLMError(f"{namespace}: the model returned an empty answer")
         return text, style is not None, _finish_reason(resp) == "length"
-
-    def _next_style(self, rejected: str, namespace: str, exc: BaseException) -> str | None:
-        """The server rejected ``rejected``: the next way to ask (None: plain text), remembered."""
-        following = FORMAT_STYLES[FORMAT_STYLES.index(rejected) + 1:]
-        style = following[0] if following else None
-        with self._lock:
-            if self.format_style == rejected:
-                self.format_style = style
-                if style is None:
-                    log.warning("%s: the LLM server rejected response_format (%s); asking in plain text and "
-                                "parsing leniently from now on", namespace, exc)
-            return self.format_style
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> list[list[float]]:
         """Embeddings of ``texts`` from the server's ``/v1/embeddings``, ``batch_size`` texts per call.

@@ -54,8 +54,14 @@ EXTRACT_ANSWER_TOKENS = 1024  # VISCON Figure 11, Tri-HE triplets: a dense capti
 JUDGE_ANSWER_TOKENS = 256  # Tri-HE's two questions: {"answer": "yes"} is ~6 tokens, a word and reasons ~100
 LIST_ANSWER_TOKENS = 128  # HalFscore A.8: the "Incorrect Serial Numbers:" line or the JSON around the list,
 LIST_TOKENS_PER_ITEM = 4  # plus at most one serial number per listed concept ("12, " is ~2 tokens)
-REVISE_ANSWER_TOKENS = 512  # VISCON Figure 12: the API calls (a few per concept), then the revised caption
-REVISE_TOKENS_PER_CAPTION_TOKEN = 4  # (about the caption's length), both growing with the caption
+# VISCON Figure 12's two answers, measured on 1,000 real LLaVA-1.5-7B captions with the model's tokenizer
+# (benchmarks/bench_reviser_caps.py; caption tokens estimated as characters / 4, which overestimates
+# prose by ~20 %): the calls, one per object, attribute and relation the parser finds, take at most
+# 2 × caption tokens + 198; the revised caption, at most the caption (+ 6 for its JSON).
+REVISE_QUERIES_TOKENS = 256  # the database calls: ~12 tokens per call
+REVISE_QUERIES_PER_CAPTION_TOKEN = 2
+REVISE_CAPTION_TOKENS = 32  # the revised caption: an edit of the caption, never much longer
+REVISE_CAPTION_PER_CAPTION_TOKEN = 1.25
 
 
 def list_answer_tokens(items: int) -> int:
@@ -67,13 +73,22 @@ def list_answer_tokens(items: int) -> int:
     return LIST_ANSWER_TOKENS + LIST_TOKENS_PER_ITEM * max(0, items)
 
 
-def revise_answer_tokens(caption: str) -> int:
-    """The cap of the reviser's answers about ``caption``: its API calls, then the revised caption.
+def revise_queries_tokens(caption: str) -> int:
+    """The cap of the reviser's first answer about ``caption``: the database calls its concepts need.
 
-    >>> revise_answer_tokens("A red car is parked on the street next to a dog.")  # 48 characters
-    560
+    >>> revise_queries_tokens("A red car is parked on the street next to a dog.")  # 48 characters
+    280
     """
-    return REVISE_ANSWER_TOKENS + REVISE_TOKENS_PER_CAPTION_TOKEN * math.ceil(len(caption) / CHARS_PER_TOKEN)
+    return REVISE_QUERIES_TOKENS + REVISE_QUERIES_PER_CAPTION_TOKEN * math.ceil(len(caption) / CHARS_PER_TOKEN)
+
+
+def revise_caption_tokens(caption: str) -> int:
+    """The cap of the reviser's second answer: ``caption`` revised (words removed or replaced).
+
+    >>> revise_caption_tokens("A red car is parked on the street next to a dog.")
+    47
+    """
+    return REVISE_CAPTION_TOKENS + math.ceil(REVISE_CAPTION_PER_CAPTION_TOKEN * math.ceil(len(caption) / CHARS_PER_TOKEN))
 
 
 class Overloaded(RuntimeError):

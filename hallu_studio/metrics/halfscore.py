@@ -48,7 +48,7 @@ from .base import ItemResult, ScoringItem
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..llm import LLMClient
+    from ..llm import LLMClient, LLMRequest
     from ..store import Store
 
 KINDS: tuple[str, ...] = ("object", "attribute", "relation", "count")
@@ -332,23 +332,31 @@ class LLMConceptMatcher:
     def config(self) -> dict[str, Any]:
         return {"matcher": self.name, "llm": self.client.name, "prompt_version": self.prompt_version}
 
-    def _incorrect(self, candidate: list[Concept], truth: list[Concept], namespace: str) -> list[Concept]:
-        if not candidate:
-            return []
+    def _request(self, candidate: list[Concept], truth: list[Concept], namespace: str) -> "LLMRequest":
+        from ..llm import LLMRequest
+
         listing = lambda cs: "\n".join(f"{i}. {a8_entry(c)}" for i, c in enumerate(cs, 1))  # noqa: E731
         prompt = _ANALYZE.format(gt=listing(truth) or "(empty)", vlm=listing(candidate))
-        # An answer without readable serial numbers, or cut at its cap (finish_reason "length"), raises
+        # An answer without readable serial numbers, or cut at its cap (finish_reason "length"), is an
         # LLMAnswerError and is not cached. The cap grows with the list: one serial number per entry at most.
-        serials = self.client.complete_checked([{"role": "user", "content": prompt}], namespace=namespace,
-                                               prompt_version=self.prompt_version, json_schema=SERIALS_SCHEMA,
-                                               check=lambda value: read_serials(value, len(candidate)),
-                                               lenient=lambda answer: parse_serials(answer, len(candidate)),
-                                               max_tokens=list_answer_tokens(len(candidate)))
-        return [candidate[k - 1] for k in serials]
+        return LLMRequest([{"role": "user", "content": prompt}], namespace, self.prompt_version,
+                          json_schema=SERIALS_SCHEMA, params={"max_tokens": list_answer_tokens(len(candidate))},
+                          check=lambda value: read_serials(value, len(candidate)),
+                          lenient=lambda answer: parse_serials(answer, len(candidate)))
 
     def match(self, response: list[Concept], reference: list[Concept]) -> MatchOutcome:
-        hallucinated = self._incorrect(response, reference, "halfscore.hallucinated")
-        omitted = self._incorrect(reference, response, "halfscore.omitted")
+        """Both questions asked side by side; an unusable answer to either fails the item (``LLMError``) after
+        both were asked, so the next pass asks only the one that failed (the other is cached)."""
+        asks = [(candidate, self._request(candidate, truth, namespace))
+                for candidate, truth, namespace in ((response, reference, "halfscore.hallucinated"),
+                                                    (reference, response, "halfscore.omitted")) if candidate]
+        answers = self.client.complete_many([request for _, request in asks])
+        failed = [a for a in answers if isinstance(a, BaseException)]
+        if failed:
+            raise failed[0]
+        found = {request.namespace: [candidate[k - 1] for k in serials] for (candidate, request), serials
+                 in zip(asks, answers)}
+        hallucinated, omitted = found.get("halfscore.hallucinated", []), found.get("halfscore.omitted", [])
         wrong = set(hallucinated)
         return MatchOutcome(hallucinated, omitted, [(c, None, None) for c in response if c not in wrong])
 

@@ -189,6 +189,39 @@ def make_extractor(settings: Settings, store: "Store | None" = None) -> "Concept
     raise ValueError(f"unknown extractor {kind!r}; choose 'parser' or 'llm'")
 
 
+def llm_steps(settings: Settings, metrics: list[str], *, extraction: bool = True) -> list[str]:
+    """The settings that make scoring ``metrics`` ask the LLM, as ``"scoring.key = value"``.
+
+    ``extraction``: whether the pipeline's extractor will be built from the settings (every scoring pass
+    extracts concepts; a caller that hands in its own extractor passes False).
+
+    >>> s = Settings(); s.scoring.trihe_judge = "llm"; s.scoring.reviser = "llm"
+    >>> llm_steps(s, ["trihe", "emd"])
+    ['scoring.trihe_judge = llm']
+    """
+    sc = settings.scoring
+    wanted = [("scoring.extractor", sc.extractor == "llm" and extraction),
+              ("scoring.trihe_judge", sc.trihe_judge == "llm" and "trihe" in metrics),
+              ("scoring.trihe_extraction", sc.trihe_extraction == "llm-trihe" and "trihe" in metrics),
+              ("scoring.reviser", sc.reviser == "llm" and "edit" in metrics),
+              ("scoring.halfscore_matcher", sc.halfscore_matcher == "llm" and "halfscore" in metrics)]
+    return [f"{name} = {getattr(sc, name.split('.')[1])}" for name, used in wanted if used]
+
+
+def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: bool = True) -> None:
+    """Refuse at once (``LLMConfigError``, one line) settings whose LLM steps have no ``[llm]`` endpoint and model,
+    or name a model the server does not list (``llm.endpoint.check_model``), before minutes of other work."""
+    steps = llm_steps(settings, metrics, extraction=extraction)
+    if not steps:
+        return
+    from ..llm import endpoint
+    from ..llm.errors import LLMConfigError, not_configured
+
+    if not settings.llm.configured:
+        raise LLMConfigError(not_configured(settings.llm, steps, settings.source))
+    endpoint.check_served(settings.llm)
+
+
 def make_trihe_extractor(settings: Settings, store: "Store | None" = None) -> "ConceptExtractor | None":
     """Tri-HE's own claim extractor (``scoring.trihe_extraction``), or None when the pipeline's concepts serve.
 
@@ -203,9 +236,7 @@ def make_trihe_extractor(settings: Settings, store: "Store | None" = None) -> "C
 
         return ParserExtractor(batch_size=settings.scoring.batch_size)
     if kind == "llm-trihe":
-        if not settings.llm.configured:
-            raise ValueError("scoring.trihe_extraction = 'llm-trihe' needs an LLM endpoint: set [llm] base_url "
-                             "and model (or HALLU_STUDIO_LLM_BASE_URL and HALLU_STUDIO_LLM_MODEL)")
+        check_llm_configured(settings, ["trihe"], extraction=False)
         from ..extraction.llm import LLMExtractor
         from ..llm.client import LLMClient
 

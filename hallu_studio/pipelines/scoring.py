@@ -23,7 +23,8 @@ from tqdm import tqdm
 from ..config import Settings
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..metrics.base import ItemResult, Metric, ScoringItem
-from ..metrics.registry import METRIC_TASKS, make_extractor, make_metrics, not_applicable_reason
+from ..metrics.registry import (METRIC_TASKS, check_llm_configured, make_extractor, make_metrics,
+                                not_applicable_reason)
 from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, iter_chunks
 
 if TYPE_CHECKING:
@@ -196,6 +197,8 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     responses gone through so far and how many this call has to go through; a set ``cancel``
     stops between batches (what was scored stays, and a later call scores the rest).
     """
+    check_llm_configured(settings, [m if isinstance(m, str) else m.name for m in metrics],  # before slow work
+                         extraction=extractor is None)
     extractor = extractor if extractor is not None else make_extractor(settings, store)
     resolved = _resolve(metrics, settings, store, extractor)
     keys = {m.name: metric_config_key(settings, m, extractor) for m in resolved}

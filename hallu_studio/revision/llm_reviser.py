@@ -10,9 +10,16 @@ and it is kept with the queries).
 The paper's prompt says the image "is from a view of a 3D rendered indoor room"; ``scene``
 replaces that phrase (default: a real-world photo).
 
-Both answers are capped at ``revise_answer_tokens(caption)`` tokens (a floor plus a few tokens
-per caption token: the calls and the revision grow with the caption). An answer cut at the cap
-(finish_reason "length") is unusable: ``LLMAnswerError``, counted as a parse failure, not cached.
+The prompt depends on the caption and the scene graph alone: the paper's ``<CASE {caption-id}>`` is
+always ``<CASE 1>`` (each conversation holds one case), so a response gets the same prompt, and the
+same cached answers, whatever batch it is scored in.
+
+Each answer is capped to what it holds (``llm/dispatch.py``, measured by
+``benchmarks/bench_reviser_caps.py``): the calls at ``revise_queries_tokens(caption)``, the revised
+caption at ``revise_caption_tokens(caption)`` (about the caption's own length: an edit removes or
+replaces words). An answer cut at its cap (finish_reason "length") is unusable: ``LLMAnswerError``,
+counted as a parse failure, not cached; the pipeline records the response as failed and the next
+``score`` asks again.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..llm.dispatch import revise_answer_tokens
+from ..llm.dispatch import revise_caption_tokens, revise_queries_tokens
 from ..model import SceneGraph
 from .database import QueryResult, SceneGraphDatabase
 from .matching import ObjectMatcher
@@ -29,7 +36,7 @@ from .rule_reviser import Revision
 if TYPE_CHECKING:
     from ..extraction.llm import ChatCompleter
 
-PROMPT_VERSION = "viscon-fig12-v1"
+PROMPT_VERSION = "viscon-fig12-v2"  # v2: <CASE 1> for every response (v1 held its batch position)
 
 INTRO = ("You are an expert database assistant and programmer. Correct the following image caption labeled after "
          "[Caption]. It is from {scene}. It may contain errors like wrong or not existing object, object relation or "
@@ -47,7 +54,7 @@ GetAttributes(<object A>): return a JSON list of the attributes that an object h
 ---
 If any API call corresponds to object, relation or attribute that does not exist, the API returns NONE. If the object, relation or attribute is not given in the database, the API returns KEEP. Objects with same name are identified by its numeral IDs. E.g., <object apple_1> and <object apple_2> are two different apple objects.
 ---
-<CASE {case_id}>
+<CASE 1>
 [Caption]: {caption}
 [Seen Objects]: {objects}
 ---
@@ -113,15 +120,14 @@ class LLMReviser:
         return {"reviser": self.name, "model": self.model_name, "prompt_version": PROMPT_VERSION,
                 "scene": self.scene, "matcher": self.matcher.config()}
 
-    def revise(self, text: str, graph: SceneGraph, case_id: str = "0") -> Revision:
+    def revise(self, text: str, graph: SceneGraph) -> Revision:
         db = SceneGraphDatabase(graph, self.matcher)
         system = INTRO.format(scene=self.scene)
-        first = QUERY_TASK.format(intro=system, case_id=case_id, caption=text, objects=", ".join(db.seen_objects()))
+        first = QUERY_TASK.format(intro=system, caption=text, objects=", ".join(db.seen_objects()))
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": first}]
-        cap = revise_answer_tokens(text)
         calls = self.llm.complete_checked(messages, namespace="edit-queries", prompt_version=PROMPT_VERSION,
                                           json_schema=CALLS_SCHEMA, check=_read_calls, lenient=_calls_text,
-                                          max_tokens=cap)
+                                          max_tokens=revise_queries_tokens(text))
         results: list[QueryResult] = []
         for match in _CALL_LINE.finditer(calls):
             try:
@@ -134,10 +140,10 @@ class LLMReviser:
                      {"role": "user", "content": REVISE_TASK.format(results=listing, caption=text)}]
         revised = self.llm.complete_checked(messages, namespace="edit-revise", prompt_version=PROMPT_VERSION,
                                             json_schema=CAPTION_SCHEMA, check=_read_caption, lenient=_caption_text,
-                                            max_tokens=cap)
+                                            max_tokens=revise_caption_tokens(text))
         return Revision(original=text, revised=revised, reviser=self.name, queries=[r.to_dict() for r in results])
 
     def revise_many(self, texts: list[str], graphs: list[SceneGraph]) -> list[Revision]:
         if len(texts) != len(graphs):
             raise ValueError(f"got {len(texts)} texts and {len(graphs)} scene graphs")
-        return [self.revise(t, g, case_id=str(i)) for i, (t, g) in enumerate(zip(texts, graphs))]
+        return [self.revise(t, g) for t, g in zip(texts, graphs)]

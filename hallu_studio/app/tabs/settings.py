@@ -11,6 +11,7 @@ import gradio as gr
 from ...config import (EMD_EMPTY_SIDE_POLICIES, EMD_GROUND_COSTS, EXTRACTORS, HALFSCORE_MATCHERS, REVISERS,
                        TRIHE_EXTRACTIONS, TRIHE_JUDGES, TRIHE_UNVERIFIABLE_POLICIES, Settings, load_settings,
                        overriding_env, settings_path, settings_problems, write_settings)
+from ...llm.endpoint import in_force
 from ..config_names import config_label, config_labels
 from ..context import AppContext
 from ..render import records_table_html
@@ -21,8 +22,7 @@ from ..toasts import Mistake, toast_mistakes
 def settings_html(ctx: AppContext) -> str:
     s = ctx.settings
     rows = [
-        {"setting": "LLM endpoint", "value": ", ".join(s.llm.base_urls) or "none (offline methods)"},
-        {"setting": "LLM model", "value": s.llm.model or "—"},
+        {"setting": "LLM endpoint and model, and where each came from", "value": in_force(s)},
         {"setting": "embedding model", "value": s.scoring.embedding_model},
         {"setting": "NLI model", "value": s.scoring.nli_model or "none"},
         {"setting": "extractor / reviser / Tri-HE judge / HalFscore matcher",
@@ -146,7 +146,7 @@ def save(ctx: AppContext, values: Sequence[Any]) -> str:
     before = ctx.settings.scoring_key()
     for section in ("llm", "scoring", "decoding"):
         setattr(ctx.settings, section, getattr(fresh, section))  # the one Settings every view and job reads
-    ctx.settings.source = fresh.source
+    ctx.settings.source, ctx.settings.origins = fresh.source, fresh.origins
     editable = {f"{section}.{key}" for section, key, _ in EDITABLE}
     overridden = [md(f"{k} (${v})") for k, v in overriding_env().items() if k in editable]
     lines = [f"saved to {md(path)}."]

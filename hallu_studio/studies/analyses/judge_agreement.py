@@ -25,6 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...config import Settings
+from ...llm.errors import LLMAnswerError
 from ...metrics.base import ScoringItem
 from ..collect import mean_human_ratings
 from ..correlation import correlate
@@ -68,21 +69,35 @@ def configured_judges(settings: Settings, store: "Store", encoder: Any) -> tuple
     return judges, notes
 
 
-def triplet_level(judge: Any, answers: Sequence[Answer], concepts: Sequence[Any]) -> dict[str, float]:
-    """Share of each response's triplets judged hallucinated (responses without triplets left out)."""
+def triplet_level(judge: Any, answers: Sequence[Answer], concepts: Sequence[Any],
+                  unjudged: list[str] | None = None) -> dict[str, float]:
+    """Share of each response's triplets judged hallucinated (responses without triplets left out, and
+    those the LLM judge gave an unusable answer about: their ids go to ``unjudged``)."""
     from ...metrics.trihe import TriHEMetric
 
     items = [ScoringItem(a.response.id, a.response.text, a.sample, c) for a, c in zip(answers, concepts)]
+    metric = TriHEMetric(judge)
+    try:
+        judged = list(zip(items, metric.update_many(items)))
+    except LLMAnswerError:  # one by one, leaving out the responses whose answers could not be used
+        judged = []
+        for item in items:
+            try:
+                judged.append((item, metric.update(item)))
+            except LLMAnswerError:
+                if unjudged is not None:
+                    unjudged.append(item.response_id)
     out = {}
-    for item, result in zip(items, TriHEMetric(judge).update_many(items)):
+    for item, result in judged:
         n = result.values.get("n_triplets") or 0
         if n:
             out[item.response_id] = float(result.values["hallucinated"]) / float(n)
     return out
 
 
-def sentence_level(judge: Any, answers: Sequence[Answer]) -> dict[str, float]:
-    """Share of each response's sentences the judge does not find supported by the reference."""
+def sentence_level(judge: Any, answers: Sequence[Answer], unjudged: list[str] | None = None) -> dict[str, float]:
+    """Share of each response's sentences the judge does not find supported by the reference (responses the
+    LLM judge gave an unusable answer about left out: their ids go to ``unjudged``)."""
     from ...metrics.trihe import reference_for
 
     # A sentence is one claim: the judge embeds or reads it whole (``triplet_text`` joins the parts).
@@ -93,7 +108,12 @@ def sentence_level(judge: Any, answers: Sequence[Answer]) -> dict[str, float]:
         warm([(claims, reference) for _, claims, reference in work])  # encode every phrase in one batch
     out = {}
     for a, claims, reference in work:
-        verdicts = judge.judge(claims, reference)
+        try:
+            verdicts = judge.judge(claims, reference)
+        except LLMAnswerError:
+            if unjudged is not None:
+                unjudged.append(a.response.id)
+            continue
         out[a.response.id] = sum(v.verdict not in NOT_HALLUCINATED for v in verdicts) / len(claims)
     return out
 
@@ -145,9 +165,13 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     concepts = extractor.extract([a.response.text for a in answers])
     values: dict[tuple[str, str], dict[str, float]] = {}
     for name, judge in judges.items():
+        unjudged: list[str] = []
         try:
-            values[(name, "triplet")] = triplet_level(judge, answers, concepts)
-            values[(name, "sentence")] = sentence_level(judge, answers)
+            values[(name, "triplet")] = triplet_level(judge, answers, concepts, unjudged)
+            values[(name, "sentence")] = sentence_level(judge, answers, unjudged)
+            if unjudged:
+                notes.append(f"judge {name}: {len(set(unjudged))} responses left out at some level: answers that "
+                             "could not be used (cut or unreadable), asked again next time")
         except Exception as exc:  # noqa: BLE001 - one judge failing (an LLM down) must not hide the others
             notes.append(f"judge {name} failed: {type(exc).__name__}: {exc}")
     model_of = {a.response.id: a.model for a in answers}
