@@ -55,7 +55,7 @@ EXTRACTORS: tuple[str, ...] = ("parser", "llm")
 REVISERS: tuple[str, ...] = ("rule", "llm")
 TRIHE_JUDGES: tuple[str, ...] = ("graph", "embedding", "nli", "llm")
 TRIHE_EXTRACTIONS: tuple[str, ...] = ("parser", "llm-trihe")
-TRIHE_UNVERIFIABLE_POLICIES: tuple[str, ...] = ("scene-graph", "hallucination", "ignore")
+UNVERIFIABLE_POLICIES: tuple[str, ...] = ("scene-graph", "hallucination", "ignore")
 HALFSCORE_MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 EMD_EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
 EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
@@ -132,12 +132,12 @@ class ScoringSettings:
     trihe_extraction: str = setting("parser", "where Tri-HE's triplets come from: the offline SceneGraphParser, "
                                               "or Tri-HE's own triplet prompt through [llm]",
                                     choices=TRIHE_EXTRACTIONS)
-    trihe_unverifiable: str = setting("scene-graph", "the graph judge on what the reference is silent on (an "
-                                                     "attribute it does not give; against a reference caption, "
-                                                     "two things it does not relate): a hallucination against a "
-                                                     "scene graph, as the paper counts it, and left out against "
-                                                     "a reference caption (scene-graph); always a hallucination; "
-                                                     "or always left out (ignore)", choices=TRIHE_UNVERIFIABLE_POLICIES)
+    unverifiable: str = setting("scene-graph", "what a reference can neither confirm nor contradict, in Tri-HE's "
+                                               "hallucinated share and HalFscore's precision: a hallucination "
+                                               "against a complete scene graph (as the papers count it) and left "
+                                               "out against open-world references, captions and object lists "
+                                               "(scene-graph); always a hallucination; or never (ignore)",
+                                choices=UNVERIFIABLE_POLICIES)
     # Tri-HE's released embedding-similarity check (see docs/metrics_judges.md).
     trihe_reference_threshold: float = setting(0.5, "embedding judge: cosine above which a reference triplet "
                                                     "is relevant to a claim")
@@ -229,7 +229,7 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_REVISER": ("scoring", "reviser", str),
     "HALLU_STUDIO_TRIHE_JUDGE": ("scoring", "trihe_judge", str),
     "HALLU_STUDIO_TRIHE_EXTRACTION": ("scoring", "trihe_extraction", str),
-    "HALLU_STUDIO_TRIHE_UNVERIFIABLE": ("scoring", "trihe_unverifiable", str),
+    "HALLU_STUDIO_UNVERIFIABLE": ("scoring", "unverifiable", str),
     "HALLU_STUDIO_HALFSCORE_MATCHER": ("scoring", "halfscore_matcher", str),
     "HALLU_STUDIO_EMD_EMPTY_SIDE": ("scoring", "emd_empty_side", str),
     "HALLU_STUDIO_EMD_GROUND_COST": ("scoring", "emd_ground_cost", str),
@@ -300,6 +300,8 @@ def _parsed(section: str, key: str, text: str, where: str) -> Any:
 
 
 _NOT_SETTINGS = frozenset({"source", "origins"})
+# Settings a file may still name by an older name: it is told the new one.
+RENAMED_SETTINGS: dict[str, str] = {"trihe_unverifiable": "unverifiable (it covers HalFscore too)"}
 
 
 def _apply(obj: Any, values: Mapping[str, Any], where: str, section: str,
@@ -308,6 +310,8 @@ def _apply(obj: Any, values: Mapping[str, Any], where: str, section: str,
     for key, value in values.items():
         if key not in names or key in _NOT_SETTINGS:
             label = f"{where} [{section}]" if section else where
+            if key in RENAMED_SETTINGS:
+                raise ValueError(f"{label}: the setting {key!r} is now {RENAMED_SETTINGS[key]!r}")
             raise ValueError(f"{label}: unknown setting {key!r}; known: {sorted(set(names) - _NOT_SETTINGS)}")
         current = getattr(obj, key)
         if dataclasses.is_dataclass(current):

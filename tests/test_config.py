@@ -50,7 +50,7 @@ from hallu_studio.config import describe_settings, write_settings  # noqa: E402
 CHOICES = {  # setting -> (environment variable, a non-default allowed value)
     "trihe_judge": ("HALLU_STUDIO_TRIHE_JUDGE", "embedding"),
     "trihe_extraction": ("HALLU_STUDIO_TRIHE_EXTRACTION", "llm-trihe"),
-    "trihe_unverifiable": ("HALLU_STUDIO_TRIHE_UNVERIFIABLE", "ignore"),
+    "unverifiable": ("HALLU_STUDIO_UNVERIFIABLE", "ignore"),
     "halfscore_matcher": ("HALLU_STUDIO_HALFSCORE_MATCHER", "llm"),
     "emd_empty_side": ("HALLU_STUDIO_EMD_EMPTY_SIDE", "undefined"),
     "emd_ground_cost": ("HALLU_STUDIO_EMD_GROUND_COST", "cosine"),

@@ -278,9 +278,13 @@ def test_graph_matcher_ignores_colour_words_taken_for_objects_and_reads_dense_re
                                     relations=[("cat", "sitting on", "couch")]), ("cat", 2, None))
     r = metric.update(ScoringItem("r", "t", caption, mentioned=response))
     assert r.evidence["ignored"] == [["object", "gold"]]
-    assert r.evidence["hallucinated"] == [["attribute", "sofa", "gold"]]
+    # A dense caption does not give every colour: the sofa's is unverifiable, not hallucinated (scoring.unverifiable).
+    assert r.evidence["hallucinated"] == [] and r.evidence["unverifiable"] == [["attribute", "sofa", "gold"]]
     assert r.evidence["omitted"] == []
     assert r.stats["generated_object"] == 4  # cats, couch, and the attributes' owners cat and sofa; not "gold"
+    as_a8 = HalFscoreMetric(GraphConceptMatcher(), reference=lambda s: reference_concepts(s, lambda t: extracted),
+                            unverifiable="hallucination").update(ScoringItem("r", "t", caption, mentioned=response))
+    assert as_a8.evidence["hallucinated"] == [["attribute", "sofa", "gold"]]
 
 
 def test_halfscore_evidence_points_probe_detection_at_the_distinctive_words():

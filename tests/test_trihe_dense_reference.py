@@ -88,7 +88,7 @@ def test_the_registry_builds_trihe_judging_a_dci_sample_against_its_caption(offl
 def test_trihe_still_refuses_a_sample_with_no_graph_no_gold_triplets_and_no_caption():
     for sample in (dci_sample(caption=None), dci_sample(caption="  ")):
         reason = registry.not_applicable_reason("trihe", sample)
-        assert reason == "trihe needs a scene graph, reference triplets or a reference caption"
+        assert reason == "trihe needs a scene graph, reference triplets, reference captions or an object list"
 
 
 def test_score_store_gives_dci_samples_trihe_values_and_refuses_bare_ones(store, offline_encoder):
@@ -122,13 +122,13 @@ def test_a_reference_caption_is_silent_where_a_scene_graph_is_complete():
     default = SceneGraphAlignmentJudge()
     verdicts = default.judge(claims, caption_ref)
     assert [j.verdict for j in verdicts] == ["unverifiable", "unverifiable", "relation", "object"]
-    assert "does not say how they relate; not counted" in verdicts[0].reason
-    assert [default.counts_as_hallucination(j.verdict, caption_ref.source) for j in verdicts] == [False, False, True,
-                                                                                                 True]
+    assert "do not say how they relate; not counted" in verdicts[0].reason
+    assert [default.counts_as_hallucination(j.verdict, caption_ref.scope.closed) for j in verdicts] == [
+        False, False, True, True]
     # The paper's counting against a caption too; and a scene graph stays complete under the default.
     always = SceneGraphAlignmentJudge(unverifiable="hallucination")
-    assert [always.counts_as_hallucination(j.verdict, caption_ref.source) for j in verdicts] == [True] * 4
-    assert default.counts_as_hallucination("unverifiable", "scene graph")
+    assert [always.counts_as_hallucination(j.verdict, caption_ref.scope.closed) for j in verdicts] == [True] * 4
+    assert default.counts_as_hallucination("unverifiable", closed=True)
     graph_ref = reference_for(Sample("g1", "t", "img", scene_graph=SceneGraph.from_dict({
         "objects": [{"id": "1", "name": "dog"}, {"id": "2", "name": "lamp"}]})))
     [no_edge] = default.judge([("dog", "next to", "lamp")], graph_ref)

@@ -64,13 +64,24 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _SENTENCE.finditer(text)]
 
 
-def speculative_spans(text: str) -> list[tuple[int, int]]:
-    """The sentences of ``text`` that guess rather than report ("the person might be commuting"),
-    as character spans: those holding a modal verb, a hedge or a reasoning word (``SPECULATION_WORDS``).
+_CLAUSE_BREAK = re.compile(r"[,;:(]|\s[-\u2013\u2014]\s")
 
-    >>> t = "A man rides a horse. He might be going to a market."
+
+def speculative_spans(text: str) -> list[tuple[int, int]]:
+    """The parts of ``text`` that guess rather than report ("the person might be commuting"), as character
+    spans: from the start of the clause holding the first modal verb, hedge or reasoning word
+    (``SPECULATION_WORDS``) of a sentence to the sentence's end. What the sentence states before that clause
+    is reported, not guessed ("there are cups on the floor, suggesting a party": the cups are a claim).
+
+    >>> t = "A man rides a horse. He might be going to a market. Cups lie around, suggesting a party."
     >>> [t[a:b] for a, b in speculative_spans(t)]
-    [' He might be going to a market.']
+    [' He might be going to a market.', ', suggesting a party.']
     """
-    return [(a, b) for a, b in sentence_spans(text)
-            if set(re.findall(r"[a-z]+", text[a:b].lower())) & SPECULATION_WORDS]
+    out: list[tuple[int, int]] = []
+    for a, b in sentence_spans(text):
+        hedge = next((m for m in re.finditer(r"[a-z]+", text[a:b].lower()) if m.group(0) in SPECULATION_WORDS), None)
+        if hedge is None:
+            continue
+        breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text, a, a + hedge.start())]
+        out.append((breaks[-1] if breaks else a, b))
+    return out

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 if TYPE_CHECKING:
     from ..model import SceneGraph
 
+from ..grounding import CLOSED, Scope
 from ..vectors import PhraseEncoder, unit_rows  # noqa: F401 - re-exported: judges take encoders
 
 Triplet = tuple[str, str, str]
@@ -37,6 +38,8 @@ HALLUCINATION_VERDICTS: tuple[str, ...] = ("object", "relation")
 # response names outside every relation and attribute).
 EXISTENCE_PREDICATE, EXISTENCE_OBJECT = "is in", "the image"
 CAPTION_SOURCE = "reference caption"  # ``JudgeReference.source`` of a dense caption's concepts
+CAPTIONS_SOURCE = "reference captions"  # of several captions' concepts (COCO's five)
+OBJECT_LIST_SOURCE = "object list"  # of an object list complete within a vocabulary
 
 
 @dataclass
@@ -71,8 +74,14 @@ class JudgeReference:
     # left of the blue cube": (("red",), ("blue",))): which of several objects of one name it means. () : none known.
     qualifiers: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
     # What the reference was read from, for the evidence: "scene graph", "gold triplets", both joined by " + ",
-    # "reference caption" (a dense caption's concepts, ``metrics.trihe.reference_from_concepts``) or "none".
+    # "reference caption(s)" (captions' concepts, ``metrics.trihe.reference_from_concepts``), "object list", captions
+    # and an object list joined by " + ", or "none".
     source: str = "scene graph"
+    # What the reference can settle (``grounding.Scope``): a scene graph is complete; captions and object lists are
+    # open-world, an object list complete within its vocabulary.
+    scope: Scope = CLOSED
+    # Object names from an object list: things in the picture, of unknown number and with unknown attributes.
+    listed: list[str] = field(default_factory=list)
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.
@@ -81,7 +90,7 @@ class JudgeReference:
         their second end is a node too, as in the benchmark's own graphs.
         """
         seen: dict[str, None] = {}
-        for name in self.objects:
+        for name in [*self.objects, *self.listed]:
             seen.setdefault(name.strip(), None)
         for s, _, o in self.triplets:
             seen.setdefault(s.strip(), None)

@@ -25,7 +25,7 @@ def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, enc
 
         return SceneGraphAlignmentJudge(encoder, model_name=sc.embedding_identity,
                                         grounding_threshold=sc.graph_grounding_threshold,
-                                        unverifiable=sc.trihe_unverifiable)
+                                        unverifiable=sc.unverifiable)
     if kind == "embedding":
         from .embedding_judge import EmbeddingSimilarityJudge
 

@@ -27,7 +27,7 @@ Subjects and objects are grounded by ``hallu_studio.grounding.Grounder`` (lemma,
 hypernym, embedding); an end that grounds nowhere is an object hallucination. Every verdict
 carries a reason naming the nodes and edges it used.
 
-Silence (``unverifiable``, the setting ``scoring.trihe_unverifiable``). A scene graph is read as
+Silence (``unverifiable``, the setting ``scoring.unverifiable``). A scene graph is read as
 complete, as Tri-HE reads its graphs: what it does not hold is not there, and an attribute it does
 not give counts as a hallucination ("scene-graph", the default; "hallucination" counts it against a
 caption too, "ignore" never). A reference caption (DCI's) names the things in the picture but not
@@ -56,11 +56,11 @@ from ..grounding import (Edge, Grounder, Match, ReferenceGraph, attribute_suppor
 from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
-from ..lexicon.predicates import VISUAL_VERBS, Predicate, entails, parse_predicate
+from ..lexicon.predicates import VISUAL_VERBS, Predicate, contradicts, entails, parse_predicate
 from ..lexicon.words import CAUSAL_WORDS, INFERENCE_PREDICATES, NEGATIONS
 from ..vectors import PhraseEncoder, unit_rows
-from ..config import TRIHE_UNVERIFIABLE_POLICIES as UNVERIFIABLE_POLICIES
-from .base import (CAPTION_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement,
+from ..config import UNVERIFIABLE_POLICIES
+from .base import (EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement,
                    triplet_text)
 
 _SEEN_FAMILIES = frozenset({"colour", "material", "shape", "pattern"})
@@ -71,6 +71,30 @@ def _edge_text(graph: ReferenceGraph, e: Edge) -> str:
     s, o = graph.nodes[e.subject], graph.nodes[e.object]
     backwards = " (read backwards)" if e.reversed else ""
     return f"({s.labels[0] if s.labels else s.name}, {e.text}, {o.labels[0] if o.labels else o.name}){backwards}"
+
+
+def _named_instead(graph: ReferenceGraph, grounded: Sequence[Match], pred: Predicate, name: str,
+                   mentioned: set[int] | frozenset[int], *, subject_side: bool) -> Edge | None:
+    """The reference edge that puts another thing where a claim puts ``name``: from (or, ``subject_side``, to) the
+    claim's grounded end, with the claim's relation or one it entails or is entailed by ("sitting on top of" for
+    "sitting on"), to a thing of another kind that the response names nowhere ("a child sitting on a box" where the
+    captions say "a boy sitting on a briefcase"). A loose relation ("with", "of", "near") places nothing."""
+    if not grounded or pred.copula or (pred.verb is None and pred.prep in _LOOSE):
+        return None
+    ends = {m.index for m in grounded}
+    for e in graph.edges:
+        end, other = (e.object, e.subject) if subject_side else (e.subject, e.object)
+        if end not in ends or other in ends or other in mentioned or e.predicate.passive != pred.passive:
+            continue
+        if not (entails(e.predicate, pred) or entails(pred, e.predicate)):
+            continue
+        node = graph.nodes[other]
+        if noun_relation(name, node.name) is None and is_visual_noun(node.name) and is_visual_noun(name):
+            return e
+    return None
+
+
+_LOOSE = frozenset({"with", "of", "near", "toward", "along", "across"})
 
 
 def _is_visual(pred: Predicate) -> bool:
@@ -132,7 +156,7 @@ def _states_count(question: str | None, name: str, n: int) -> bool:
 
 
 def _said_by(reference: JudgeReference) -> str:
-    return "reference caption" if reference.source == CAPTION_SOURCE else "graph"
+    return "graph" if reference.scope.closed else "references"
 
 
 class SceneGraphAlignmentJudge:
@@ -151,21 +175,21 @@ class SceneGraphAlignmentJudge:
         self.unverifiable = unverifiable
 
     def config(self) -> dict[str, Any]:
-        return {"judge": self.name, "version": 2, "model": self.model_name or None, **self.grounder.config(),
+        return {"judge": self.name, "version": 3, "model": self.model_name or None, **self.grounder.config(),
                 "gold_threshold": self.gold_threshold, "unverifiable": self.unverifiable}
 
-    def counts_as_hallucination(self, verdict: str, source: str = "scene graph") -> bool:
-        """Whether a verdict counts as hallucinated against a reference read from ``source``
-        (``JudgeReference.source``): silence as the policy says (module docstring, "Silence")."""
+    def counts_as_hallucination(self, verdict: str, closed: bool = True) -> bool:
+        """Whether a verdict counts as hallucinated against a reference that is complete (``closed``: a scene
+        graph) or open-world (captions, an object list): silence as the policy says (module docstring, "Silence")."""
         if verdict != "unverifiable":
             return verdict in ("object", "relation")
-        return self.unverifiable == "hallucination" or (self.unverifiable == "scene-graph" and
-                                                        source != CAPTION_SOURCE)
+        return self.unverifiable == "hallucination" or (self.unverifiable == "scene-graph" and closed)
 
     def _counted(self, reference: JudgeReference) -> str:
         """What a reason says of an unverifiable verdict's counting."""
-        if not self.counts_as_hallucination("unverifiable", reference.source):
-            return "; not counted" if self.unverifiable == "ignore" else "; not counted: a caption is no complete graph"
+        if not self.counts_as_hallucination("unverifiable", reference.scope.closed):
+            return ("; not counted" if self.unverifiable == "ignore" else
+                    "; not counted: captions and object lists are no complete graph")
         return "; counted as a hallucination, as the paper does"
 
     def warm(self, batches: Sequence[tuple[Sequence[Triplet], JudgeReference]]) -> None:
@@ -189,8 +213,14 @@ class SceneGraphAlignmentJudge:
             return []
         graph = (ReferenceGraph.from_scene_graph(reference.graph) if reference.graph is not None
                  else ReferenceGraph.from_triplets(reference.objects, reference.triplets, counts=reference.counts))
+        for name in reference.listed:
+            graph.node_index(name)  # in the picture, how many unknown (multiplicity 0)
+        graph.scope = reference.scope
         quals = list(reference.qualifiers) + [((), ())] * (len(claims) - len(reference.qualifiers))
-        out = [self._one(tuple(c), graph, reference, q) for c, q in zip(claims, quals)]  # type: ignore[arg-type]
+        # The nodes the response names anywhere: a reference thing it never names may be what it replaced.
+        mentioned = {m.index for c in claims for end in (c[0], c[2]) for m in self.grounder.ground(end, graph)}
+        out = [self._one(tuple(c), graph, reference, q, mentioned)  # type: ignore[arg-type]
+               for c, q in zip(claims, quals)]
         out = self._one_instance_per_sentence(claims, out, graph, reference)
         return [self._as_guess(j) if i in reference.speculative else j for i, j in enumerate(out)]
 
@@ -248,10 +278,11 @@ class SceneGraphAlignmentJudge:
                                 f"({j.reason})", kind="inference")
 
     def _one(self, claim: Triplet, graph: ReferenceGraph, reference: JudgeReference,
-             qualifiers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> TripletJudgement:
+             qualifiers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+             mentioned: frozenset[int] | set[int] = frozenset()) -> TripletJudgement:
         s, p, o = (part.strip() for part in claim)
         if (p, o) == (EXISTENCE_PREDICATE, EXISTENCE_OBJECT):
-            return self._exists(claim, s, graph)
+            return self._exists(claim, s, graph, reference)
         p, o = fold_preposition(p, o)
         pred = parse_predicate(p)
         if self._is_inference(s, p, pred, o, lambda name: any(m.how in ("lemma", "synonym")
@@ -269,7 +300,10 @@ class SceneGraphAlignmentJudge:
                                     "or noun), and no gold triplet of the question says it", kind="inference")
         subjects = self.grounder.ground(s, graph)
         if not subjects:
-            return self._absent(claim, "subject", s, graph)
+            instead = None
+            if not graph.scope.objects and not pred.copula:
+                instead = _named_instead(graph, self.grounder.ground(o, graph), pred, s, mentioned, subject_side=True)
+            return self._absent(claim, "subject", s, graph, reference, instead)
         if pred.copula:
             n = count_of(o)
             if n is not None:
@@ -296,7 +330,9 @@ class SceneGraphAlignmentJudge:
             if spelled:
                 return TripletJudgement(claim, "supported", 1.0, f"the question's gold triplet {spelled} says it in "
                                         "its own words", kind="relation")
-            return self._absent(claim, "object", o, graph)
+            instead = None if graph.scope.objects else _named_instead(graph, subjects, pred, o, mentioned,
+                                                                     subject_side=False)
+            return self._absent(claim, "object", o, graph, reference, instead)
         return self._relation(claim, subjects, pred, objects, graph, reference, qualifiers)
 
     @staticmethod
@@ -319,20 +355,43 @@ class SceneGraphAlignmentJudge:
         return any(is_visual_noun(x) is False and attribute_family(x) is None and count_of(x) is None and not held(x)
                    for x in (s, o) if not pred.copula or x is s)
 
-    def _exists(self, claim: Triplet, name: str, graph: ReferenceGraph) -> TripletJudgement:
+    def _exists(self, claim: Triplet, name: str, graph: ReferenceGraph,
+                reference: JudgeReference) -> TripletJudgement:
         """ "There is a giraffe": the object must ground to a node; a noun no one sees is an inference."""
         found = self.grounder.ground(name, graph)
         if found:
-            return TripletJudgement(claim, "supported", 1.0, f"the graph has {found[0].describe()}", kind="object")
+            return TripletJudgement(claim, "supported", 1.0, f"the {'graph' if graph.scope.closed else 'reference'} "
+                                    f"has {found[0].describe()}", kind="object")
+        listed = graph.scope.presence(name)
+        if listed:
+            return TripletJudgement(claim, "supported", 1.0, f"the image's object list holds {listed!r}", kind="object")
         if is_visual_noun(name) is False:
             return TripletJudgement(claim, "inference", None, f"{name!r} is not a thing one sees", kind="inference")
-        return self._absent(claim, "object", name, graph)
+        return self._absent(claim, "object", name, graph, reference)
 
-    def _absent(self, claim: Triplet, role: str, name: str, graph: ReferenceGraph) -> TripletJudgement:
+    def _absent(self, claim: Triplet, role: str, name: str, graph: ReferenceGraph,
+                reference: JudgeReference, instead: Edge | None = None) -> TripletJudgement:
+        """A claim whose ``role`` end grounds nowhere: an object hallucination where the reference settles that
+        the thing is not there (a complete graph; an object list's vocabulary; ``instead``, an edge of the
+        references that puts another thing, which the response never names, in that place), else unverifiable."""
         near = self.grounder.nearest(name, graph)
         closest = f"; nearest node {near[0]!r} at cosine {near[1]:.2f}" if near else ""
-        return TripletJudgement(claim, "object", None, f"{role} {name!r} matches no node of the graph by lemma, "
-                                f"synonym or hypernym{closest}", kind="object")
+        if graph.scope.objects:
+            return TripletJudgement(claim, "object", None, f"{role} {name!r} matches no node of the graph by lemma, "
+                                    f"synonym or hypernym{closest}", kind="object")
+        absent = graph.scope.absence(name)
+        if absent:
+            return TripletJudgement(claim, "object", 0.0, f"{role} {name!r} is not in the picture: {absent}",
+                                    kind="object")
+        if instead is not None:
+            other = graph.nodes[instead.subject if role == "subject" else instead.object]
+            return TripletJudgement(claim, "object", 0.0, f"{role} {name!r} takes the place of "
+                                    f"{other.labels[0] if other.labels else other.name!r}, which the references "
+                                    f"put there ({_edge_text(graph, instead)}) and the response never names",
+                                    kind="object")
+        return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the references do not mention "
+                                f"{name!r}{closest}, and cannot say it is not there{self._counted(reference)}",
+                                kind="object")
 
     def _count(self, claim: Triplet, subjects: list[Match], n: int, reference: JudgeReference) -> TripletJudgement:
         m = counted(subjects)
@@ -343,6 +402,15 @@ class SceneGraphAlignmentJudge:
             # question's, not a number the answer made up (GQA graphs often list one node for two people).
             return TripletJudgement(claim, "supported", 1.0, f"the question itself says {n} ({claim[0]!r}); the "
                                     f"answer repeats its premise (the graph has {m} of {nodes})", kind="count")
+        if not reference.scope.details:
+            # Open-world references count only what they give a number for ("two cows"); "a cow" in one caption
+            # says nothing of how many there are, and "one player" is seldom a total ("one of them").
+            stated = [x for x in subjects if x.node.name in reference.counts]
+            m = counted(stated)
+            if not stated or (n == 1 and m > 1):
+                return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the references "
+                                        f"{'give no number for ' + nodes if not stated else 'say ' + str(m)}"
+                                        f"{self._counted(reference)}", kind="count")
         if m == 0:
             return TripletJudgement(claim, "unverifiable", None, f"the graph does not say how many of {nodes} there "
                                     "are", kind="count")
@@ -398,13 +466,24 @@ class SceneGraphAlignmentJudge:
         said = [f"the {' '.join(q)} one" if q and meant[k] else "" for k, q in enumerate(qualifiers)]
         ends = (f"{', '.join(m.describe() for m in subjects)}{' (' + said[0] + ')' if said[0] else ''} and "
                 f"{', '.join(m.describe() for m in objects)}{' (' + said[1] + ')' if said[1] else ''}")
+        if not graph.scope.details:
+            # Open-world references relate two things in some ways, not in every way that holds: only the contrary
+            # place ("under" for "on") contradicts a claim; another relation ("next to" for "in front of") does not.
+            s_idx, o_idx = {m.index for m in subjects}, {m.index for m in objects}
+            contrary = [e for e in support.between if (e.subject in s_idx and contradicts(e.predicate, pred))
+                        or (e.subject in o_idx and contradicts(e.predicate, pred, the_other_way=True))]
+            if contrary:
+                edges = "; ".join(_edge_text(graph, e) for e in contrary)
+                return TripletJudgement(claim, "relation", 0.0, f"contradicts the references: between {ends} they "
+                                        f"say {edges}, the contrary of {pred.text()!r}", kind="relation")
+            other = (f"they relate them otherwise ({'; '.join(_edge_text(graph, e) for e in support.between)})"
+                     if support.between else "they do not say how they relate")
+            return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the references name {ends}, and "
+                                    f"{other}{self._counted(reference)}", kind="relation")
         if support.between:
             edges = "; ".join(_edge_text(graph, e) for e in support.between)
             return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "
                                     f"{edges}, not {pred.text()!r}", kind="relation")
-        if reference.source == CAPTION_SOURCE:
-            return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the reference caption names {ends} "
-                                    f"but does not say how they relate{self._counted(reference)}", kind="relation")
         return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph", kind="relation")
 
     @staticmethod

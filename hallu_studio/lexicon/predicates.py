@@ -223,6 +223,27 @@ def contrary_preposition(text: str) -> str | None:
     return _CONTRARY_PREP.get(canon) if canon else None
 
 
+def contradicts(edge: Predicate, claim: Predicate, the_other_way: bool = False) -> bool:
+    """Whether an edge says the contrary of a claim about the same two things: "under" against "on", "left of"
+    against "right of", "outside" against "in". ``the_other_way``: the edge runs from the claim's object to its
+    subject ("the table is on the cup" against "the cup is on the table").
+
+    A different relation is no contradiction ("next to" and "in front of", "riding" and "on" can both hold):
+    only a contrary place is.
+
+    >>> on, under, near = parse_predicate("on top of"), parse_predicate("under"), parse_predicate("next to")
+    >>> contradicts(under, on), contradicts(near, on), contradicts(on, on, the_other_way=True)
+    (True, False, True)
+    """
+    if edge.passive or claim.passive or claim.prep is None or edge.prep is None:
+        return False
+    said = _INVERSE_PREP.get(edge.prep) if the_other_way else edge.prep
+    if said is None or (the_other_way and edge.prep in _SYMMETRIC):
+        return False
+    contrary = _CONTRARY_PREP.get(claim.prep)
+    return said == contrary or (contrary == "inside" and said == "in") or (said == "under" and contrary == "below")
+
+
 def part_of(edge: Predicate, claim: Predicate) -> bool:
     """Whether an edge ``A has B`` supports the claim ``B <claim> A`` ("the bicycle has bags": the bags are on
     it, attached to it, hang from it)."""

@@ -54,6 +54,7 @@ from ..judges.base import unit_rows
 from ..extraction.base import ConceptExtractor
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
+from ..grounding import Scope
 from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase, reference_list
 from .halfscore import Concept
 from .halfscore_graph import GraphConceptMatcher
@@ -225,7 +226,8 @@ class EMDMetric:
                     self._references[it.sample.id] = reference_list(r, it.sample.scene_graph)
                     if len(self._references) > 4096:
                         self._references.pop(next(iter(self._references)))
-                g = grounded_concepts(self._references[it.sample.id], m, it.sample.scene_graph, self._matcher)
+                g = grounded_concepts(self._references[it.sample.id], m, it.sample.scene_graph, self._matcher,
+                                      Scope.of_sample(it.sample))
                 sides.append((_typed(g.reference, {}), _typed(g.response, g.spans, g.grounding), g.decided))
         distinct = list(dict.fromkeys(
             p for r, m, _ in sides for by_type in (r, m) for typed in by_type.values() for p in typed.phrases))

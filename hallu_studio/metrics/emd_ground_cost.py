@@ -53,6 +53,7 @@ from typing import Sequence
 import numpy as np
 
 from ..config import EMD_GROUND_COSTS
+from ..grounding import CLOSED, Scope
 from ..model import ConceptSet, SceneGraph, Span
 from .halfscore import Concept, MatchOutcome, concept_list, concept_spans
 from .halfscore_graph import GraphConceptMatcher
@@ -118,12 +119,14 @@ def _by_type(concepts: Sequence[Concept]) -> dict[str, list[Concept]]:
 
 
 def grounded_concepts(ref_list: list[Concept], response: ConceptSet, scene_graph: SceneGraph | None,
-                      matcher: GraphConceptMatcher) -> GroundedConcepts:
+                      matcher: GraphConceptMatcher, scope: Scope = CLOSED) -> GroundedConcepts:
     """The concepts of both sides and the costs the graph matcher decides (see the module docstring).
-    ``ref_list``: the reference's ``reference_list`` (the caller keeps it per sample)."""
+    ``ref_list``: the reference's ``reference_list`` (the caller keeps it per sample); ``scope``: what the reference
+    can settle (what open-world references neither state nor contradict stays undecided: the embedding prices it)."""
     graph = scene_graph if scene_graph is not None and not scene_graph.is_empty() else None
     resp_list = concept_list(response)
-    outcome = matcher.match(resp_list, ref_list, scene_graph=graph) if ref_list and resp_list else MatchOutcome()
+    outcome = (matcher.match(resp_list, ref_list, scene_graph=graph, scope=scope) if ref_list and resp_list
+               else MatchOutcome())
     ref, resp = _by_type(ref_list), _by_type(resp_list)
     # An attribute or relation of an object the reference does not have is that object's error, charged once
     # on the object (A.8's rule, which ``outcome.hallucinated`` follows): the embedding prices the rest of it.

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 import numpy as np
 
+from ..grounding import Scope
 from ..model import ConceptSet, SceneGraph
 from .base import ItemResult, ScoringItem
 from .edit_distance import edit_slope_alpha, word_edit_distance
@@ -35,7 +36,8 @@ class Reviser(Protocol):
 
     def config(self) -> dict[str, Any]: ...
 
-    def revise_many(self, texts: list[str], graphs: list[SceneGraph]) -> list["Revision"]: ...
+    def revise_many(self, texts: list[str], graphs: list[SceneGraph],
+                    scopes: Sequence[Scope] | None = None) -> list["Revision"]: ...
 
 
 def graph_from_concepts(concepts: ConceptSet) -> SceneGraph:
@@ -105,7 +107,8 @@ class EvaluateByEditMetric:
             for i, concepts in zip(need_reference, refs):
                 graphs[i] = graph_from_concepts(concepts) if len(concepts) else None
         todo = [i for i, g in enumerate(graphs) if g is not None]
-        revisions = self.reviser.revise_many([items[i].response for i in todo], [graphs[i] for i in todo])  # type: ignore[misc]
+        revisions = self.reviser.revise_many([items[i].response for i in todo], [graphs[i] for i in todo],  # type: ignore[misc]
+                                             [Scope.of_sample(items[i].sample) for i in todo])
         by_item = dict(zip(todo, revisions))
         out: list[ItemResult] = []
         for i, item in enumerate(items):

@@ -40,11 +40,13 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 import networkx as nx
 import numpy as np
 
+from ..grounding import Scope
 from ..judges.base import PhraseEncoder, unit_rows
 from ..lexicon.forms import number_word
 from ..llm.dispatch import list_answer_tokens
 from ..model import ConceptSet, Sample, SceneGraph, Span
 from .base import ItemResult, ScoringItem
+from .reference_concepts import open_world_concepts
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -192,6 +194,9 @@ class MatchOutcome:
     # A.8 counts them, though they contradict nothing the reference says.
     covers: dict[Concept, list[Concept]] = field(default_factory=dict)
     silent: list[Concept] = field(default_factory=list)
+    # Against open-world references (captions, an object list: ``grounding.Scope``), what they neither state nor
+    # contradict: not hallucinated, and not matched either.
+    unverifiable: list[Concept] = field(default_factory=list)
 
 
 class ConceptMatcher(Protocol):
@@ -375,8 +380,8 @@ def reference_concepts(sample: Sample, extract: Callable[[str], ConceptSet] | No
     if not sample.scene_graph.is_empty():
         return ConceptSet.from_scene_graph(sample.scene_graph)
     captions = sample.reference_captions
-    if captions and extract is not None:
-        return ConceptSet.union([extract(c) for c in captions])
+    if (captions and extract is not None) or (not captions and sample.reference_objects):
+        return open_world_concepts(sample, extract)
     if captions:
         raise ValueError(f"sample {sample.id} has only a reference caption: HalFscore needs an extractor "
                          "to turn it into concepts (reference_concepts(sample, extractor.extract))")
@@ -420,9 +425,13 @@ class HalFscoreMetric:
     name = "halfscore"
 
     def __init__(self, matcher: ConceptMatcher,
-                 reference: Callable[[Sample], ConceptSet | None] = reference_concepts) -> None:
+                 reference: Callable[[Sample], ConceptSet | None] = reference_concepts, *,
+                 unverifiable: str = "scene-graph") -> None:
         self.matcher = matcher
         self.reference = reference
+        # How what the reference neither confirms nor contradicts counts (``scoring.unverifiable``): against a
+        # complete scene graph A.8 counts its silence as hallucinated; against open-world references it is left out.
+        self.unverifiable = unverifiable
         self._reference_cache: dict[str, list[Concept]] = {}
 
     @classmethod
@@ -434,10 +443,21 @@ class HalFscoreMetric:
         ``extract`` turns a sample's dense reference caption into concepts (the pipeline's extractor).
         """
         built = build_matcher(settings, matcher, store=store, encoder=encoder, llm_client=llm_client)
-        return cls(built, lambda sample: reference_concepts(sample, extract))
+        return cls(built, lambda sample: reference_concepts(sample, extract), unverifiable=settings.scoring.unverifiable)
 
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, **self.matcher.config()}
+        return {"metric": self.name, **self.matcher.config(), "unverifiable": self.unverifiable}
+
+    def _counted_as_hallucinated(self, outcome: MatchOutcome) -> list[Concept]:
+        """The hallucinated concepts as the ``unverifiable`` policy counts them: silence against a complete graph
+        (A.8's count) unless "ignore"; what open-world references cannot settle only with "hallucination"."""
+        out = list(outcome.hallucinated)
+        if self.unverifiable == "ignore":
+            silent = set(outcome.silent)
+            out = [c for c in out if c not in silent]
+        if self.unverifiable == "hallucination":
+            out += [c for c in outcome.unverifiable if c not in out]
+        return out
 
     def _reference(self, sample: Sample) -> list[Concept]:
         if sample.id not in self._reference_cache:
@@ -466,16 +486,21 @@ class HalFscoreMetric:
         if not response:
             outcome = MatchOutcome(omitted=list(reference))
         elif getattr(self.matcher, "uses_scene_graph", False):
-            # Which objects each edge joins (several cubes): only the scene graph itself says.
-            outcome = self.matcher.match(response, reference, scene_graph=item.sample.scene_graph)
+            # Which objects each edge joins (several cubes): only the scene graph itself says; what the reference can
+            # settle (a complete graph; open-world captions and object lists): its scope.
+            outcome = self.matcher.match(response, reference, scene_graph=item.sample.scene_graph,
+                                         scope=Scope.of_sample(item.sample))
         else:
             outcome = self.matcher.match(response, reference)
         for c in outcome.ignored:
             stats[f"generated_{c.kind}"] -= 1.0
-        for c, n in Counter(c.kind for c in outcome.hallucinated).items():
+        hallucinated = self._counted_as_hallucinated(outcome)
+        for c, n in Counter(c.kind for c in hallucinated).items():
             stats[f"hallucinated_{c}"] = float(n)
         for c, n in Counter(c.kind for c in outcome.omitted).items():
             stats[f"omitted_{c}"] = float(n)
+        for c, n in Counter(c.kind for c in outcome.unverifiable).items():
+            stats[f"unverifiable_{c}"] = float(n)
         stats["matched"] = float(len(outcome.matched))
         total = {k: sum(stats[f"{k}_{kind}"] for kind in KINDS)
                  for k in ("generated", "reference", "hallucinated", "omitted")}
@@ -484,15 +509,20 @@ class HalFscoreMetric:
                   "hallucinated": int(total["hallucinated"]), "omitted": int(total["omitted"])}
         spans = concept_spans(item.mentioned)
         evidence.update(
-            hallucinated=[c.to_list() for c in outcome.hallucinated],
-            hallucinated_spans=[pointer(c, spans.get(c), item.response) for c in outcome.hallucinated],
+            hallucinated=[c.to_list() for c in hallucinated],
+            hallucinated_spans=[pointer(c, spans.get(c), item.response) for c in hallucinated],
             omitted=[c.to_list() for c in outcome.omitted],
             matched=[[c.to_list(), ref.to_list() if ref else None, sim] for c, ref, sim in outcome.matched])
         if outcome.reasons:
-            evidence["reasons"] = {"hallucinated": [outcome.reasons.get(c) for c in outcome.hallucinated],
+            evidence["reasons"] = {"hallucinated": [outcome.reasons.get(c) for c in hallucinated],
                                    "omitted": [outcome.reasons.get(c) for c in outcome.omitted]}
         if outcome.ignored:
             evidence["ignored"] = [c.to_list() for c in outcome.ignored]
+        if outcome.unverifiable:
+            evidence["unverifiable"] = [c.to_list() for c in outcome.unverifiable]
+            evidence["unverifiable_spans"] = [pointer(c, spans.get(c), item.response) for c in outcome.unverifiable]
+            evidence.setdefault("reasons", {})["unverifiable"] = [outcome.reasons.get(c) for c in outcome.unverifiable]
+            values["unverifiable"] = len(outcome.unverifiable)
         reason = None if response else "the response has no concepts: precision is undefined, recall counts all as omitted"
         return ItemResult(stats, values, evidence, reason)
 

@@ -35,11 +35,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ..grounding import (Grounder, Match, ReferenceGraph, attribute_support, counted, edge_support, instances_fitting,
-                         stated_counts)
+from ..grounding import (CLOSED, Grounder, Match, ReferenceGraph, Scope, attribute_support, counted, edge_support,
+                         instances_fitting, stated_counts)
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import count_of, normalize_name
-from ..lexicon.predicates import parse_predicate
+from ..lexicon.predicates import contradicts, parse_predicate
 from ..model import SceneGraph
 from ..vectors import PhraseEncoder
 from .halfscore import Concept, MatchOutcome, _absorb
@@ -61,6 +61,7 @@ class _Reference:
             self.graph = g = ReferenceGraph.from_scene_graph(scene_graph)
         else:
             self.graph = g = ReferenceGraph.from_triplets(objects, triplets, attributes, counts)
+        self.stated = set(counts)  # the names the reference gives a number for
         self.concept_of: dict[Key, Concept] = {}
         for c in reference:
             self.concept_of.setdefault(self._key(c), c)
@@ -96,7 +97,7 @@ class GraphConceptMatcher:
         self._graphs: "OrderedDict[tuple[Any, ...], _Reference]" = OrderedDict()
 
     def config(self) -> dict[str, Any]:
-        return {"matcher": self.name, "version": 1, **self.grounder.config(), "model": self.model_name or None,
+        return {"matcher": self.name, "version": 2, **self.grounder.config(), "model": self.model_name or None,
                 "silent_attribute": "hallucinated (A.8)"}
 
     def warm(self, pairs: Sequence[tuple[Sequence[Concept], Sequence[Concept]]]) -> None:
@@ -127,8 +128,10 @@ class GraphConceptMatcher:
         return self._graphs[key]
 
     def match(self, response: list[Concept], reference: list[Concept],
-              scene_graph: SceneGraph | None = None) -> MatchOutcome:
-        """``scene_graph``: the graph ``reference`` was read from, if it was (its edges say which objects they join)."""
+              scene_graph: SceneGraph | None = None, scope: Scope = CLOSED) -> MatchOutcome:
+        """``scene_graph``: the graph ``reference`` was read from, if it was (its edges say which objects they join).
+        ``scope``: what the reference can settle; against open-world references (captions, an object list) what
+        they neither state nor contradict is ``unverifiable``, not hallucinated (module docstring)."""
         ref = self._reference(reference, scene_graph)
         graph = ref.graph
         grounded: dict[str, list[Match]] = {}
@@ -153,6 +156,21 @@ class GraphConceptMatcher:
             hallucinated.append(c)
             out.reasons[c] = why
 
+        def unsettled(c: Concept, why: str) -> None:
+            out.unverifiable.append(c)
+            out.reasons[c] = f"unverifiable: {why}"
+
+        def absent(c: Concept, name: str) -> None:
+            """``c`` names a thing no reference object grounds: hallucinated where the reference settles that it is not
+            there (a complete graph, an object list's vocabulary), else unverifiable."""
+            if scope.objects:
+                wrong(c, f"{name!r} matches no reference object" + (
+                    " by lemma, synonym, hypernym or embedding" if c.kind == "object" else ""))
+            elif scope.absence(name):
+                wrong(c, f"{name!r} is not in the picture: {scope.absence(name)}")
+            else:
+                unsettled(c, f"the references do not mention {name!r}, and cannot say it is not there")
+
         for c in response:
             name = c.parts[0]
             ms = ground(name)
@@ -161,11 +179,13 @@ class GraphConceptMatcher:
                     matched(c, [("object", m.index) for m in ms], ms)
                 elif attribute_family(name) == "colour" or name in said_as_attribute:
                     out.ignored.append(c)
+                elif not scope.objects and scope.presence(name):
+                    out.matched.append((c, None, 1.0))  # the object list holds its category
                 else:
-                    wrong(c, f"{name!r} matches no reference object by lemma, synonym, hypernym or embedding")
+                    absent(c, name)
                 continue
             if not ms:
-                wrong(c, f"{name!r} matches no reference object")  # absorbed by that object below
+                absent(c, name)  # where hallucinated, absorbed by that object below
                 continue
             nodes = ", ".join(m.describe() for m in ms)
             if c.kind == "relation" and parse_predicate(c.parts[1]).copula:
@@ -177,7 +197,11 @@ class GraphConceptMatcher:
             n = int(c.parts[1]) if c.kind == "count" and c.parts[1].isdigit() else count_of(attr) if attr else None
             if n is not None:
                 has = counted(ms)
-                if has == n:
+                stated = [m for m in ms if m.node.name in ref.stated]
+                if not scope.details and (not stated or (n == 1 and counted(stated) > 1)):
+                    unsettled(c, f"the references give no number for {nodes}" if not stated else
+                              f"the references say {counted(stated)}; one of them is no total")
+                elif has == n:
                     matched(c, [("count", m.index) for m in ms], ms)
                 else:
                     wrong(c, f"the response says {n}, the reference has {has} of {nodes}")
@@ -188,20 +212,35 @@ class GraphConceptMatcher:
                     matched(c, [("attribute", m.index, a) for m in ms for a in support.agreeing], ms)
                 elif support.conflicting:
                     wrong(c, f"conflicts with the reference: {nodes} is {', '.join(support.conflicting)}")
+                elif not scope.details:
+                    unsettled(c, f"the references do not say whether {nodes} is {attr!r}")
                 else:
                     wrong(c, f"the reference does not say {nodes} is {attr!r} (A.8 counts it)")
                     out.silent.append(c)
             else:
                 objects = ground(c.parts[2])
                 if not objects:
-                    wrong(c, f"{c.parts[2]!r} matches no reference object")
+                    absent(c, c.parts[2])
                     continue
                 # "the red cube is left of the blue cube": only edges between those objects.
                 support = edge_support(graph, [m.index for m in ms], parse_predicate(c.parts[1]),
                                        [m.index for m in objects], instances_fitting(ms, c.qualifiers[0]),
                                        instances_fitting(objects, c.qualifiers[1]))
+                s_idx, o_idx = {m.index for m in ms}, {m.index for m in objects}
+                pred = parse_predicate(c.parts[1])
                 if support.edge is not None:
                     matched(c, [("edge", support.edge)], list(ms) + list(objects))
+                elif not scope.details:
+                    # Open-world references: only the contrary place contradicts ("under" for "on").
+                    contrary = [e.text for e in support.between
+                                if (e.subject in s_idx and contradicts(e.predicate, pred))
+                                or (e.subject in o_idx and contradicts(e.predicate, pred, the_other_way=True))]
+                    if contrary:
+                        wrong(c, f"contradicts the references: between {nodes} and {objects[0].describe()} they say "
+                                 f"{'; '.join(contrary)!r}, the contrary of {c.parts[1]!r}")
+                    else:
+                        unsettled(c, f"the references do not say {nodes} is {c.parts[1]!r} "
+                                     f"{objects[0].describe()}")
                 elif support.between:
                     texts = "; ".join(e.text for e in support.between)
                     wrong(c, f"conflicting edge: between {nodes} and {objects[0].describe()} the reference has "
@@ -211,6 +250,9 @@ class GraphConceptMatcher:
                     out.silent.append(c)
         not_things = {c.parts[0] for c in out.ignored}
         out.hallucinated = [c for c in _absorb(hallucinated) if not not_things & set(c.objects())]
+        # What a hallucinated object's attribute or relation says is that object's error, counted once (A.8).
+        gone = {c.parts[0] for c in out.hallucinated if c.kind == "object"}
+        out.unverifiable = [c for c in out.unverifiable if not (gone | not_things) & set(c.objects())]
         omitted = [c for k, c in ref.concept_of.items() if k not in covered]
         out.omitted = _absorb(omitted)
         for c in out.omitted:

@@ -66,14 +66,14 @@ def reference_concepts_many(samples: Sequence[Sample], extractor: "ConceptExtrac
         elif source == "gold_triplets":
             out[i] = _from_triplets(sample.gold_triplets)
         elif source == "reference_objects":
-            out[i] = ConceptSet(objects=[ObjectConcept(n) for n in dict.fromkeys(sample.reference_objects or [])])
+            out[i] = open_world_concepts(sample, None)
         else:
             out[i] = ConceptSet()
     if to_extract and extractor is not None:
         read = CaptionConcepts(extractor)
         by_text = dict(zip(*_distinct_read(read, [c for i in to_extract for c in samples[i].reference_captions])))
         for i in to_extract:
-            out[i] = ConceptSet.union([by_text[c] for c in samples[i].reference_captions])
+            out[i] = open_world_concepts(samples[i], by_text.__getitem__)
     return [c if c is not None else ConceptSet() for c in out]
 
 
@@ -111,6 +111,14 @@ class CaptionConcepts:
             raise RuntimeError(f"extractor {getattr(self.extractor, 'name', '?')} returned {len(got)} concept sets "
                                f"for {len(texts)} reference captions")
         return got
+
+
+def open_world_concepts(sample: Sample, read: "Callable[[str], ConceptSet] | None") -> ConceptSet:
+    """What a sample's open-world references state: the union of its captions' concepts (each read by ``read``) and
+    the objects of its object list."""
+    listed = ConceptSet(objects=[ObjectConcept(n) for n in dict.fromkeys(sample.reference_objects or [])])
+    read_captions = [read(c) for c in sample.reference_captions] if read is not None else []
+    return ConceptSet.union(read_captions + ([listed] if listed.objects else []))
 
 
 def _distinct_read(read: "CaptionConcepts", texts: Sequence[str]) -> tuple[list[str], list[ConceptSet]]:

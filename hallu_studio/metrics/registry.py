@@ -73,8 +73,8 @@ def not_applicable_reason(name: str, sample: Sample) -> str | None:
     if sample.task not in METRIC_TASKS[name]:
         return f"{name} does not score {sample.task} samples"
     if name == "trihe" and sample.scene_graph.is_empty() and not sample.gold_triplets \
-            and not sample.reference_captions:
-        return "trihe needs a scene graph, reference triplets or a reference caption"
+            and not sample.reference_captions and sample.reference_objects is None:
+        return "trihe needs a scene graph, reference triplets, reference captions or an object list"
     if name == "reefknot" and sample.relation_category is None:
         return "reefknot needs a relation question (a sample with a relation category)"
     return None

@@ -37,10 +37,10 @@ import dataclasses
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..judges.base import (CAPTION_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE, HALLUCINATION_VERDICTS,
-                           JudgeReference, Triplet, TripletJudge)
+from ..judges.base import (CAPTION_SOURCE, CAPTIONS_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE,
+                           HALLUCINATION_VERDICTS, OBJECT_LIST_SOURCE, JudgeReference, Triplet, TripletJudge)
 from ..extraction.spans import sentence_spans, speculative_spans
-from ..grounding import stated_counts
+from ..grounding import Scope, stated_counts
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import normalize_name, number_word
 from ..lexicon.nouns import is_adjective_only
@@ -99,22 +99,33 @@ def claims_with_qualifiers(concepts: ConceptSet, existence: bool = False
 
 
 def judged_on_caption(sample: Sample) -> bool:
-    """Whether Tri-HE judges ``sample`` against its human reference captions: no scene graph, no gold triplets,
-    at least one non-blank caption in ``reference_text`` (DCI's dense caption, COCO's five)."""
+    """Whether Tri-HE judges ``sample`` against its human reference captions (and object list, if it has one): no
+    scene graph, no gold triplets, at least one non-blank caption (DCI's dense caption, COCO's five)."""
     return sample.scene_graph.is_empty() and not sample.gold_triplets and bool(sample.reference_captions)
 
 
+def judged_on_object_list(sample: Sample) -> bool:
+    """Whether Tri-HE judges ``sample`` against an object list alone: no scene graph, gold triplets or captions."""
+    return (sample.scene_graph.is_empty() and not sample.gold_triplets and not sample.reference_captions
+            and sample.reference_objects is not None)
+
+
 def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) -> JudgeReference:
-    """A dense reference caption's concepts as a judge's reference: its relations, its attributes as
-    ``(o, is, a)``, its objects, and the numbers it states (``JudgeReference.counts``); its ``source`` says
-    "reference caption"."""
+    """Reference captions' concepts as a judge's reference: their relations, their attributes as
+    ``(o, is, a)``, their objects, and the numbers they state (``JudgeReference.counts``); read open-world, with
+    the sample's object list where it has one (``grounding.Scope``); its ``source`` says what it was read from."""
     triplets: list[Triplet] = [(r.subject, r.predicate, r.object) for r in concepts.relations]
     triplets += [(a.object, ATTRIBUTE_PREDICATE, a.attribute) for a in concepts.attributes]
     counts = stated_counts((c.object, c.count) for c in concepts.counts)
+    captions = len(sample.reference_captions) if sample is not None else 1
+    listed = list(sample.reference_objects or []) if sample is not None else []
+    sources = [CAPTION_SOURCE if captions == 1 else CAPTIONS_SOURCE] if captions else []
+    sources += [OBJECT_LIST_SOURCE] if sample is not None and sample.reference_objects is not None else []
+    scope = Scope.of_sample(sample) if sample is not None else Scope(details=False)  # one dense caption's
     return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=list(dict.fromkeys(o.name for o in
                                                                                              concepts.objects)),
                           question=sample.question if sample else None, answer=sample.answer if sample else None,
-                          counts=counts, source=CAPTION_SOURCE)
+                          counts=counts, source=" + ".join(sources) or "none", scope=scope, listed=listed)
 
 
 def reference_for(sample: Sample, extract: "Callable[[str], ConceptSet] | None" = None) -> JudgeReference:
@@ -123,6 +134,8 @@ def reference_for(sample: Sample, extract: "Callable[[str], ConceptSet] | None" 
     graph = sample.scene_graph
     if extract is not None and judged_on_caption(sample):
         return reference_from_concepts(ConceptSet.union([extract(c) for c in sample.reference_captions]), sample)
+    if judged_on_object_list(sample):
+        return reference_from_concepts(ConceptSet(), sample)
     triplets = list(graph.triplets())
     triplets += [(o, ATTRIBUTE_PREDICATE, a) for o, a in graph.attribute_pairs()]
     triplets += [tuple(t) for t in sample.gold_triplets]  # type: ignore[misc]
@@ -183,11 +196,11 @@ class TriHEMetric:
         judge); the released embedding check sees the claims the paper's code made."""
         return bool(getattr(self.judge, "judges_existence", False))
 
-    def counts_as_hallucination(self, verdict: str, source: str = "scene graph") -> bool:
+    def counts_as_hallucination(self, verdict: str, closed: bool = True) -> bool:
         """Object and relation hallucinations always; other verdicts as the judge's own policy says against a
-        reference read from ``source`` (``JudgeReference.source``)."""
+        complete (``closed``: a scene graph) or open-world reference (``JudgeReference.scope``)."""
         policy = getattr(self.judge, "counts_as_hallucination", None)
-        return policy(verdict, source) if policy is not None else verdict in HALLUCINATION_VERDICTS
+        return policy(verdict, closed) if policy is not None else verdict in HALLUCINATION_VERDICTS
 
     def _read_captions(self, samples: Sequence[Sample]) -> None:
         """Reads the reference captions of those samples judged against one that were not read yet."""
@@ -224,8 +237,10 @@ class TriHEMetric:
                               "no concepts were extracted for this response; run concept extraction first")
         reference = reference or self.reference(item.sample)
         evidence["reference"] = reference.source
-        if not reference.triplets and not reference.objects:
-            if reference.source == CAPTION_SOURCE:
+        if not reference.scope.closed:
+            evidence["scope"] = reference.scope.describe()
+        if not reference.triplets and not reference.objects and not reference.listed:
+            if reference.source in (CAPTION_SOURCE, CAPTIONS_SOURCE):
                 why = f"the reference caption of sample {item.sample.id} gave no concepts to judge against"
             elif self.reference_extract is not None:
                 why = (f"sample {item.sample.id} has no scene graph, no gold triplets and no reference caption "
@@ -251,7 +266,7 @@ class TriHEMetric:
             raise RuntimeError(f"judge {self.judge.name} returned {len(judgements)} verdicts for "
                                f"{len(claims)} triplets of {item.response_id}")
         counts: dict[str, float] = defaultdict(float)
-        counted = [self.counts_as_hallucination(j.verdict, reference.source) for j in judgements]
+        counted = [self.counts_as_hallucination(j.verdict, reference.scope.closed) for j in judgements]
         for j, hit in zip(judgements, counted):
             counts[j.verdict] += 1
             if hit and j.verdict not in HALLUCINATION_VERDICTS:

@@ -10,6 +10,10 @@ does not say: keep the text) or what the database knows:
 * ``GetRelation(a, b)``: NONE when either object does not exist; KEEP when both exist but no
   relation between them is annotated (scene graphs are incomplete); else the predicate(s).
 
+"Does not exist" is what the reference settles (``grounding.Scope``): a scene graph or a dense
+description lacks the object; several captions or an object list only where the list's vocabulary
+names it and the list lacks it. An object they do not mention is KEEP: they cannot say it is not there.
+
 >>> from hallu_studio.model import SceneGraph
 >>> db = SceneGraphDatabase(SceneGraph.from_dict({"objects": [
 ...     {"id": "1", "name": "car", "attributes": ["blue"]}, {"id": "2", "name": "street"}],
@@ -18,6 +22,12 @@ does not say: keep the text) or what the database knows:
 ('blue car', '["blue"]', 'KEEP', 'parked on')
 >>> db.execute("GetRelation(<object car_0>, <object dog_1>)").result
 'NONE'
+>>> from hallu_studio.grounding import Scope
+>>> from hallu_studio.lexicon.vocabularies import vocabulary
+>>> captions = SceneGraphDatabase(db.graph, scope=Scope(objects=False, details=False, vocabulary=vocabulary("coco-80"),
+...                                                    present=frozenset({"car"})))
+>>> captions.get_description("tree"), captions.get_description("dog")
+('KEEP', 'NONE')
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from ..grounding import CLOSED, Scope
 from ..model import SceneGraph, SceneObject
 from .matching import ObjectMatcher, normalize_name
 
@@ -52,10 +63,16 @@ def _argument_name(raw: str) -> str:
 class SceneGraphDatabase:
     """Query one scene graph by object names (synonym-tolerant through ``matcher``)."""
 
-    def __init__(self, graph: SceneGraph, matcher: ObjectMatcher | None = None) -> None:
+    def __init__(self, graph: SceneGraph, matcher: ObjectMatcher | None = None, scope: Scope = CLOSED) -> None:
         self.graph = graph
         self.matcher = matcher or ObjectMatcher()
+        self.scope = scope
         self._by_id = graph.object_by_id()
+
+    def _unknown(self, name: str) -> str:
+        """The answer about an object no annotated one matches: NONE where the reference settles that it is not
+        there, else KEEP."""
+        return NONE if self.scope.objects or self.scope.absence(name) else KEEP
 
     def seen_objects(self) -> list[str]:
         """Object names with per-name numeral ids, as the Figure 12 prompt lists them ("plant_0")."""
@@ -73,7 +90,7 @@ class SceneGraphDatabase:
     def get_description(self, name: str) -> str:
         found = self.find(name)
         if not found:
-            return NONE
+            return self._unknown(name)
         wanted = normalize_name(found[0].name)
         for region in self.graph.regions:
             if wanted and re.search(rf"\b{re.escape(wanted)}", region.lower()):
@@ -84,7 +101,7 @@ class SceneGraphDatabase:
     def get_attributes(self, name: str) -> str:
         found = self.find(name)
         if not found:
-            return NONE
+            return self._unknown(name)
         attributes = list(dict.fromkeys(a for o in found for a in o.attributes))
         return json.dumps(attributes) if attributes else KEEP
 
@@ -94,7 +111,8 @@ class SceneGraphDatabase:
     def get_relation(self, a: str, b: str) -> str:
         subjects, objects = self.find(a), self.find(b)
         if not subjects or not objects:
-            return NONE
+            missing = [self._unknown(n) for n, found in ((a, subjects), (b, objects)) if not found]
+            return NONE if NONE in missing else KEEP
         s_ids = {o.id for o in subjects}
         o_ids = {o.id for o in objects}
         predicates = [r.predicate for r in self.graph.relations if r.subject in s_ids and r.object in o_ids]

@@ -25,9 +25,10 @@ counted as a parse failure, not cached; the pipeline records the response as fai
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..llm.dispatch import revise_caption_tokens, revise_queries_tokens
+from ..grounding import CLOSED, Scope
 from ..model import SceneGraph
 from .database import QueryResult, SceneGraphDatabase
 from .matching import ObjectMatcher
@@ -42,6 +43,11 @@ INTRO = ("You are an expert database assistant and programmer. Correct the follo
          "[Caption]. It is from {scene}. It may contain errors like wrong or not existing object, object relation or "
          "object attributes. Objects after [Seen Objects] label are all objects can be seen from the view, and are "
          "always correct.")
+# Against open-world references (human captions, an object list: ``grounding.Scope``) the paper's "all objects"
+# is untrue: the listed objects are there, others may be too, and the database answers KEEP for those.
+OPEN_WORLD_INTRO = INTRO.replace("are all objects can be seen from the view, and are always correct.",
+                                 "can be seen in the image and are always correct; other objects may be there too: "
+                                 "keep what the API does not say is wrong.")
 QUERY_TASK = """{intro}
 ---
 Generate necessary JavaScript code-like API calls to access an database constructed with the image, including the objects, object relations and object attributes. According to the response/return value, correct the caption. If some object, relation or attribute does not exist, remove in the final caption.
@@ -117,12 +123,12 @@ class LLMReviser:
         self.model_name = model_name or getattr(llm, "name", type(llm).__name__)
 
     def config(self) -> dict[str, Any]:
-        return {"reviser": self.name, "model": self.model_name, "prompt_version": PROMPT_VERSION,
+        return {"reviser": self.name, "model": self.model_name, "prompt_version": PROMPT_VERSION, "open_world": 1,
                 "scene": self.scene, "matcher": self.matcher.config()}
 
-    def revise(self, text: str, graph: SceneGraph) -> Revision:
-        db = SceneGraphDatabase(graph, self.matcher)
-        system = INTRO.format(scene=self.scene)
+    def revise(self, text: str, graph: SceneGraph, scope: Scope = CLOSED) -> Revision:
+        db = SceneGraphDatabase(graph, self.matcher, scope)
+        system = (INTRO if scope.objects else OPEN_WORLD_INTRO).format(scene=self.scene)
         first = QUERY_TASK.format(intro=system, caption=text, objects=", ".join(db.seen_objects()))
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": first}]
         calls = self.llm.complete_checked(messages, namespace="edit-queries", prompt_version=PROMPT_VERSION,
@@ -143,7 +149,9 @@ class LLMReviser:
                                             max_tokens=revise_caption_tokens(text))
         return Revision(original=text, revised=revised, reviser=self.name, queries=[r.to_dict() for r in results])
 
-    def revise_many(self, texts: list[str], graphs: list[SceneGraph]) -> list[Revision]:
+    def revise_many(self, texts: list[str], graphs: list[SceneGraph],
+                    scopes: Sequence[Scope] | None = None) -> list[Revision]:
+        """``scopes``: what each reference can settle (a scene graph's, complete, by default)."""
         if len(texts) != len(graphs):
             raise ValueError(f"got {len(texts)} texts and {len(graphs)} scene graphs")
-        return [self.revise(t, g) for t, g in zip(texts, graphs)]
+        return [self.revise(t, g, s) for t, g, s in zip(texts, graphs, scopes or [CLOSED] * len(texts))]

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 from ..extraction.parser import ParserExtractor, is_thing, object_name
 from ..lexicon.words import COLORS, MATERIALS
+from ..grounding import CLOSED, Scope
 from ..model import SceneGraph
 from .database import KEEP, NONE, QueryResult, SceneGraphDatabase
 from .matching import ObjectMatcher
@@ -165,21 +166,27 @@ class SceneGraphRuleReviser:
         self.matcher = matcher or ObjectMatcher()
 
     def config(self) -> dict[str, Any]:
-        return {"reviser": self.name, "extractor": self.extractor.config(), "matcher": self.matcher.config()}
+        # version 2: against open-world references an object is removed only where they settle it is not there
+        return {"reviser": self.name, "version": 2, "extractor": self.extractor.config(),
+                "matcher": self.matcher.config()}
 
-    def revise(self, text: str, graph: SceneGraph) -> Revision:
-        return self.revise_many([text], [graph])[0]
+    def revise(self, text: str, graph: SceneGraph, scope: Scope = CLOSED) -> Revision:
+        return self.revise_many([text], [graph], [scope])[0]
 
-    def revise_many(self, texts: Sequence[str], graphs: Sequence[SceneGraph]) -> list[Revision]:
+    def revise_many(self, texts: Sequence[str], graphs: Sequence[SceneGraph],
+                    scopes: Sequence[Scope] | None = None) -> list[Revision]:
+        """``scopes``: what each reference can settle (a scene graph's, complete, by default): against open-world
+        references an object is removed only where they settle that it is not there."""
         if len(texts) != len(graphs):
             raise ValueError(f"got {len(texts)} texts and {len(graphs)} scene graphs")
         docs = list(self.extractor.nlp.pipe(list(texts), batch_size=self.extractor.batch_size))
         concepts = self.extractor.extract(list(texts))
-        return [self._revise(doc, graph, cs) for doc, graph, cs in zip(docs, graphs, concepts)]
+        return [self._revise(doc, graph, cs, scope)
+                for doc, graph, cs, scope in zip(docs, graphs, concepts, scopes or [CLOSED] * len(texts))]
 
-    def _revise(self, doc: Any, graph: SceneGraph, concepts: Any) -> Revision:
+    def _revise(self, doc: Any, graph: SceneGraph, concepts: Any, scope: Scope = CLOSED) -> Revision:
         text = doc.text
-        db = SceneGraphDatabase(graph, self.matcher)
+        db = SceneGraphDatabase(graph, self.matcher, scope)
         queries: dict[str, QueryResult] = {}
 
         def ask(call: str, answer: Any) -> str:

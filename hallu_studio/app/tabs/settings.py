@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import gradio as gr
 
 from ...config import (EMD_EMPTY_SIDE_POLICIES, EMD_GROUND_COSTS, EXTRACTORS, HALFSCORE_MATCHERS, REVISERS,
-                       TRIHE_EXTRACTIONS, TRIHE_JUDGES, TRIHE_UNVERIFIABLE_POLICIES, Settings, load_settings,
+                       TRIHE_EXTRACTIONS, TRIHE_JUDGES, UNVERIFIABLE_POLICIES, Settings, load_settings,
                        overriding_env, settings_path, settings_problems, write_settings)
 from ...llm.endpoint import in_force
 from ..config_names import config_label, config_labels
@@ -34,7 +34,7 @@ def settings_html(ctx: AppContext) -> str:
         {"setting": "NLI threshold", "value": s.scoring.nli_threshold},
         {"setting": "HalFscore matching threshold", "value": s.scoring.halfscore_match_threshold},
         {"setting": "EMD ground cost / empty side", "value": f"{s.scoring.emd_ground_cost} / {s.scoring.emd_empty_side}"},
-        {"setting": "graph judge on silence", "value": s.scoring.trihe_unverifiable},
+        {"setting": "graph judge on silence", "value": s.scoring.unverifiable},
         {"setting": "Detect-then-Calibrate α / λ / γ",
          "value": f"{s.decoding.dtc_alpha} / {s.decoding.dtc_lambda} / {s.decoding.dtc_gamma}"},
         {"setting": "scoring key of these settings", "value": s.scoring_key()},
@@ -77,7 +77,7 @@ EDITABLE: tuple[tuple[str, str, str], ...] = (
     ("llm", "model", "LLM model name"),
     ("scoring", "trihe_judge", "Tri-HE judge"),
     ("scoring", "trihe_extraction", "Tri-HE extraction style"),
-    ("scoring", "trihe_unverifiable", "graph judge: what the reference is silent on"),
+    ("scoring", "unverifiable", "graph judge: what the reference is silent on"),
     ("scoring", "extractor", "concept extractor"),
     ("scoring", "reviser", "Evaluate-by-Edit reviser"),
     ("scoring", "halfscore_matcher", "HalFscore matcher"),
@@ -93,7 +93,7 @@ EDITABLE: tuple[tuple[str, str, str], ...] = (
 )
 # The allowed values live with the settings (config.py); the form lists them in that order.
 CHOICES = {"trihe_judge": list(TRIHE_JUDGES), "trihe_extraction": list(TRIHE_EXTRACTIONS),
-           "trihe_unverifiable": list(TRIHE_UNVERIFIABLE_POLICIES), "extractor": list(EXTRACTORS),
+           "unverifiable": list(UNVERIFIABLE_POLICIES), "extractor": list(EXTRACTORS),
            "reviser": list(REVISERS), "halfscore_matcher": list(HALFSCORE_MATCHERS),
            "emd_empty_side": list(EMD_EMPTY_SIDE_POLICIES), "emd_ground_cost": list(EMD_GROUND_COSTS)}
 NUMBERS = {"trihe_reference_threshold", "trihe_support_threshold", "trihe_top_k", "nli_threshold",
