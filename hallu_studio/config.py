@@ -59,6 +59,9 @@ UNVERIFIABLE_POLICIES: tuple[str, ...] = ("scene-graph", "hallucination", "ignor
 HALFSCORE_MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 EMD_EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
 EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
+# How a metric reads an answer: the project's reading, or the paper's released code's (docs/guide/reproducing-papers.md).
+READINGS: tuple[str, ...] = ("studio", "released")
+CHAIR_VOCABULARIES: tuple[str, ...] = ("image", "benchmark", "coco-80")
 
 
 def apply_offline_env_defaults() -> None:
@@ -157,6 +160,22 @@ class ScoringSettings:
                                                "contradicts, else 1 - cosine; counts as attributes) or cosine "
                                                "(VISCON as published: 1 - cosine only)",
                                    choices=EMD_GROUND_COSTS)
+    pope_reading: str = setting("studio", "POPE's answer reading: the first sentence's words in any case, split on "
+                                          "any space, commas read as spaces (studio); or POPE's evaluate.py byte "
+                                          "for byte: commas deleted, split on single spaces, no only from No, no, "
+                                          "not (released)", choices=READINGS)
+    reefknot_reading: str = setting("studio", "Reefknot's yes/no and multiple-choice reading: the word yes, the "
+                                              "answer's first letter after spaces (studio); or the released code: "
+                                              "yes anywhere in the text, the first character as it stands "
+                                              "(released)", choices=READINGS)
+    chair_reading: str = setting("studio", "CHAIR's reading: the extractor's objects, each once, COCO names with "
+                                           "WordNet kinds and the lexicon's grounding (studio); or CHAIR's released "
+                                           "code: every occurrence of a word of its own synonym table (released)",
+                                 choices=READINGS)
+    chair_vocabulary: str = setting("image", "the objects CHAIR counts when a sample names no reference_vocabulary "
+                                             "of its own: every object against the image's scene graph (image), "
+                                             "only names some image of the benchmark lists (benchmark), or COCO's "
+                                             "80 categories (coco-80)", choices=CHAIR_VOCABULARIES)
     batch_size: int = setting(64, "responses per scoring transaction (not part of any score's config key)")
 
     @property
@@ -174,6 +193,11 @@ class DecodingSettings:
     dtc_alpha: float = setting(0.1, "Detect-then-Calibrate α: entropy above which a token is calibrated")
     dtc_lambda: int = setting(2, "Detect-then-Calibrate λ: how many earlier layers are consulted")
     dtc_gamma: float = setting(0.9, "Detect-then-Calibrate γ: weight of the final layer's distribution")
+    entropy_reading: str = setting("studio", "Reefknot's answer entropy (Detect-then-Calibrate's detection and the "
+                                             "Reefknot metric's flag): over the candidates' probabilities "
+                                             "renormalised to sum to 1, flagged above γ (studio); or over their raw "
+                                             "probabilities as the released code takes them, flagged at γ and above "
+                                             "(released)", choices=READINGS)
 
 
 @dataclass
@@ -233,6 +257,11 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_HALFSCORE_MATCHER": ("scoring", "halfscore_matcher", str),
     "HALLU_STUDIO_EMD_EMPTY_SIDE": ("scoring", "emd_empty_side", str),
     "HALLU_STUDIO_EMD_GROUND_COST": ("scoring", "emd_ground_cost", str),
+    "HALLU_STUDIO_POPE_READING": ("scoring", "pope_reading", str),
+    "HALLU_STUDIO_REEFKNOT_READING": ("scoring", "reefknot_reading", str),
+    "HALLU_STUDIO_CHAIR_READING": ("scoring", "chair_reading", str),
+    "HALLU_STUDIO_CHAIR_VOCABULARY": ("scoring", "chair_vocabulary", str),
+    "HALLU_STUDIO_ENTROPY_READING": ("decoding", "entropy_reading", str),
 }
 
 # Variables other tools read too: each only fills its setting when neither the settings file nor a project
@@ -347,7 +376,7 @@ def settings_problems(settings: Settings) -> list[str]:
     ['scoring.nli_threshold must be between 0 and 1, got 1.5', "llm.base_url must start with http:// or https://, got 'localhost:8000'"]
     """
     problems = []
-    for section in ("llm", "scoring"):
+    for section in ("llm", "scoring", "decoding"):
         for f in dataclasses.fields(getattr(settings, section)):
             allowed = f.metadata.get("choices")
             value = getattr(getattr(settings, section), f.name)

@@ -134,3 +134,33 @@ def test_negatives_skip_kinds_and_sub_kinds_of_present_objects():
     negs = [q.concept[0] for q in existence_questions(graph([("dog", [])]), stats, strategy="popular",
                                                       kinds=["object"]) if q.answer == "no"]
     assert negs == ["car"]
+
+
+# The examples: each reads yes in POPE's released evaluate.py and no in the studio reading.
+POPE_EXAMPLES = ["NO", "Not really.", "No,there isn't.", "No\nThere is only a dog.", "Yes\tno"]
+
+
+@pytest.mark.parametrize("answer", POPE_EXAMPLES)
+def test_pope_readings_on_the_released_codes_examples(answer):
+    assert pope_answer(answer, "released") == "yes"
+    assert pope_answer(answer) == "no"
+    s = Sample(id="p/1", benchmark="p", image_key="1", task="yes_no", question="Is there a cat?", answer="no")
+    assert PopeMetric(reading="released").update(ScoringItem("r", answer, s)).values["correct"] is False
+    assert PopeMetric().update(ScoringItem("r", answer, s)).values["correct"] is True
+
+
+@pytest.mark.parametrize("answer,expected", [("No, there is no cat.", "no"), ("There is not a cat", "no"),
+                                             ("Yes, there is.", "yes"), ("no", "no"), ("", "yes")])
+def test_pope_readings_agree_on_plain_answers(answer, expected):
+    assert pope_answer(answer, "released") == pope_answer(answer) == expected
+
+
+def test_pope_reading_comes_from_the_settings():
+    from hallu_studio.config import Settings
+
+    settings = Settings()
+    settings.scoring.pope_reading = "released"
+    metric = PopeMetric.from_settings(settings)
+    assert metric.reading == "released" and metric.config()["reading"] == "released"
+    with pytest.raises(ValueError, match="unknown POPE reading"):
+        PopeMetric(reading="strict")

@@ -172,3 +172,81 @@ def test_relation_phrase_match_uses_the_lexicon_before_embeddings():
     assert m.correct("man is holding horse", "man is grasping horse", prompt)[0]
     ok, why = m.correct("man is on horse", "man is under horse", prompt)
     assert not ok and "lexicon" in why
+
+
+# --------------------------------------------------------------------------- released readings (issue 20)
+
+def test_yes_no_readings_on_the_released_codes_examples():
+    """The released code reads yes wherever the letters "yes" appear; the studio reading needs the word."""
+    s = sample("yes_no", "yes")
+    released = ReefknotMetric(reading="released")
+    assert score(released, s, "Yesterday it was.").values["correct"] is True
+    assert score(ReefknotMetric(), s, "Yesterday it was.").values["correct"] is False
+    # An empty answer reads no in the released code (right for a "no" label); the studio reading counts it wrong.
+    assert score(released, sample("yes_no", "no"), "").values["correct"] is True
+    assert score(ReefknotMetric(), sample("yes_no", "no"), "").values["correct"] is False
+
+
+@pytest.mark.parametrize("answer", [" A", "\nA"])
+def test_mcq_readings_on_the_released_codes_examples(answer):
+    """The released code compares the answer's first character as it stands; the studio reading strips first."""
+    s = sample("mcq", "A", question=MCQ_PROMPT)
+    assert score(ReefknotMetric(), s, answer).values["correct"] is True
+    got = score(ReefknotMetric(reading="released"), s, answer)
+    assert got.values["correct"] is False and got.evidence["parsed_answer"] == answer[0]
+    assert "mcq.confusion.A>?" in got.stats  # a blank first character is no letter
+
+
+def test_entropy_readings_raw_against_renormalised():
+    """At raw (0.6, 0.2): released 0.907 bits, flagged at DTC's 0.9; renormalised (0.75, 0.25): 0.811, not."""
+    signals = {"answer": {"candidates": ["yes", "no"], "probs": [0.75, 0.25], "raw_probs": [0.6, 0.2]}}
+    assert signal_entropy(signals) == pytest.approx(0.8113, abs=1e-4)
+    assert signal_entropy(signals, "released") == pytest.approx(0.9066, abs=1e-4)
+    recorded = {"answer_logprobs": {"yes": math.log(0.6), "no": math.log(0.2)}}
+    assert signal_entropy(recorded) == pytest.approx(0.8113, abs=1e-4)
+    assert signal_entropy(recorded, "released") == pytest.approx(0.9066, abs=1e-4)
+    s = sample("yes_no", "yes")
+    studio = score(ReefknotMetric(entropy_threshold=0.9), s, "Yes", signals)
+    released = score(ReefknotMetric(entropy_threshold=0.9, entropy_reading="released"), s, "Yes", signals)
+    assert studio.stats["entropy.flagged"] == 0.0 and released.stats["entropy.flagged"] == 1.0
+    # DTC flags at the threshold itself, the studio reading above it.
+    at = {"answer": {"candidates": ["yes", "no"], "probs": [0.5, 0.5], "raw_probs": [0.5, 0.5]}}
+    assert score(ReefknotMetric(entropy_threshold=1.0, entropy_reading="released"), s, "Yes", at).stats[
+        "entropy.flagged"] == 1.0
+    assert score(ReefknotMetric(entropy_threshold=1.0), s, "Yes", at).stats["entropy.flagged"] == 0.0
+    # A run that did not record raw probabilities has no released entropy, rather than a renormalised one.
+    assert signal_entropy({"answer": {"candidates": ["yes", "no"], "probs": [0.75, 0.25]}}, "released") is None
+
+
+def test_detect_then_calibrate_reads_the_entropy_as_set():
+    import torch
+
+    from hallu_studio.backends.base import DetectThenCalibrate
+    from hallu_studio.backends.signals import candidate_raw_probs, dtc_choose
+
+    # A vocabulary of three tokens: "yes" 0.6, "no" 0.2, something else 0.2.
+    final = torch.log(torch.tensor([[0.6, 0.2, 0.2]]))
+    early = torch.zeros_like(final)
+    groups = [[0], [1]]
+    assert candidate_raw_probs(final[0], groups).tolist() == pytest.approx([0.6, 0.2])
+    _, h_raw, raw = dtc_choose(final, early, alpha=0.1, gamma=0.9, candidate_groups=groups, raw=True)
+    _, h, renorm = dtc_choose(final, early, alpha=0.1, gamma=0.9, candidate_groups=groups)
+    assert float(h_raw[0]) == pytest.approx(0.9066, abs=1e-4) and bool(raw[0])
+    assert float(h[0]) == pytest.approx(0.8113, abs=1e-4) and not bool(renorm[0])
+    # The run id of a studio DTC run stays what it was before the choice existed.
+    assert DetectThenCalibrate().to_dict() == {"alpha": 0.1, "lambda": 2, "gamma": 0.9}
+    assert DetectThenCalibrate(entropy="released").to_dict()["entropy"] == "released"
+
+
+def test_readings_are_part_of_the_config():
+    from hallu_studio.config import Settings
+
+    settings = Settings()
+    plain = ReefknotMetric.from_settings(settings).config()
+    settings.scoring.reefknot_reading = "released"
+    settings.decoding.entropy_reading = "released"
+    released = ReefknotMetric.from_settings(settings)
+    assert released.reading == "released" and released.entropy_reading == "released"
+    assert released.config() != plain
+    with pytest.raises(ValueError, match="unknown Reefknot reading"):
+        ReefknotMetric(reading="paper")

@@ -8,9 +8,10 @@ one bad item, so the run pipeline can record each failure and go on.
 Signals shapes (what ``Response.signals`` holds):
 
 - ``token_logprobs``: ``[{"token": str, "logprob": float}, ...]`` for the generated tokens.
-- ``answer``: ``{"candidates": [...], "logits": [...], "probs": [...], "entropy": float,
+- ``answer``: ``{"candidates": [...], "logits": [...], "probs": [...], "raw_probs": [...], "entropy": float,
   "entropy_unit": "bits", "position": 0}`` -- Reefknot eq. 2 over the candidates' first-token
-  logits at the first generated position, softmax over the candidates only.
+  logits at the first generated position, softmax over the candidates only; ``raw_probs``: the candidates'
+  probabilities out of the whole vocabulary, which Reefknot's released code takes the entropy over.
 - ``logit_lens``: ``{"position": 0, "top_k": k, "layers": [{"layer": j, "tokens": [...],
   "probs": [...]}, ...]}`` -- final norm + lm_head applied to each layer's hidden state.
 - ``dtc``: ``{"alpha", "lambda", "gamma", "steps": [{"step": i, "entropy": float,
@@ -42,14 +43,19 @@ class SignalRequest:
 
 @dataclass(frozen=True)
 class DetectThenCalibrate:
-    """Reefknot Algorithm 1 settings: contrast layer N with layer N-lambda when entropy >= gamma (bits)."""
+    """Reefknot Algorithm 1 settings: contrast layer N with layer N-lambda when entropy >= gamma (bits);
+    ``entropy`` "released" takes it over the answer candidates' raw probabilities (``decoding.entropy_reading``)."""
 
     alpha: float = 0.1
     lam: int = 2
     gamma: float = 0.9
+    entropy: str = "studio"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"alpha": self.alpha, "lambda": self.lam, "gamma": self.gamma}
+        out: dict[str, Any] = {"alpha": self.alpha, "lambda": self.lam, "gamma": self.gamma}
+        if self.entropy != "studio":  # absent: renormalised, so runs made before the choice existed keep their ids
+            out["entropy"] = self.entropy
+        return out
 
 
 @dataclass

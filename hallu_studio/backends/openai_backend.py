@@ -79,7 +79,8 @@ def answer_from_top_logprobs(first: dict[str, Any], candidates: Sequence[str]) -
     probs = [w / total for w in weights]
     entropy = -sum(p * math.log2(p) for p in probs if p > 0)
     return {"candidates": list(candidates), "logits": [v if v != -math.inf else None for v in logits],
-            "probs": probs, "entropy": entropy, "entropy_unit": "bits", "position": 0, "source": "top_logprobs"}
+            "probs": probs, "entropy": entropy, "entropy_unit": "bits", "position": 0, "source": "top_logprobs",
+            "raw_probs": [math.exp(v) if v != -math.inf else 0.0 for v in logits]}
 
 
 class OpenAIBackend:

@@ -474,7 +474,7 @@ def _synthetic_answer_signal(candidates: Sequence[str], chosen: str, injected: b
     top = rng.uniform(0.5, 0.7) if injected else rng.uniform(0.85, 0.99)
     rest = (1.0 - top) / (len(candidates) - 1)
     probs = [top if c == chosen else rest for c in candidates]
-    return {"candidates": list(candidates), "logits": None, "probs": probs,
+    return {"candidates": list(candidates), "logits": None, "probs": probs, "raw_probs": probs,
             "entropy": -sum(p * math.log2(p) for p in probs if p > 0), "entropy_unit": "bits", "position": 0,
             "synthetic": True}
 

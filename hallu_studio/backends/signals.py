@@ -53,6 +53,27 @@ def candidate_distribution(logits: torch.Tensor, candidate_groups: Sequence[Sequ
     return picked.tolist(), probs.tolist(), float(entropy_bits(probs))
 
 
+def candidate_raw_probs(logits: torch.Tensor, candidate_groups: Sequence[Sequence[int]]) -> torch.Tensor:
+    """Each candidate's probability under the softmax over the whole vocabulary, not renormalised over the
+    candidates: what Reefknot's released code takes the answer entropy over (``[..., V]`` -> ``[..., k]``).
+
+    >>> [round(p, 4) for p in candidate_raw_probs(torch.tensor([0.0, 2.0, 2.0, -1.0]), [[1], [2]]).tolist()]
+    [0.4576, 0.4576]
+    """
+    return torch.exp(candidate_logits(logits, candidate_groups) - torch.logsumexp(logits.float(), dim=-1,
+                                                                                   keepdim=True))
+
+
+def released_entropy_bits(probs: torch.Tensor) -> torch.Tensor:
+    """Entropy as Reefknot's released Detect-then-Calibrate takes it over raw candidate probabilities: -Σ p log2 p,
+    and 0 when a candidate has probability 0.
+
+    >>> round(float(released_entropy_bits(torch.tensor([0.6, 0.2]))), 3), float(released_entropy_bits(torch.tensor([0.7, 0.0])))
+    (0.907, 0.0)
+    """
+    return torch.where((probs > 0).all(-1), entropy_bits(probs), torch.zeros_like(probs[..., 0]))
+
+
 def dtc_contrast(final_logits: torch.Tensor, early_logits: torch.Tensor, alpha: float) -> torch.Tensor:
     """Reefknot eq. 5 / Algorithm 1 line 5: log((1+a) softmax(final) / (a softmax(early))).
 
@@ -69,20 +90,22 @@ def dtc_contrast(final_logits: torch.Tensor, early_logits: torch.Tensor, alpha: 
 
 
 def dtc_choose(final_logits: torch.Tensor, early_logits: torch.Tensor, *, alpha: float, gamma: float,
-               candidate_groups: Sequence[Sequence[int]] | None = None
+               candidate_groups: Sequence[Sequence[int]] | None = None, raw: bool = False
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One decoding step of Detect-then-Calibrate for a batch of positions ``[B, V]``.
 
     Entropy is taken over ``candidate_groups`` when given (the answer set), else over
-    the whole vocabulary. Rows with entropy >= gamma get the contrasted scores;
-    the others keep the final layer's log-softmax. Returns (scores, entropies, calibrated mask).
+    the whole vocabulary: renormalised over the candidates, or with ``raw`` their raw probabilities as the
+    released code takes them (``released_entropy_bits``). Rows with entropy >= gamma get the contrasted
+    scores; the others keep the final layer's log-softmax. Returns (scores, entropies, calibrated mask).
     """
     probs = torch.softmax(final_logits.float(), dim=-1)
-    if candidate_groups is not None:
-        probs_for_entropy = torch.softmax(candidate_logits(final_logits, candidate_groups), dim=-1)
+    if candidate_groups is not None and raw:
+        h = released_entropy_bits(candidate_raw_probs(final_logits, candidate_groups))
     else:
-        probs_for_entropy = probs
-    h = entropy_bits(probs_for_entropy)
+        probs_for_entropy = (torch.softmax(candidate_logits(final_logits, candidate_groups), dim=-1)
+                             if candidate_groups is not None else probs)
+        h = entropy_bits(probs_for_entropy)
     calibrate = h >= gamma
     contrasted = dtc_contrast(final_logits, early_logits, alpha)
     plain = torch.log_softmax(final_logits.float(), dim=-1)

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from .base import DetectThenCalibrate, GenerationRequest, GenerationResult
 from .batching import run_with_oom_backoff
 from .hf_presets import ModelPreset, preset_for, uses_chat_template
-from .signals import candidate_distribution, dtc_choose, top_k_tokens
+from .signals import candidate_distribution, candidate_raw_probs, dtc_choose, top_k_tokens
 
 # Processors of these model types take one list of images per prompt.
 _NESTED_IMAGE_TYPES = {"idefics3", "smolvlm", "mllama", "idefics2"}
@@ -318,7 +318,8 @@ class TransformersBackend:
             if groups is not None:
                 logits, probs, h = candidate_distribution(out.logits[0][b * beams], groups)
                 signals["answer"] = {"candidates": list(r.signals.answer_candidates or ()), "logits": logits,
-                                     "probs": probs, "entropy": h, "entropy_unit": "bits", "position": 0}
+                                     "probs": probs, "entropy": h, "entropy_unit": "bits", "position": 0,
+                                     "raw_probs": candidate_raw_probs(out.logits[0][b * beams], groups).tolist()}
             if lens is not None:
                 signals["logit_lens"] = lens[b]
             results.append(GenerationResult(r.sample_id, text=text, signals=signals))
@@ -403,15 +404,17 @@ class TransformersBackend:
             early = head(norm(out.hidden_states[n - dtc.lam][:, -1, :]))
             step_groups = groups if step == 0 else None
             scores, h, calibrated = dtc_choose(final, early, alpha=dtc.alpha, gamma=dtc.gamma,
-                                               candidate_groups=step_groups)
+                                               candidate_groups=step_groups, raw=dtc.entropy == "released")
             token = int(scores[0].argmax())
             steps.append({"step": step, "token": self._tokenizer.convert_ids_to_tokens(token),
                           "entropy": float(h[0]), "calibrated": bool(calibrated[0]),
-                          "entropy_over": "candidates" if step_groups else "vocabulary"})
+                          "entropy_over": ("candidates (raw)" if dtc.entropy == "released" else "candidates")
+                          if step_groups else "vocabulary"})
             if step == 0 and groups is not None:
                 c_logits, probs, ent = candidate_distribution(final[0], groups)
                 answer = {"candidates": list(request.signals.answer_candidates or ()), "logits": c_logits,
-                          "probs": probs, "entropy": ent, "entropy_unit": "bits", "position": 0}
+                          "probs": probs, "entropy": ent, "entropy_unit": "bits", "position": 0,
+                          "raw_probs": candidate_raw_probs(final[0], groups).tolist()}
             if token in eos:
                 break
             kept.append(token)

@@ -1,8 +1,9 @@
 """What the two offline judges (embedding similarity, NLI) share.
 
-1. **Premise retrieval** (Tri-HE's released code): the reference triplets whose
-   cosine to the claim is above ``reference_threshold`` are concatenated into one
-   premise; when none is, the ``top_k`` most similar are used.
+1. **Premise retrieval** (the NLI judge's, after Tri-HE's released code): the reference triplets
+   whose cosine to the claim is above ``reference_threshold`` are concatenated into one
+   premise; when none is, the ``top_k`` most similar are used. The embedding judge follows the
+   released rule exactly instead (``embedding_judge``: both premises, the higher score).
 2. **Hallucination type** for an unsupported claim (our addition, since the released
    offline check only says "hallucinated"): a subject or object that matches no node of
    the reference (cosine below ``object_threshold``) makes it an *object* hallucination;

@@ -17,35 +17,16 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .attributes import attribute_family
-from .forms import head_noun, normalize_name
+from .forms import head_noun, normalize_name, unplaced
+from .vocabularies import COCO_80_ALIASES
 from .wordnet import load_wordnet
 from .words import (ABSTRACT_LEXNAMES, FRAMING_NOUNS, MASS_NOUNS, NON_VISUAL_LEXNAMES, VISIBLE_ABSTRACT_NOUNS,
                     VISUAL_LEXNAMES)
 
-# CHAIR-style categories (COCO's synonym list in spirit): a category and the words counted as it.
-# Broader than synonymy ("man" counts as "person"), so only CHAIR and POPE use it as a category map.
-CATEGORY_GROUPS: dict[str, tuple[str, ...]] = {
-    "person": ("man", "woman", "boy", "girl", "child", "kid", "people", "guy", "lady", "gentleman", "adult",
-               "player", "skier", "surfer", "skateboarder", "rider", "pedestrian", "baby", "toddler", "teenager",
-               "human", "individual", "worker", "officer", "spectator", "passenger", "biker", "cyclist"),
-    "bicycle": ("bike", "cycle"),
-    "motorcycle": ("motorbike", "scooter", "moped"),
-    "car": ("automobile", "sedan", "suv", "taxi", "cab", "jeep"),
-    "airplane": ("plane", "jet", "aircraft", "airliner"),
-    "tv": ("television", "tv screen", "monitor"),
-    "couch": ("sofa", "loveseat"),
-    "cellphone": ("phone", "cell phone", "mobile phone", "smartphone"),
-    "laptop": ("notebook computer", "laptop computer"),
-    "cup": ("mug",),
-    "dog": ("puppy", "pup", "doggy"),
-    "cat": ("kitten", "kitty"),
-    "horse": ("pony", "foal"),
-    "cow": ("cattle", "calf", "bull"),
-    "sheep": ("lamb", "ram"),
-    "boat": ("ship", "sailboat", "canoe", "kayak", "yacht"),
-    "table": ("dining table", "desk"),
-    "plant": ("potted plant", "houseplant"),
-    "bag": ("handbag", "purse", "backpack"),
+# Categories CHAIR's image vocabulary and POPE read as one object: COCO's 80 with their other names (the one
+# COCO category map, ``vocabularies.COCO_80_ALIASES``), and a few groups outside COCO. Broader than synonymy
+# ("man" counts as "person", "table" as COCO's dining table), so only CHAIR and POPE use it as a category map.
+_OTHER_CATEGORY_GROUPS: dict[str, tuple[str, ...]] = {
     "hat": ("cap", "helmet"),
     "shirt": ("t-shirt", "tshirt", "tee"),
     "rock": ("stone", "boulder"),
@@ -54,6 +35,8 @@ CATEGORY_GROUPS: dict[str, tuple[str, ...]] = {
     "building": ("house", "skyscraper"),
     "hill": ("hillside",),
 }
+CATEGORY_GROUPS: dict[str, tuple[str, ...]] = {
+    **{category: names for category, names in COCO_80_ALIASES.items() if names}, **_OTHER_CATEGORY_GROUPS}
 CATEGORY_OF: dict[str, str] = {syn: canon for canon, syns in CATEGORY_GROUPS.items() for syn in syns}
 
 # True synonyms WordNet misses or ranks low (each set names one kind of thing).
@@ -76,8 +59,31 @@ for _s in _SYNONYM_SETS:
 
 
 def _forms(name: str) -> tuple[str, str]:
-    norm = normalize_name(name)
-    return norm, head_noun(name)
+    return normalize_name(name), head_kind(name)
+
+
+@lru_cache(maxsize=100_000)
+def head_kind(name: str) -> str:
+    """What kind of thing a name names: its head noun ("red sports car" is a car), or its last words where
+    WordNet lists them as one noun that is no kind of their last word ("teddy bear" is a toy, "hot dog" a
+    sausage, "sea lion" a seal: none is a bear, a dog or a lion).
+
+    >>> head_kind("red sports cars"), head_kind("a big teddy bear"), head_kind("hot dogs"), head_kind("polar bear")
+    ('car', 'teddy bear', 'hot dog', 'bear')
+    """
+    words = normalize_name(unplaced(name)).split()
+    head = words[-1] if words else ""
+    wn = load_wordnet()
+    if wn is None or len(words) < 2:
+        return head
+    heads = set(wn.synset_offsets(head, "n"))
+    for k in (3, 2):
+        tail = "_".join(words[-k:])
+        senses = len(wn.synset_offsets(tail, "n")) if len(words) >= k else 0
+        if senses:
+            # Hypernyms only: WordNet lists "dog" among the names of a frankfurter, yet a hot dog is no dog.
+            return head if wn.hypernym_closure(tail, "n", senses=senses) & heads else " ".join(words[-k:])
+    return head
 
 
 @lru_cache(maxsize=200_000)

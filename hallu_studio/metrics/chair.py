@@ -1,63 +1,82 @@
-"""CHAIR (Rohrbach et al., 2018) over each image's own scene-graph vocabulary.
+"""CHAIR (Rohrbach et al., 2018): the share of the objects a response mentions that the image does not have.
 
-An object the response mentions (``item.mentioned.objects``, one per mention as the
-extractor gives them) is *hallucinated* when it matches no object of the image's scene
-graph. Matching, in order:
+Which mentions count (the **vocabulary**). Published CHAIR counts only the words of a fixed vocabulary,
+the same for every image (COCO's 80 categories and their synonyms), and ignores any other word: an
+object list settles what is inside its vocabulary and nothing outside it. Here, per sample:
 
-1. canonical names: lower case, leading determiners and numbers dropped, the head
-   noun singularised (``lexicon.normalize_name``), then mapped through ``SYNONYMS``
-   (``lexicon.nouns.CATEGORY_GROUPS``, in the spirit of CHAIR's COCO synonym list). The full phrase and its head noun are
-   both tried, so "red sports car" matches "car";
-2. grounding (``grounding.Grounder``, lexicon only): a WordNet synonym ("couch" for a
-   sofa) or a kind the object belongs to ("animal" for a dog: a true, less specific word,
-   not a hallucination);
-3. optionally, embedding cosine ≥ ``threshold`` to a graph object name.
+- the sample's own ``reference_vocabulary`` when it names one: ``"coco-80"`` (a COCO-based benchmark,
+  ``lexicon.vocabularies``) or a list of names;
+- else the setting ``scoring.chair_vocabulary``: ``"image"`` (each image's own scene-graph objects, every
+  object the response mentions counted: the project's reading for complete scene graphs), ``"benchmark"``
+  (the union of the object names of the sample's benchmark, observed by ``observe_benchmark``) or
+  ``"coco-80"``.
 
-Framing words that are never things in the picture ("image", "scene", "background"
-…, ``FRAMING_WORDS`` from the lexicon) are ignored, as CHAIR ignores words outside its vocabulary.
+What the image has (the **ground truth**): its scene-graph objects, its ``reference_objects``, and the
+vocabulary's objects its human reference captions mention (published CHAIR builds its ground truth from
+COCO's instance annotations and captions together).
 
-    CHAIR_i = 100 × Σ hallucinated mentions / Σ object mentions
+How a response is read (the **reading**, ``scoring.chair_reading``):
+
+- ``studio`` (default): the extractor's object mentions (``item.mentioned.objects``), each listed object
+  once; a name belongs to a category by ``Vocabulary.category_of`` (COCO's names and aliases, WordNet
+  kinds: "terrier" is a dog); a mention whose category the image lacks is still present when the
+  lexicon's grounding relates it to one of the image's objects (``grounding.Grounder``: "puppy" for the
+  image's dog), or, optionally, when its embedding cosine to one reaches ``threshold``;
+- ``released``: CHAIR's released code, word by word over the response text (``vocabularies.chair_mentions``):
+  every occurrence counts, CHAIR's own synonym table (``CHAIR_SYNONYMS``: "goat" is a sheep), no grounding
+  and no embeddings. With ``chair_vocabulary = "image"`` it reads COCO-80, the only vocabulary that code has.
+
+In the ``image`` vocabulary names are compared by canonical form (lower case, determiners and numbers dropped,
+singular, mapped through ``lexicon.nouns.CATEGORY_OF``); the head noun is tried too ("red sports car" is a
+car), unless the name is one noun that is no kind of its head ("teddy bear", "hot dog": ``nouns.head_kind``).
+Framing words ("image", "scene", "background" …) are never objects.
+
+    CHAIR_i = 100 × Σ hallucinated mentions / Σ counted mentions
     CHAIR_s = 100 × responses with ≥ 1 hallucinated mention / responses
 
-A response without object mentions counts in CHAIR_s's denominator (as in the
-original code) and has no per-item CHAIR_i.
+A response without counted mentions counts in CHAIR_s's denominator (as in the original code) and has no
+per-item CHAIR_i. The evidence names the vocabulary and the reading.
 
-Worked example. Graph {man, dog, frisbee}. Response 1 mentions "men", "puppy", "cat"
+Worked example (``image``). Graph {man, dog, frisbee}. Response 1 mentions "men", "puppy", "cat"
 → man ✓ (plural), dog ✓ (synonym), cat ✗: 1 of 3. Response 2 mentions "frisbee",
 "the image" → frisbee ✓, image ignored: 0 of 1. CHAIR_i = 100 × 1/4 = 25,
-CHAIR_s = 100 × 1/2 = 50.
+CHAIR_s = 100 × 1/2 = 50. Under ``released`` "A cat watches the dog and the cat jumps." against {dog}
+counts cat, dog, cat: CHAIR_i 2/3; the studio reading counts the extractor's cat and dog once: 1/2.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
+from ..config import CHAIR_VOCABULARIES, READINGS
 from ..grounding import Grounder, ReferenceGraph
 from ..judges.base import PhraseEncoder, unit_rows
 from ..lexicon.forms import normalize_name
-from ..lexicon.nouns import CATEGORY_OF
+from ..lexicon.nouns import CATEGORY_OF, head_kind
+from ..lexicon.vocabularies import CHAIR_TABLE, Vocabulary, chair_mentions, vocabulary
 from ..lexicon.words import FRAMING_NOUNS, PRONOUNS, QUANTIFIER_NOUNS
+from ..model import Sample
 from .base import ItemResult, ScoringItem
 
 if TYPE_CHECKING:
     from ..config import Settings
 
-SYNONYMS: dict[str, str] = CATEGORY_OF
 # Words that are never things in the picture: CHAIR ignores them, as it ignores words outside its vocabulary.
 FRAMING_WORDS: frozenset[str] = FRAMING_NOUNS | PRONOUNS | QUANTIFIER_NOUNS
 
 
 def canonical_forms(name: str) -> list[str]:
-    """The canonical full phrase and head noun of an object name: "two red Cars" → ["red car", "car"]."""
+    """The canonical full phrase and head of an object name: "two red Cars" → ["red car", "car"]; a name that is
+    one noun keeps its whole: "teddy bears" → ["teddy bear"] (a teddy bear is no bear)."""
     full = normalize_name(name)
     if not full:
         return []
     out = []
-    for form in (full, full.rsplit(" ", 1)[-1]):
-        canon = SYNONYMS.get(form, form)
-        if canon not in out:
+    for form in (full, head_kind(full)):
+        canon = CATEGORY_OF.get(form, form)
+        if canon and canon not in out:
             out.append(canon)
     return out
 
@@ -67,25 +86,86 @@ def is_framing(name: str) -> bool:
     return not forms or forms[-1] in FRAMING_WORDS
 
 
+def reference_names(sample: Sample) -> list[str]:
+    """The names of the objects a sample's references list: its scene graph's, then its ``reference_objects``."""
+    return list(dict.fromkeys([*sample.scene_graph.object_names(), *(sample.reference_objects or [])]))
+
+
 class ChairMetric:
     name = "chair"
 
-    def __init__(self, encoder: PhraseEncoder | None = None, *, threshold: float = 0.8, model_name: str = "") -> None:
+    def __init__(self, encoder: PhraseEncoder | None = None, *, threshold: float = 0.8, model_name: str = "",
+                 reading: str = "studio", vocabulary: str = "image") -> None:
+        if reading not in READINGS:
+            raise ValueError(f"unknown CHAIR reading {reading!r}; choose {' | '.join(READINGS)}")
+        if vocabulary not in CHAIR_VOCABULARIES:
+            raise ValueError(f"unknown CHAIR vocabulary {vocabulary!r}; choose {' | '.join(CHAIR_VOCABULARIES)}")
+        if reading == "released" and encoder is not None:
+            raise ValueError("CHAIR's released reading matches words only: it takes no encoder")
         self.encoder = encoder
         self.threshold = threshold
+        self.reading = reading
+        self.vocabulary = vocabulary
         self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
         self._vectors: dict[str, Any] = {}  # unit vectors encoded by ``update_many`` for its batch
         self._grounder = Grounder()  # the lexicon's grounding; the embedding fallback stays this metric's own
+        self._benchmarks: dict[str, Vocabulary] = {}  # ``observe_benchmark``'s vocabularies, by benchmark
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, encoder: PhraseEncoder | None = None) -> "ChairMetric":
-        """Synonym matching, plus the embedding fallback when an encoder is given (threshold 0.8)."""
-        return cls(encoder, model_name=settings.scoring.embedding_identity if encoder is not None else "")
+        """``scoring.chair_reading`` and ``chair_vocabulary``; in the studio reading the embedding fallback
+        when an encoder is given (threshold 0.8)."""
+        reading = settings.scoring.chair_reading
+        encoder = encoder if reading == "studio" else None
+        return cls(encoder, model_name=settings.scoring.embedding_identity if encoder is not None else "",
+                   reading=reading, vocabulary=settings.scoring.chair_vocabulary)
 
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, "synonyms": len(SYNONYMS), "framing_words": len(FRAMING_WORDS),
-                "grounding": "lemma>synonym>hypernym",
-                "embedding_model": self.model_name or None, "threshold": self.threshold if self.encoder else None}
+        out: dict[str, Any] = {"metric": self.name, "reading": self.reading, "vocabulary": self.vocabulary,
+                               "framing_words": len(FRAMING_WORDS)}
+        if self.reading == "studio":
+            out.update(synonyms=len(CATEGORY_OF), grounding="lemma>synonym>hypernym",
+                       embedding_model=self.model_name or None, threshold=self.threshold if self.encoder else None)
+        else:
+            out.update(synonyms=CHAIR_TABLE)
+        return out
+
+    # ------------------------------------------------------------------ the benchmark's vocabulary
+
+    @property
+    def needs_benchmark(self) -> bool:
+        """Whether ``observe_benchmark`` must see each benchmark's samples before its responses are scored."""
+        return self.vocabulary == "benchmark"
+
+    def observe_benchmark(self, benchmark: str, samples: Iterable[Sample]) -> None:
+        """Make the vocabulary of ``benchmark``: the union of the object names its samples list (scene graphs and
+        ``reference_objects``), for ``chair_vocabulary = "benchmark"``."""
+        names = sorted({normalize_name(n) for s in samples for n in reference_names(s)} - {""})
+        if names:
+            self._benchmarks[benchmark] = Vocabulary(f"benchmark {benchmark} ({len(names)} names)", tuple(names),
+                                                     exact=self.reading == "released")
+
+    def _vocabulary_for(self, sample: Sample) -> Vocabulary | str | None:
+        """The sample's vocabulary; ``CHAIR_TABLE`` for CHAIR's own COCO table; None for the image's own objects.
+
+        Raises ``ValueError`` for a benchmark vocabulary that was not observed.
+        """
+        released = self.reading == "released"
+        spec: Any = sample.reference_vocabulary
+        if spec is None and (self.vocabulary == "coco-80" or self.vocabulary == "image" and released):
+            spec = "coco-80"  # the released code has one vocabulary
+        if spec is not None:
+            if released and isinstance(spec, str) and spec.strip().lower() == "coco-80":
+                return CHAIR_TABLE
+            return vocabulary(spec, exact=released)
+        if self.vocabulary == "benchmark":
+            if sample.benchmark not in self._benchmarks:
+                raise ValueError(f"CHAIR's benchmark vocabulary of {sample.benchmark!r} is unknown: the benchmark's "
+                                 "samples were not observed (observe_benchmark), or they list no object")
+            return self._benchmarks[sample.benchmark]
+        return None
+
+    # ------------------------------------------------------------------ scoring
 
     def _embedding_matches(self, names: list[str], vocabulary: list[str]) -> list[float]:
         if self.encoder is None or not names or not vocabulary:
@@ -107,15 +187,17 @@ class ChairMetric:
         if self.encoder is not None:
             texts: set[str] = set()
             for item in items:
-                graph_names = item.sample.scene_graph.object_names()
-                if not graph_names or item.mentioned is None:
+                try:
+                    vocab = self._vocabulary_for(item.sample)
+                except ValueError:
+                    continue  # ``update`` says why
+                names = reference_names(item.sample)
+                if not names or item.mentioned is None:
                     continue
-                vocabulary = {form for n in graph_names for form in canonical_forms(n)}
-                unmatched = [o.name for o in item.mentioned.objects if o.name.strip() and not is_framing(o.name)
-                             and not vocabulary.intersection(canonical_forms(o.name))]
+                unmatched = [m for m, _ in self._unmatched(item, vocab, names)]
                 if unmatched:
                     texts.update(unmatched)
-                    texts.update(graph_names)
+                    texts.update(names)
             if texts:
                 ordered = sorted(texts)
                 self._vectors = dict(zip(ordered, unit_rows(self.encoder.encode(ordered))))
@@ -124,38 +206,86 @@ class ChairMetric:
         finally:
             self._vectors = {}
 
+    def _unmatched(self, item: ScoringItem, vocab: Vocabulary | str | None,
+                   names: list[str]) -> list[tuple[str, str | None]]:
+        """The studio reading's counted mentions that no name of the image matches by form or category, with
+        their categories (None in the image vocabulary)."""
+        mentions = [o.name for o in (item.mentioned.objects if item.mentioned else []) if o.name.strip()]
+        if isinstance(vocab, Vocabulary):
+            truth = vocab.categories_of(names) | {c for text in item.sample.reference_captions
+                                                 for _, c in vocab.mentions(text)}
+            found = [(m, vocab.category_of(m)) for m in mentions]
+            return [(m, c) for m, c in found if c is not None and c not in truth]
+        forms = {form for n in names for form in canonical_forms(n)}
+        return [(m, None) for m in mentions if not is_framing(m) and not forms.intersection(canonical_forms(m))]
+
     def update(self, item: ScoringItem) -> ItemResult:
         stats = {"responses": 1.0, "hallucinated_responses": 0.0, "mentioned": 0.0, "hallucinated": 0.0}
         values: dict[str, Any] = {"hallucinated_objects": 0, "mentioned_objects": 0, "chair_i_item": None}
-        graph_names = item.sample.scene_graph.object_names()
-        if not graph_names:
-            return ItemResult({k: 0.0 for k in stats}, values, {"hallucinated": [], "mentioned": []},
-                              f"sample {item.sample.id} has no scene-graph objects: CHAIR has no vocabulary")
-        if item.mentioned is None:
-            return ItemResult({k: 0.0 for k in stats}, values, {"hallucinated": [], "mentioned": []},
+        sample = item.sample
+        vocab = self._vocabulary_for(sample)
+        label = vocab.describe() if isinstance(vocab, Vocabulary) else vocab or "image objects"
+        base_evidence: dict[str, Any] = {"hallucinated": [], "mentioned": [], "reading": self.reading,
+                                         "vocabulary": label}
+        names = reference_names(sample)
+        if not names and not (vocab is not None and sample.reference_captions):
+            return ItemResult({k: 0.0 for k in stats}, values, base_evidence,
+                              f"sample {sample.id} has no scene-graph objects, object list or (with a fixed "
+                              "vocabulary) reference caption: CHAIR has nothing to check names against")
+        if self.reading == "released":
+            counted, hallucinated, evidence = self._released(item, vocab, names)
+        elif item.mentioned is None:
+            return ItemResult({k: 0.0 for k in stats}, values, base_evidence,
                               "no concepts were extracted for this response; run concept extraction first")
-        vocabulary = {form for n in graph_names for form in canonical_forms(n)}
-        mentions = [o.name for o in item.mentioned.objects if o.name.strip()]
-        ignored = [m for m in mentions if is_framing(m)]
-        counted = [m for m in mentions if not is_framing(m)]
-        unmatched = [m for m in counted if not vocabulary.intersection(canonical_forms(m))]
+        else:
+            counted, hallucinated, evidence = self._studio(item, vocab, names)
+        stats.update(mentioned=float(len(counted)), hallucinated=float(len(hallucinated)),
+                     hallucinated_responses=float(bool(hallucinated)))
+        values.update(hallucinated_objects=len(hallucinated), mentioned_objects=len(counted),
+                      chair_i_item=100.0 * len(hallucinated) / len(counted) if counted else None)
+        reason = None if counted else "the response mentions no objects of CHAIR's vocabulary: CHAIR_i is undefined"
+        return ItemResult(stats, values, {**base_evidence, **evidence}, reason)
+
+    def _studio(self, item: ScoringItem, vocab: Vocabulary | str | None,
+                names: list[str]) -> tuple[list[str], list[str], dict[str, Any]]:
+        mentions = [o.name for o in item.mentioned.objects if o.name.strip()]  # type: ignore[union-attr]
+        evidence: dict[str, Any] = {}
+        if isinstance(vocab, Vocabulary):
+            categories = {m: vocab.category_of(m) for m in mentions}
+            counted = [m for m in mentions if categories[m] is not None]
+            truth = vocab.categories_of(names) | {c for text in item.sample.reference_captions
+                                                 for _, c in vocab.mentions(text)}
+            evidence.update(categories={m: c for m, c in categories.items() if c is not None},
+                            ground_truth=sorted(truth))
+        else:
+            counted = [m for m in mentions if not is_framing(m)]
+        unmatched = [m for m, _ in self._unmatched(item, vocab, names)]
         grounded: list[list[str]] = []
-        if unmatched:
-            graph = ReferenceGraph.from_scene_graph(item.sample.scene_graph)
+        if unmatched and names:
+            graph = ReferenceGraph.from_triplets(names, [])
             for m in unmatched:
                 found = self._grounder.ground(m, graph)
                 if found:
                     grounded.append([m, found[0].node.name, found[0].how])
             unmatched = [m for m in unmatched if m not in {g[0] for g in grounded}]
-        sims = self._embedding_matches(unmatched, graph_names)
+        sims = self._embedding_matches(unmatched, names)
         hallucinated = [m for m, sim in zip(unmatched, sims) if sim < self.threshold]
-        stats.update(mentioned=float(len(counted)), hallucinated=float(len(hallucinated)),
-                     hallucinated_responses=float(bool(hallucinated)))
-        values.update(hallucinated_objects=len(hallucinated), mentioned_objects=len(counted),
-                      chair_i_item=100.0 * len(hallucinated) / len(counted) if counted else None)
-        evidence = {"hallucinated": hallucinated, "mentioned": counted, "ignored": ignored, "grounded": grounded}
-        reason = None if counted else "the response mentions no objects: CHAIR_i is undefined for it"
-        return ItemResult(stats, values, evidence, reason)
+        evidence.update(hallucinated=hallucinated, mentioned=counted,
+                        ignored=[m for m in mentions if m not in counted], grounded=grounded)
+        return counted, hallucinated, evidence
+
+    def _released(self, item: ScoringItem, vocab: Vocabulary | str | None,
+                  names: list[str]) -> tuple[list[str], list[str], dict[str, Any]]:
+        own = vocab if isinstance(vocab, Vocabulary) else None  # None: CHAIR's own COCO table
+        words = chair_mentions(item.response or "", own)
+        truth: set[str] = set()
+        for text in (*names, *item.sample.reference_captions):
+            found = own.category_of(text) if own is not None else None
+            truth.update([found] if found else [c for _, c in chair_mentions(text, own)])
+        hallucinated = [w for w, c in words if c not in truth]
+        counted = [w for w, _ in words]
+        return counted, hallucinated, {"hallucinated": hallucinated, "mentioned": counted,
+                                       "categories": dict(words), "ground_truth": sorted(truth)}
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
         total = {k: sum(s.get(k, 0.0) for s in stats) for k in ("responses", "hallucinated_responses",

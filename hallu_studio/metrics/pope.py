@@ -15,9 +15,15 @@ A name is absent only when it is no synonym, plural, kind or sub-kind of a prese
 (``lexicon.nouns.relation``, the relation grounding uses): "animal" or "puppy" is never a
 negative for an image with a dog.
 
-Scoring reads a yes/no answer the way POPE's evaluation does (first sentence; "no"
-or "not" among its words → no, else yes) and reports accuracy, precision, recall, F1
-(positive class = yes) and the yes-ratio, as fractions, overall and per concept kind.
+Scoring reads a yes/no answer with POPE's rule (the first sentence; "no" or "not" among its words → no,
+else yes) and reports accuracy, precision, recall, F1 (positive class = yes) and the yes-ratio, as
+fractions, overall and per concept kind. Two readings of the rule (``scoring.pope_reading``):
+
+- ``studio`` (default): the words of the first sentence in any case, split on any white space, a comma
+  read as a space: "NO", "Not really.", "No,there isn't.", "No\\nThere is only a dog." all read no;
+- ``released``: POPE's ``evaluate.py`` byte for byte: commas deleted ("No,there" becomes "Nothere"), the text
+  split on single spaces only ("No\\nThere" is one word), and no only from the words ``No``, ``no``, ``not``
+  ("NO" and "Not really." read yes). Each of the examples above, and "Yes\\tno", reads yes there.
 
 Worked example. Four positives answered yes, yes, yes, no (TP 3, FN 1) and four
 negatives answered yes, yes, no, no (FP 2, TN 2): accuracy 5/8 = 0.625, precision 3/5
@@ -30,12 +36,16 @@ import random
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from ..config import READINGS
 from ..lexicon.nouns import relation as noun_relation
 from ..model import Sample, SceneGraph
 from .base import ItemResult, ScoringItem
 from .chair import canonical_forms
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 STRATEGIES: tuple[str, ...] = ("random", "popular", "adversarial")
 CONCEPT_KINDS: tuple[str, ...] = ("object", "attribute", "relation")
@@ -215,11 +225,24 @@ def existence_samples(samples: Sequence[Sample], *, benchmark: str, strategy: st
 
 # --------------------------------------------------------------------------- scoring
 
-def pope_answer(response: str) -> str:
-    """POPE's reading: the first sentence, commas dropped; "no" or "not" among its words → "no"."""
+# The words POPE's released evaluate.py reads "no" from, exactly as written there.
+RELEASED_NO_WORDS = frozenset({"No", "no", "not"})
+
+
+def pope_answer(response: str, reading: str = "studio") -> str:
+    """"yes" or "no" as POPE's rule reads ``response`` (see the module docstring for the two readings).
+
+    >>> [pope_answer(a) for a in ("NO", "Not really.", "No,there isn't.", "No\\nThere is only a dog.", "Yes\\tno")]
+    ['no', 'no', 'no', 'no', 'no']
+    >>> [pope_answer(a, "released") for a in ("NO", "Not really.", "No,there isn't.", "No\\nThere is only a dog.",
+    ...                                       "Yes\\tno", "No, there is not.")]
+    ['yes', 'yes', 'yes', 'yes', 'yes', 'no']
+    """
+    if reading == "released":
+        words = response.split(".")[0].replace(",", "").split(" ")
+        return "no" if RELEASED_NO_WORDS.intersection(words) else "yes"
     first = response.strip().split(".")[0].replace(",", " ")
-    words = {w.lower() for w in first.split()}
-    return "no" if words & {"no", "not"} else "yes"
+    return "no" if {w.lower() for w in first.split()} & {"no", "not"} else "yes"
 
 
 def _rates(tp: float, fp: float, tn: float, fn: float) -> dict[str, float]:
@@ -242,22 +265,31 @@ def _rates(tp: float, fp: float, tn: float, fn: float) -> dict[str, float]:
 class PopeMetric:
     name = "pope"
 
+    def __init__(self, reading: str = "studio") -> None:
+        if reading not in READINGS:
+            raise ValueError(f"unknown POPE reading {reading!r}; choose {' | '.join(READINGS)}")
+        self.reading = reading
+
+    @classmethod
+    def from_settings(cls, settings: "Settings") -> "PopeMetric":
+        return cls(settings.scoring.pope_reading)
+
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, "answer": "POPE first-sentence no/not rule"}
+        return {"metric": self.name, "answer": "POPE first-sentence no/not rule", "reading": self.reading}
 
     def update(self, item: ScoringItem) -> ItemResult:
         label = (item.sample.answer or "").strip().lower()
         values: dict[str, Any] = {"correct": None, "answered_yes": None, "kind": item.sample.meta.get("kind")}
         if item.sample.task != "yes_no" or label not in ("yes", "no"):
             return ItemResult({}, values, {}, f"sample {item.sample.id} is not a yes/no question with a yes/no label")
-        said = pope_answer(item.response or "")
+        said = pope_answer(item.response or "", self.reading)
         cell = ("t" if said == label else "f") + ("p" if said == "yes" else "n")
         stats = {cell: 1.0}
         kind = item.sample.meta.get("kind")
         if kind in CONCEPT_KINDS:
             stats[f"{kind}.{cell}"] = 1.0
         values.update(correct=said == label, answered_yes=said == "yes")
-        method = "POPE no/not rule"
+        method = "POPE no/not rule" + (" (POPE's evaluate.py, byte for byte)" if self.reading == "released" else "")
         if not (item.response or "").strip():
             method += " (an empty answer reads as yes, as in POPE's code)"
         return ItemResult(stats, values, {"parsed_answer": said, "label": label, "method": method})

@@ -1,9 +1,12 @@
 """Reefknot (§2–3): relation hallucination on Y/N, multiple-choice and VQA questions.
 
-Answer reading follows the released code:
+Answer reading (``scoring.reefknot_reading``), the project's or the released code's:
 
-- **Y/N**: the answer is "yes" when the word *yes* appears in it, else "no";
-- **MCQ**: the first letter of the answer is compared with the gold letter;
+- **Y/N**: ``studio`` (default): "yes" when the *word* yes appears in the answer, else "no";
+  ``released``: when the letters "yes" appear anywhere in it, lower-cased ("Yesterday it was." reads yes;
+  an empty answer reads no, and is right when the label is no);
+- **MCQ**: ``studio``: the answer's first letter after leading spaces, compared with the gold letter
+  (" A" and "\\nA" read A); ``released``: its first character as it stands (" A" reads " ", wrong);
 - **VQA**: with an NLI model, the label and the answer must entail each other
   (``BidirectionalEntailment``, argmax = entailment both ways, the paper's Figure 15);
   without one, ``RelationPhraseMatch`` parses the relation out of "s is R o" and
@@ -13,18 +16,25 @@ Answer reading follows the released code:
   differ when both are bare prepositions ("on" / "under"); else, optionally, embedding
   cosine. It is an offline approximation, named as such in the evidence.
 
-A wrong (or empty) answer is a hallucination. Per task, Halr = 100 × hallucinated / n,
+A wrong answer is a hallucination, and so is an empty one (but for yes/no under ``released``). Per task, Halr = 100 × hallucinated / n,
 also per relation category (perception / cognition); R_score = mean over the three
 tasks of (100 − Halr) (eq. 1; only when all three tasks are present). Y/N also gets
 its yes-ratio and confusion counts, MCQ a gold→answer confusion.
 
 Entropy (eq. 2) over the answer candidates, in **bits** (the project's signal convention,
 ``docs/running_models.md``): read from the run's ``signals["answer"]`` (``{"candidates",
-"probs" or "logits", ...}``, written by the backends) or from ``signals["answer_logprobs"] =
-{candidate: logprob}`` (recorded runs); the values are renormalised over the candidates.
-An answer with E > ``entropy_threshold`` is flagged (default 0.9 bits, Reefknot's γ in
-``DecodingSettings``; ≈ 0.62 nats, next to §3.2's 0.6), and ``compute`` reports how well the
-flag finds hallucinations.
+"probs" or "logits", "raw_probs", ...}``, written by the backends) or from ``signals["answer_logprobs"] =
+{candidate: logprob}`` (recorded runs). Two readings (``decoding.entropy_reading``):
+
+- ``studio`` (default): the candidates' probabilities renormalised to sum to 1, a proper distribution
+  whose entropy is at most 1 bit for yes/no; flagged when E > ``entropy_threshold``;
+- ``released``: the raw probabilities the model gives the candidates out of its whole vocabulary, as the
+  released ``entropy_vector`` and Detect-then-Calibrate take them (``raw_probs``, or the recorded
+  log-probabilities); flagged when E ≥ the threshold, DTC's comparison.
+
+At raw (0.6, 0.2): released 0.907 bits, flagged at γ = 0.9; renormalised (0.75, 0.25): 0.811, not flagged.
+The threshold defaults to 0.9 bits (Reefknot's γ in ``DecodingSettings``; ≈ 0.62 nats, next to §3.2's
+0.6), and ``compute`` reports how well the flag finds hallucinations.
 
 Worked example. Y/N: 4 answers, 1 wrong → Halr 25; MCQ: 2 answers, 1 wrong → Halr 50;
 VQA: 4 answers, 2 wrong → Halr 50. R_score = (75 + 50 + 50) / 3 = 58.33.
@@ -40,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 import numpy as np
 
+from ..config import READINGS
 from ..judges.base import PhraseEncoder, unit_rows
 from ..judges.nli import NLIModel
 from ..lexicon.predicates import entails, parse_predicate
@@ -58,11 +69,25 @@ _MCQ_OPTION = re.compile(r"\b([A-D])\.\s*(.+?)(?=\s+[A-D]\.\s|,\s*please|\s*$)",
 _DROP = {"the", "a", "an", "is", "are", "be", "being"}
 
 
-def parse_yes_no(response: str) -> str:
+def parse_yes_no(response: str, reading: str = "studio") -> str:
+    """ "yes" or "no" (see the module docstring for the two readings).
+
+    >>> parse_yes_no("Yesterday it was."), parse_yes_no("Yesterday it was.", "released")
+    ('no', 'yes')
+    """
+    if reading == "released":
+        return "yes" if "yes" in response.strip().lower() else "no"
     return "yes" if re.search(r"\byes\b", response.lower()) else "no"
 
 
-def parse_choice(response: str) -> str | None:
+def parse_choice(response: str, reading: str = "studio") -> str | None:
+    """The letter an MCQ answer chooses, upper case; None when there is none.
+
+    >>> parse_choice(" A"), parse_choice("\\nA"), parse_choice(" A", "released"), parse_choice("\\nA", "released")
+    ('A', 'A', ' ', '\\n')
+    """
+    if reading == "released":
+        return response[:1].upper() or None
     first = response.strip()[:1].upper()
     return first if first.isalpha() else None
 
@@ -221,26 +246,53 @@ def candidate_entropy(logprobs: dict[str, Any] | Sequence[float], *, are_probs: 
     return float(-(nz * np.log2(nz)).sum())
 
 
-def signal_entropy(signals: Any) -> float | None:
-    """The answer entropy (bits) from ``signals["answer"]`` or ``signals["answer_logprobs"]``."""
+def raw_entropy(probs: Sequence[Any]) -> float | None:
+    """The released ``entropy_vector``: -Σ p log2 p over the candidates' raw probabilities, as they are (not
+    renormalised; zeros left out); None when fewer than two candidates are usable.
+
+    >>> round(raw_entropy([0.6, 0.2]), 3), round(candidate_entropy([0.6, 0.2], are_probs=True), 3)
+    (0.907, 0.811)
+    """
+    values = _numbers(list(probs))
+    if len(values) < 2 or any(not math.isfinite(v) or v < 0 for v in values):
+        return None
+    return float(-sum(p * math.log2(p) for p in values if p > 0))
+
+
+def signal_entropy(signals: Any, reading: str = "studio") -> float | None:
+    """The answer entropy (bits) from ``signals["answer"]`` or ``signals["answer_logprobs"]``; ``reading``
+    "released" takes the raw probabilities (``raw_entropy``), None where the run did not record them."""
     if not isinstance(signals, dict):
         return None
     answer = signals.get(ANSWER_SIGNAL)
+    logprobs = signals.get(LOGPROBS_SIGNAL)
+    if reading == "released":
+        if isinstance(answer, dict) and answer.get("raw_probs") is not None:
+            return raw_entropy(answer["raw_probs"])
+        if isinstance(logprobs, dict):
+            values = _numbers(list(logprobs.values()))
+            return raw_entropy([math.exp(v) for v in values]) if values else None
+        return None
     if isinstance(answer, dict):
         if answer.get("probs") is not None:
             return candidate_entropy(answer["probs"], are_probs=True)
         if answer.get("logits") is not None:
             return candidate_entropy(answer["logits"])
-    logprobs = signals.get(LOGPROBS_SIGNAL)
     return candidate_entropy(logprobs) if isinstance(logprobs, dict) else None
 
 
 class ReefknotMetric:
     name = "reefknot"
 
-    def __init__(self, vqa_matcher: VQAMatcher | None = None, *, entropy_threshold: float = 0.9) -> None:
+    def __init__(self, vqa_matcher: VQAMatcher | None = None, *, entropy_threshold: float = 0.9,
+                 reading: str = "studio", entropy_reading: str = "studio") -> None:
+        for what, value in (("reading", reading), ("entropy reading", entropy_reading)):
+            if value not in READINGS:
+                raise ValueError(f"unknown Reefknot {what} {value!r}; choose {' | '.join(READINGS)}")
         self.vqa_matcher = vqa_matcher or RelationPhraseMatch()
         self.entropy_threshold = entropy_threshold
+        self.reading = reading
+        self.entropy_reading = entropy_reading
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, encoder: PhraseEncoder | None = None) -> "ReefknotMetric":
@@ -249,11 +301,16 @@ class ReefknotMetric:
         matcher: VQAMatcher = (BidirectionalEntailment(NLIModel(nli)) if nli
                                else RelationPhraseMatch(encoder, model_name=settings.scoring.embedding_identity
                                                         if encoder is not None else ""))
-        return cls(matcher, entropy_threshold=settings.decoding.dtc_gamma)
+        return cls(matcher, entropy_threshold=settings.decoding.dtc_gamma, reading=settings.scoring.reefknot_reading,
+                   entropy_reading=settings.decoding.entropy_reading)
 
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, "yes_no": "word yes appears", "mcq": "first letter",
-                **self.vqa_matcher.config(), "entropy_threshold_bits": self.entropy_threshold}
+        released = self.reading == "released"
+        return {"metric": self.name, "yes_no": "letters yes anywhere" if released else "word yes appears",
+                "mcq": "first character" if released else "first letter", **self.vqa_matcher.config(),
+                "entropy_threshold_bits": self.entropy_threshold,
+                "entropy": "raw probabilities, flagged at or above" if self.entropy_reading == "released"
+                else "renormalised, flagged above"}
 
     def update(self, item: ScoringItem) -> ItemResult:
         sample, task = item.sample, item.sample.task
@@ -265,17 +322,22 @@ class ReefknotMetric:
         if not label:
             return ItemResult({}, values, {}, f"sample {sample.id} has no gold label")
         response = item.response or ""
+        released = self.reading == "released"
         if task == "yes_no":
-            parsed, method = parse_yes_no(response), "word 'yes' appears"
+            parsed = parse_yes_no(response, self.reading)
+            method = "letters 'yes' anywhere (released code)" if released else "word 'yes' appears"
             correct = parsed == label.lower()
         elif task == "mcq":
-            parsed, method = parse_choice(response) or "", "first letter"
-            correct = parsed == label.upper()[:1]
+            parsed = parse_choice(response, self.reading) or ""
+            method = "first character as it stands (released code)" if released else "first letter"
+            correct = parsed == (label.upper() if released else label.upper()[:1])
         else:
             parsed = response.strip()
             correct, method = self.vqa_matcher.correct(label, response, sample.question or "")
             method = f"{self.vqa_matcher.name}: {method}"
-        if not response.strip():
+        if released and task == "yes_no" and not response.strip():
+            method += "; an empty answer reads no, as in the released code"
+        elif not response.strip():
             correct, method = False, method + "; empty answer counts as wrong"
         category = sample.relation_category or "unknown"
         stats: dict[str, float] = defaultdict(float)
@@ -289,10 +351,11 @@ class ReefknotMetric:
             stats[f"yes_no.{'t' if said_yes == truth_yes else 'f'}{'p' if said_yes else 'n'}"] = 1.0
             values["answered_yes"] = said_yes
         elif task == "mcq":
-            stats[f"mcq.confusion.{label.upper()[:1]}>{parsed or '?'}"] = 1.0
-        entropy = signal_entropy(item.signals)
+            stats[f"mcq.confusion.{label.upper()[:1]}>{parsed.strip() or '?'}"] = 1.0
+        entropy = signal_entropy(item.signals, self.entropy_reading)
         if entropy is not None:
-            flagged = entropy > self.entropy_threshold
+            flagged = (entropy >= self.entropy_threshold if self.entropy_reading == "released"
+                       else entropy > self.entropy_threshold)
             stats["entropy.n"] = 1.0
             stats["entropy.sum"] = entropy
             stats["entropy.flagged"] = float(flagged)

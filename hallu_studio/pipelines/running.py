@@ -51,7 +51,7 @@ class RunOptions:
         g["signals"] = {"token_logprobs": self.token_logprobs, "logit_lens_top_k": self.logit_lens_top_k}
         if self.mitigation == "dtc":
             g["dtc"] = DetectThenCalibrate(self.decoding.dtc_alpha, self.decoding.dtc_lambda,
-                                           self.decoding.dtc_gamma).to_dict()
+                                           self.decoding.dtc_gamma, self.decoding.entropy_reading).to_dict()
         return g
 
 
@@ -171,7 +171,7 @@ def _base_request(store: Store, run: Run, options: RunOptions, sample: Sample,
     dtc = None
     if options.mitigation == "dtc":
         d = options.decoding
-        dtc = DetectThenCalibrate(d.dtc_alpha, d.dtc_lambda, d.dtc_gamma)
+        dtc = DetectThenCalibrate(d.dtc_alpha, d.dtc_lambda, d.dtc_gamma, d.entropy_reading)
     request = GenerationRequest(sample_id=sample.id, prompt=prompt, image=image,
                                 generation=dict(run.generation), signals=_signal_request(options, sample),
                                 dtc=dtc, sample=sample, seed=options.seed)

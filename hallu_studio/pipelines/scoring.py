@@ -149,6 +149,19 @@ def _extract(extractor: "ConceptExtractor", texts: list[str]) -> list[ConceptSet
         return out
 
 
+def _observe_benchmarks(metrics: Sequence[Metric], benchmarks: Iterable[str],
+                        samples_of: Callable[[str], Iterable[Sample]], seen: set[str]) -> None:
+    """Show each metric that needs a whole benchmark (CHAIR's ``benchmark`` vocabulary) the samples of every
+    benchmark in ``benchmarks`` it has not seen yet (``seen``, updated)."""
+    needing = [m for m in metrics if getattr(m, "needs_benchmark", False)]
+    for name in sorted(set(benchmarks) - seen):
+        seen.add(name)
+        if needing:
+            samples = list(samples_of(name))
+            for metric in needing:
+                metric.observe_benchmark(name, samples)  # type: ignore[attr-defined]
+
+
 def _checked(metric: Metric, result: Any) -> ItemResult:
     if not isinstance(result, ItemResult):
         raise TypeError(f"metric {metric.name} returned {type(result).__name__}, not an ItemResult")
@@ -209,6 +222,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     report = ScoreReport()
     size = batch_size or settings.scoring.batch_size
     llm_before = all_stats()
+    observed: set[str] = set()
     with tqdm(total=len(todo), desc="scoring", unit="response", disable=not progress) as bar, \
             live_progress(bar) if progress else nullcontext():
         finished = 0
@@ -216,7 +230,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
             if cancel is not None and cancel.is_set():
                 report.stopped_early = True
                 break
-            _score_batch(store, batch, resolved, keys, done, extractor, concepts_key, report)
+            _score_batch(store, batch, resolved, keys, done, extractor, concepts_key, report, observed)
             report.llm = stats_since(llm_before, all_stats())
             bar.update(len(batch))
             finished += len(batch)
@@ -227,9 +241,11 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
 
 def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: dict[str, str],
                  done: dict[str, set[str]], extractor: "ConceptExtractor", concepts_key: str,
-                 report: ScoreReport) -> None:
+                 report: ScoreReport, observed: set[str]) -> None:
     responses = store.get_responses(batch)
     samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
+    _observe_benchmarks(metrics, {s.benchmark for s in samples.values()},
+                        lambda name: store.iter_samples(name), observed)
     scores: list[Score] = []
     stats: list[dict[str, float] | None] = []
     failures: list[tuple[str | None, str | None, str, str]] = []
@@ -337,6 +353,19 @@ def _jsonl_sample(record: dict[str, Any], line_no: int) -> Sample:
     return sample
 
 
+def _readable_samples(records: Iterable[tuple[int, str]]) -> list[Sample]:
+    """The samples of the records that parse (the others get their error when they are scored)."""
+    out = []
+    for line_no, text in records:
+        try:
+            record = json.loads(text)
+            if isinstance(record, dict):
+                out.append(_jsonl_sample(record, line_no))
+        except (json.JSONDecodeError, ValidationError, TypeError, ValueError):
+            continue
+    return out
+
+
 def _jsonl_numbers(metric: Metric, score: Score) -> dict[str, Any]:
     numbers = dict(score.values)
     if metric.name == "edit" and "revised" not in numbers:
@@ -353,6 +382,10 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
     extractor = extractor if extractor is not None else make_extractor(settings)
     resolved = _resolve(metrics, settings, None, extractor)
     report = report if report is not None else JsonlReport()
+    if any(getattr(m, "needs_benchmark", False) for m in resolved):
+        # The lines of one input are one benchmark; its object names are known only once every line is read.
+        records = list(records)
+        _observe_benchmarks(resolved, ["jsonl"], lambda _: _readable_samples(records), set())
     llm_before = all_stats()
 
     for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):

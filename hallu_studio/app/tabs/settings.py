@@ -8,9 +8,10 @@ from typing import Any, Sequence
 
 import gradio as gr
 
-from ...config import (EMD_EMPTY_SIDE_POLICIES, EMD_GROUND_COSTS, EXTRACTORS, HALFSCORE_MATCHERS, REVISERS,
-                       TRIHE_EXTRACTIONS, TRIHE_JUDGES, UNVERIFIABLE_POLICIES, Settings, load_settings,
-                       overriding_env, settings_path, settings_problems, write_settings)
+from ...config import (CHAIR_VOCABULARIES, EMD_EMPTY_SIDE_POLICIES, EMD_GROUND_COSTS, EXTRACTORS,
+                       HALFSCORE_MATCHERS, READINGS, REVISERS, TRIHE_EXTRACTIONS, TRIHE_JUDGES,
+                       UNVERIFIABLE_POLICIES, Settings, load_settings, overriding_env, settings_path,
+                       settings_problems, write_settings)
 from ...llm.endpoint import in_force
 from ..config_names import config_label, config_labels
 from ..context import AppContext
@@ -34,7 +35,12 @@ def settings_html(ctx: AppContext) -> str:
         {"setting": "NLI threshold", "value": s.scoring.nli_threshold},
         {"setting": "HalFscore matching threshold", "value": s.scoring.halfscore_match_threshold},
         {"setting": "EMD ground cost / empty side", "value": f"{s.scoring.emd_ground_cost} / {s.scoring.emd_empty_side}"},
-        {"setting": "graph judge on silence", "value": s.scoring.unverifiable},
+        {"setting": "unverifiable claims (Tri-HE, HalFscore)", "value": s.scoring.unverifiable},
+        {"setting": "readings: POPE / Reefknot / Reefknot entropy / CHAIR (studio; released: the papers' code)",
+         "value": f"{s.scoring.pope_reading} / {s.scoring.reefknot_reading} / {s.decoding.entropy_reading} / "
+                  f"{s.scoring.chair_reading}"},
+        {"setting": "CHAIR vocabulary (a sample's own reference_vocabulary comes first)",
+         "value": s.scoring.chair_vocabulary},
         {"setting": "Detect-then-Calibrate α / λ / γ",
          "value": f"{s.decoding.dtc_alpha} / {s.decoding.dtc_lambda} / {s.decoding.dtc_gamma}"},
         {"setting": "scoring key of these settings", "value": s.scoring_key()},
@@ -83,6 +89,11 @@ EDITABLE: tuple[tuple[str, str, str], ...] = (
     ("scoring", "halfscore_matcher", "HalFscore matcher"),
     ("scoring", "emd_empty_side", "EMD when one side has no concept of a type"),
     ("scoring", "emd_ground_cost", "EMD ground cost (grounded; cosine: VISCON as published)"),
+    ("scoring", "pope_reading", "POPE answer reading (released: POPE's evaluate.py)"),
+    ("scoring", "reefknot_reading", "Reefknot yes/no and MCQ reading (released: Reefknot's code)"),
+    ("decoding", "entropy_reading", "Reefknot entropy (released: raw probabilities, as Reefknot's code)"),
+    ("scoring", "chair_reading", "CHAIR reading (released: CHAIR's code and synonyms)"),
+    ("scoring", "chair_vocabulary", "CHAIR vocabulary where a sample names none"),
     ("scoring", "nli_model", "NLI model (for the nli judge and Reefknot; empty: none)"),
     ("scoring", "trihe_reference_threshold", "Tri-HE reference threshold (0–1)"),
     ("scoring", "trihe_support_threshold", "Tri-HE support threshold (0–1)"),
@@ -95,7 +106,9 @@ EDITABLE: tuple[tuple[str, str, str], ...] = (
 CHOICES = {"trihe_judge": list(TRIHE_JUDGES), "trihe_extraction": list(TRIHE_EXTRACTIONS),
            "unverifiable": list(UNVERIFIABLE_POLICIES), "extractor": list(EXTRACTORS),
            "reviser": list(REVISERS), "halfscore_matcher": list(HALFSCORE_MATCHERS),
-           "emd_empty_side": list(EMD_EMPTY_SIDE_POLICIES), "emd_ground_cost": list(EMD_GROUND_COSTS)}
+           "emd_empty_side": list(EMD_EMPTY_SIDE_POLICIES), "emd_ground_cost": list(EMD_GROUND_COSTS),
+           "pope_reading": list(READINGS), "reefknot_reading": list(READINGS), "entropy_reading": list(READINGS),
+           "chair_reading": list(READINGS), "chair_vocabulary": list(CHAIR_VOCABULARIES)}
 NUMBERS = {"trihe_reference_threshold", "trihe_support_threshold", "trihe_top_k", "nli_threshold",
            "halfscore_match_threshold", "graph_grounding_threshold"}
 
