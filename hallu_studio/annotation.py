@@ -11,7 +11,9 @@ Targets of events:
 - revision_review: ``"edit:<i>"``, value ``{"accept": bool}``;
 - note: ``""`` or any target, value ``{"text": str}``;
 - preference: ``"vs:<response_b>:<aspect>"`` on response A, value ``{"a", "b", "winner", "aspect"}``;
-- undo: names the undone event in ``undoes``.
+- undo: names the undone event in ``undoes``;
+- label, span_label, fact_label, comparison: judgements imported from outside studies
+  (``model.check_judgement_value`` gives their shapes; ``importers.human`` reads them).
 
 >>> events = [HumanEvent("ann", "rating", "r1", 2, id=1), HumanEvent("ann", "rating", "r1", 4, id=2),
 ...           HumanEvent("ann", "undo", "r1", None, undoes=2, id=3)]
@@ -236,6 +238,30 @@ def preferences(events: Iterable[HumanEvent]) -> list[Preference]:
         latest[(e.annotator, frozenset((v["a"], v["b"])), v["aspect"])] = Preference(
             e.annotator, v["a"], v["b"], v["winner"], v["aspect"])
     return list(latest.values())
+
+
+def current_labels(events: Iterable[HumanEvent]) -> dict[tuple[str, str], str]:
+    """``{(response_id, annotator): label}`` of whole responses (``label`` events, e.g. imported from a study)."""
+    return {(rid, ann): str(e.value["label"]) for (rid, ann, _), e in _latest(events, "label").items()}
+
+
+def current_span_labels(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int, int], str]:
+    """``{(response_id, annotator, start, end): label}``: character spans of responses people labelled."""
+    return {(rid, ann, int(e.value["start"]), int(e.value["end"])): str(e.value["label"])
+            for (rid, ann, _), e in _latest(events, "span_label").items()}
+
+
+def current_fact_labels(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], dict[str, str]]:
+    """``{(response_id, annotator, fact_index): {"fact", "label"}}``: atomic facts of responses, labelled."""
+    return {(rid, ann, _index(target, "fact")): {"fact": str(e.value["fact"]), "label": str(e.value["label"])}
+            for (rid, ann, target), e in _latest(events, "fact_label").items()}
+
+
+def current_comparisons(events: Iterable[HumanEvent]) -> dict[tuple[str, str, str, str], int]:
+    """``{(response_id, annotator, other, aspect): score}``: side-by-side ratings of a response against another
+    text (``model.COMPARISON_RANGE``; positive: the response is the better one)."""
+    return {(rid, ann, str(e.value["other"]), str(e.value["aspect"])): int(e.value["score"])
+            for (rid, ann, _), e in _latest(events, "comparison").items()}
 
 
 # --------------------------------------------------------------------------- queues
