@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from .model import HumanEvent, ValidationError
+from .model import APP_SOURCE, HumanEvent, ValidationError
 
 if TYPE_CHECKING:
     from .store import Store
@@ -317,7 +317,7 @@ def disagreement_counts(store: "Store", response_ids: set[str] | None = None) ->
         judges.setdefault(response.id, {})[judge] = _judge_verdicts(score.evidence)
     humans: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for (rid, _annotator, index), value in current_corrections(
-            store.list_events_of_kinds(["correction", "undo"])).items():
+            store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)).items():
         if response_ids is None or rid in response_ids:
             humans.setdefault(rid, []).append((index, value))
     out = {}
@@ -344,16 +344,17 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
         raise ValidationError(f"ratings_per_item must be at least 1, got {ratings_per_item}")
     candidates = store.response_ids(run_id=run_id, benchmark=benchmark)
     order = {rid: i for i, rid in enumerate(candidates)}
+    # The queues are the studio's own annotators': ratings imported from an outside study do not fill them.
     if mode == "unrated":
-        ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"]))
+        ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"], source=APP_SOURCE))
         mine = {rid for rid, ann in ratings if ann == annotator}
         counts = Counter(rid for rid, _ in ratings)
         todo = [rid for rid in candidates if rid not in mine and counts[rid] < ratings_per_item]
         todo.sort(key=lambda rid: (counts[rid], order[rid]))
         return todo[:limit]
     disagreements = disagreement_counts(store, set(candidates))
-    corrected = {rid for rid, ann, _ in current_corrections(store.list_events_of_kinds(["correction", "undo"]))
-                 if ann == annotator}
+    corrected = {rid for rid, ann, _ in current_corrections(
+        store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)) if ann == annotator}
     todo = [rid for rid in disagreements if rid not in corrected]
     todo.sort(key=lambda rid: (-disagreements[rid], order[rid]))
     return todo[:limit]

@@ -11,6 +11,10 @@ verdict follows from its claims' verdicts:
 - ``not settled`` otherwise: a claim the judge calls unverifiable or inference (what the reference cannot
   settle), an unparseable answer, a fact with no claim, or a sample Tri-HE cannot judge. Such a fact is
   reported as coverage, never as an error.
+
+The same reading with CHAIR (``metric="chair"``), the baseline beside the judge: a fact is hallucinated when
+CHAIR calls an object it mentions hallucinated, accurate when it mentions objects and CHAIR finds them all,
+not settled when it mentions none (or CHAIR has no vocabulary for the sample).
 """
 
 from __future__ import annotations
@@ -54,17 +58,38 @@ def fact_verdict(claim_verdicts: Sequence[str]) -> str:
     return NOT_SETTLED
 
 
-class FactJudge:
-    """The Tri-HE metric and concept extractor the settings configure, applied to fact texts."""
+def chair_fact_verdict(values: dict[str, Any]) -> str:
+    """A fact's verdict from CHAIR's values on it.
 
-    def __init__(self, settings: "Settings", store: "Store | None" = None, extractor: Any = None) -> None:
+    >>> chair_fact_verdict({"hallucinated_objects": 1, "mentioned_objects": 2}), chair_fact_verdict(
+    ...     {"hallucinated_objects": 0, "mentioned_objects": 1}), chair_fact_verdict({"mentioned_objects": 0})
+    ('hallucinated', 'accurate', 'not settled')
+    """
+    if values.get("hallucinated_objects"):
+        return "hallucinated"
+    return "accurate" if values.get("mentioned_objects") else NOT_SETTLED
+
+
+FACT_METRICS: tuple[str, ...] = ("trihe", "chair")
+
+
+class FactJudge:
+    """A metric the settings configure (Tri-HE's judge by default, or CHAIR) and the pipeline's concept
+    extractor, applied to fact texts."""
+
+    def __init__(self, settings: "Settings", store: "Store | None" = None, extractor: Any = None,
+                 metric: str = "trihe") -> None:
+        if metric not in FACT_METRICS:
+            raise ValueError(f"facts are judged by one of {FACT_METRICS}, not {metric!r}")
         self.settings = settings
         self.extractor = extractor if extractor is not None else make_extractor(settings, store)
-        self.metric = make_metrics(["trihe"], settings, store, self.extractor)[0]
+        self.metric = make_metrics([metric], settings, store, self.extractor)[0]
 
     @property
     def name(self) -> str:
-        return str(getattr(self.metric.judge, "name", "trihe"))  # type: ignore[attr-defined]
+        """The Tri-HE judge's name ("graph" ...) or "chair"."""
+        judge = getattr(self.metric, "judge", None)
+        return str(getattr(judge, "name", self.metric.name))
 
     @property
     def config_key(self) -> str:
@@ -74,11 +99,12 @@ class FactJudge:
 
     def judge(self, facts: Sequence[tuple[Hashable, str, Sample]], batch_size: int | None = None
               ) -> dict[Hashable, FactJudgement]:
-        """``{key: FactJudgement}`` for each ``(key, fact text, sample)``."""
+        """``{key: FactJudgement}`` for each ``(key, fact text, sample)``; samples the metric does not apply to
+        leave their facts not settled, with the reason."""
         out: dict[Hashable, FactJudgement] = {}
         todo = []
         for key, text, sample in facts:
-            why = not_applicable_reason("trihe", sample)
+            why = not_applicable_reason(self.metric.name, sample)
             if why is not None:
                 out[key] = FactJudgement(NOT_SETTLED, why)
             else:
@@ -92,6 +118,12 @@ class FactJudge:
             many = getattr(self.metric, "update_many", None)
             results = many(items) if many is not None else [self.metric.update(i) for i in items]
             for (key, _, _), result in zip(chunk, results, strict=True):
+                if self.metric.name == "chair":
+                    verdict = chair_fact_verdict(result.values)
+                    hallucinated = result.evidence.get("hallucinated") or []
+                    out[key] = FactJudgement(verdict, result.undefined_reason or (
+                        f"not found: {', '.join(hallucinated)}" if hallucinated else ""))
+                    continue
                 triplets = list(result.evidence.get("triplets") or [])
                 verdict = fact_verdict([str(t.get("verdict")) for t in triplets])
                 reason = result.undefined_reason or "; ".join(

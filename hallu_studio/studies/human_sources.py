@@ -11,7 +11,7 @@ The tables (a table is empty when the source has no judgement of its kind):
 - ``binary``: per hallucination score (``human_agreement.HALLUCINATION_SCORES``, the naive baseline) and
   config, AUROC and AP for the people's accurate / hallucinated call on whole responses. A response's
   call is the majority of its ``label`` events ("unsure" and ties left out); a response with no label but
-  labelled facts is hallucinated when any fact is ("derived from fact labels");
+  labelled facts is hallucinated when any fact is (the table says how many calls come from each);
 - ``rank``: Spearman and Kendall against each rating target: the mean 1-5 ``rating`` (5 = no
   hallucination) and the mean ``comparison`` score per (other text, aspect) (positive: the response is
   the better one). A score that agrees with people correlates **negatively** with both;
@@ -66,7 +66,7 @@ def response_calls(events: Iterable[HumanEvent]) -> tuple[dict[str, bool], dict[
     >>> e = [HumanEvent("a", "label", "r1", {"label": "hallucinated"}, source="s"),
     ...      HumanEvent("a", "fact_label", "r2", {"fact": "There is a dog.", "label": "accurate"}, "fact:0", source="s")]
     >>> response_calls(e)
-    ({'r1': True, 'r2': False}, {'r1': 'label', 'r2': 'derived from fact labels'})
+    ({'r1': True, 'r2': False}, {'r1': 'labels', 'r2': 'fact labels'})
     """
     events = list(events)
     votes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -79,14 +79,14 @@ def response_calls(events: Iterable[HumanEvent]) -> tuple[dict[str, bool], dict[
         (top, n), *rest = counter.most_common()
         if rest and rest[0][1] == n:
             continue
-        calls[rid], how[rid] = top == "hallucinated", "label"
+        calls[rid], how[rid] = top == "hallucinated", "labels"
     facts: dict[str, list[str]] = defaultdict(list)
     for (rid, _, _), value in current_fact_labels(events).items():
         facts[rid].append(value["label"])
     for rid, labels in facts.items():
         known = [x for x in labels if x in ("accurate", "hallucinated")]
         if rid not in calls and known:
-            calls[rid], how[rid] = "hallucinated" in known, "derived from fact labels"
+            calls[rid], how[rid] = "hallucinated" in known, "fact labels"
     return calls, how
 
 
@@ -142,6 +142,8 @@ class ScoredResponses:
     scores: dict[str, HallucinationScore] = field(default_factory=dict)
     clusters: dict[str, str] = field(default_factory=dict)
     written_by_human: dict[str, bool] = field(default_factory=dict)
+    # score name -> how many scored responses it is undefined for, and one reason given
+    undefined: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 def stored_scores(store: "Store", response_ids: set[str], metrics: Sequence[str] | None = None,
@@ -164,6 +166,9 @@ def stored_scores(store: "Store", response_ids: set[str], metrics: Sequence[str]
                 if value is not None:
                     out.scores[score.name] = score
                     out.values.setdefault((score.name, row["config_key"]), {})[rid] = value
+                else:
+                    n, reason = out.undefined.get(score.name, (0, ""))
+                    out.undefined[score.name] = (n + 1, reason or str(row.get("undefined_reason") or "no value"))
     return out
 
 
@@ -216,12 +221,13 @@ def _score_columns(scored: ScoredResponses, name: str, key: str) -> dict[str, An
 def human_agreement(store: "Store", source: str, *, settings: "Settings | None" = None,
                     metrics: Sequence[str] | None = None, n_boot: int = 1000, seed: int = 0,
                     baseline: bool = True, judge_facts: bool = True, encoder: Any = None,
-                    fact_judge: Any = None) -> HumanAgreementReport:
+                    fact_judges: Sequence[Any] | None = None) -> HumanAgreementReport:
     """Every table for imported ``source`` (see the module docstring).
 
     ``baseline`` adds the naive MiniLM dissimilarity beside the metrics (``encoder``: the sentence encoder,
-    default the settings' embedding model); ``judge_facts`` runs the configured Tri-HE judge on the source's
-    labelled facts (``fact_judge``: a ``fact_judging.FactJudge`` to reuse). ``metrics`` limits the metrics.
+    default the settings' embedding model); ``judge_facts`` runs the configured Tri-HE judge, and CHAIR
+    beside it, on the source's labelled facts (``fact_judges``: ``fact_judging.FactJudge`` objects to use
+    instead, e.g. to reuse their loaded models). ``metrics`` limits the metrics.
     """
     from ..config import Settings
 
@@ -247,6 +253,8 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
     if not scored.values:
         report.notes.append(f"no stored score of the {len(judged)} responses {source} judged: run "
                             "`hallu-studio score` first")
+    for name, (n, reason) in scored.undefined.items():
+        report.notes.append(f"{name}: undefined for {n} scored responses (e.g. {reason})")
     calls, how = response_calls(events)
     _binary_rows(report, scored, calls, how, n_boot, seed)
     _rank_rows(report, scored, rating_targets(events), n_boot, seed)
@@ -254,7 +262,14 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
     _span_rows(report, store, marked_spans(events), metrics, n_boot, seed)
     facts = labelled_facts(events)
     if facts and judge_facts:
-        _fact_rows(report, store, facts, fact_judge, settings, n_boot, seed)
+        if fact_judges is None:
+            from .fact_judging import FACT_METRICS, FactJudge
+
+            first = FactJudge(settings)
+            fact_judges = [first, *(FactJudge(settings, extractor=first.extractor, metric=m)
+                                    for m in FACT_METRICS[1:] if not metrics or m in metrics)]
+        for judge in fact_judges:
+            _fact_rows(report, store, facts, judge, n_boot, seed)
     elif facts:
         report.notes.append(f"{len(facts)} labelled facts not judged (judge_facts is off)")
     return report
@@ -268,14 +283,14 @@ def _binary_rows(report: HumanAgreementReport, scored: ScoredResponses, calls: M
         report.notes.append(f"every response {report.source} labelled is "
                             f"{'hallucinated' if sum(calls.values()) else 'accurate'}: no AUROC")
         return
-    human = ", ".join(f"{n} {w}" for w, n in Counter(how.values()).most_common())
+    human = ", ".join(f"{n} from {w}" for w, n in Counter(how.values()).most_common())
     for (name, key), values in scored.values.items():
         ids = [rid for rid in calls if rid in values]
         if not ids:
             continue
         result = binary_agreement([values[r] for r in ids], [calls[r] for r in ids],
                                   [scored.clusters.get(r, r) for r in ids], n_boot=n_boot, seed=seed)
-        report.binary.append({**_score_columns(scored, name, key), "human": f"hallucinated? ({human})",
+        report.binary.append({**_score_columns(scored, name, key), "human": human,
                               "n": result.n, "of": len(calls), "hallucinated": result.positives,
                               "images": result.clusters, **_interval("auroc", result.auroc),
                               **_interval("ap", result.ap), "prevalence": result.prevalence})
@@ -350,10 +365,7 @@ def _span_rows(report: HumanAgreementReport, store: "Store", marked: Mapping[str
 
 
 def _fact_rows(report: HumanAgreementReport, store: "Store", facts: Mapping[tuple[str, int], tuple[str, str]],
-               fact_judge: Any, settings: "Settings", n_boot: int, seed: int) -> None:
-    from .fact_judging import FactJudge
-
-    judge = fact_judge if fact_judge is not None else FactJudge(settings)
+               judge: Any, n_boot: int, seed: int) -> None:
     responses = store.get_responses(sorted({rid for rid, _ in facts}))
     samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
     todo: list[tuple[Hashable, str, Any]] = []
@@ -369,11 +381,12 @@ def _fact_rows(report: HumanAgreementReport, store: "Store", facts: Mapping[tupl
     result = fact_agreement({k: j.verdict for k, j in verdicts.items()}, {k: v[1] for k, v in facts.items()},
                             clusters, n_boot=n_boot, seed=seed)
     reasons = Counter(j.reason for j in verdicts.values() if j.verdict == "not settled" and not j.triplets)
-    report.facts.append({"judge": judge.name, "config_key": judge.config_key, "facts": result.facts,
+    report.facts.append({"metric": judge.metric.name, "judge": judge.name, "config_key": judge.config_key,
+                         "facts": result.facts,
                          "settled": result.settled, **_interval("coverage", result.coverage),
                          **_interval("balanced_accuracy", result.balanced_accuracy), "accuracy": result.accuracy,
                          "hallucinated_recall": result.hallucinated_recall,
                          "accurate_recall": result.accurate_recall, "confusion": result.confusion})
     for reason, n in reasons.most_common(3):
-        report.notes.append(f"{n} facts not settled: {reason}")
+        report.notes.append(f"{judge.metric.name}: {n} facts not settled: {reason}")
 
