@@ -166,8 +166,10 @@ def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dic
         print(f"  {scored.summary()}", file=sys.stderr)
         seconds["score"] = time.perf_counter() - t
         t = time.perf_counter()
+        kinds = next((s["kinds"] for s in store.event_sources() if s["source"] == name), [])
         report = human_agreement(store, name, settings=settings, metrics=list(args.metrics), n_boot=args.n_boot,
-                                 encoder=shared["encoder"], fact_judges=shared["fact_judges"]())
+                                 encoder=shared["encoder"],
+                                 fact_judges=shared["fact_judges"]() if "fact_label" in kinds else None)
         seconds["study"] = time.perf_counter() - t
     return SetResult(name, report, seconds, cached, len(study.responses.responses))
 

@@ -566,7 +566,8 @@ def check_judgement_value(kind: str, value: Any, target: str = "") -> None:
     if not isinstance(value, dict):
         raise ValidationError(f"a {kind} value must be an object, got {type(value).__name__}")
     if kind != "comparison" and value.get("label") not in JUDGEMENT_LABELS:
-        raise ValidationError(f"a {kind} label must be one of {JUDGEMENT_LABELS}, got {value.get('label')!r}")
+        what = "a label" if kind == "label" else f"the label of a {kind}"
+        raise ValidationError(f"{what} must be one of {JUDGEMENT_LABELS}, got {value.get('label')!r}")
     if kind == "label" and target:
         raise ValidationError(f"a label is about the whole response: its target must be empty, got {target!r}")
     if kind == "span_label":

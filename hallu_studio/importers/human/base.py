@@ -111,7 +111,8 @@ class StudyBuilder:
                 del self._responses[response.id]
             del self.study.benchmark.samples[samples:], self.study.responses.responses[responses:]
             del self.study.events[events:]
-            self.problem(where, str(exc).strip("'\""))
+            # A KeyError's text is the quoted key: say which field is missing.
+            self.problem(where, f"missing field {exc}" if isinstance(exc, KeyError) else str(exc))
 
     def sample_problem(self, record: str, reason: str, fatal: bool = True) -> None:
         self.study.benchmark.problems.append(ImportProblem(record, reason, fatal))

@@ -116,7 +116,8 @@ def read_mhaldetect(path: str | os.PathLike[str], objects_path: str | os.PathLik
                 builder.event(source, "span_label", response.id, value, target)
                 marked += 1
             except (KeyError, TypeError, ValueError) as exc:
-                builder.problem(f"{where} span {k}", str(exc).strip("'\""))
+                builder.problem(f"{where} span {k}",
+                                f"missing field {exc}" if isinstance(exc, KeyError) else str(exc))
         label = "hallucinated" if spans else "accurate"
         builder.event(source, "label", response.id, {"label": label},
                       meta={"from": "marked INACCURATE spans (none: clean in the re-packaged set)",
