@@ -282,3 +282,16 @@ def test_detect_study_by_its_files(tmp_path):
         detect_study(tmp_path / "other.jsonl")
     with pytest.raises(FileNotFoundError):
         detect_study(tmp_path / "missing")
+
+
+def test_generic_jsonl_marks_human_written_outputs(tmp_path):
+    base = {"source": "caps", "sample_id": "img-1", "reference_text": "A dog.", "label": "accurate"}
+    rows = [{**base, "model": "people", "written_by": "human", "response": "A dog sits."},
+            {**base, "model": "llava", "response": "A dog and a cat."},
+            {**base, "sample_id": "img-2", "model": "people", "response": "Grass.", "written_by": "model"},
+            {**base, "sample_id": "img-3", "model": "x", "response": "Y.", "written_by": "robot"}]
+    study = read_human_judgements(_jsonl(tmp_path / "caps.jsonl", rows))
+    assert {r.model: r.meta for r in study.responses.runs} == {"people": {"written_by": "human"}, "llava": {}}
+    assert [str(p) for p in study.problems] == [
+        "caps.jsonl line 3: written_by of 'people' differs from an earlier line's ('human')",
+        "caps.jsonl line 4: written_by must be 'human' or 'model', got 'robot'"]

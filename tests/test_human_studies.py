@@ -191,3 +191,19 @@ def test_fact_judge_settles_what_the_reference_can_and_no_more():
     assert got["dog"].verdict == "accurate"
     assert got["elephant"].verdict == "hallucinated"
     assert got["bare"].verdict == "not settled" and got["bare"].reason
+
+
+def test_human_written_and_machine_outputs_are_compared(store, tmp_path):
+    rows = [{"source": "caps", "sample_id": f"img-{i}", "reference_text": "A dog.", "label": "accurate",
+             "model": model, "written_by": by, "response": f"{model} caption {i}."}
+            for i in range(3) for model, by in (("people", "human"), ("llava", "model"))]
+    path = tmp_path / "caps.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_human_judgements(store, path)
+    scores = [Score(r.id, "trihe", "k", {"n_triplets": 4, "hallucinated": 1 if r.text.startswith("people") else 3}, {})
+              for r in store.iter_responses()]
+    store.put_score_batch(scores, [None] * len(scores))
+    report = human_agreement(store, "caps", baseline=False, judge_facts=False, n_boot=20)
+    means = {r["group"]: r["mean"] for r in report.groups if r["split"] == "human vs machine"}
+    assert means == {"human-written": 0.25, "machine": 0.75}
+    assert report.binary == [] and "every response caps labelled is accurate: no AUROC" in report.notes

@@ -53,6 +53,7 @@ class StudyBuilder:
         self._samples: dict[str, Sample] = {}
         self._responses: dict[str, Response] = {}
         self._runs = RecordedRuns(recorded_from)
+        self.written_by: dict[str, str] = {}  # model -> "human" | "model", where a reader says (generic JSONL)
 
     @property
     def name(self) -> str:

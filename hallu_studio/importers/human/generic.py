@@ -31,7 +31,7 @@ from .base import ParsedHumanStudy, StudyBuilder, comparison, fact_label, span_l
 JUDGEMENT_KEYS: tuple[str, ...] = ("label", "rating", "spans", "facts", "comparisons")
 SAMPLE_KEYS: tuple[str, ...] = ("image_key", "task", "question", "reference_text", "reference_objects",
                                 "reference_vocabulary")
-RESPONSE_KEYS: tuple[str, ...] = ("sample_id", "model", "response")
+RESPONSE_KEYS: tuple[str, ...] = ("sample_id", "model", "response")  # and "written_by": "human" | "model"
 
 
 def looks_generic(record: dict[str, Any]) -> bool:
@@ -115,7 +115,7 @@ def _line(builder: StudyBuilder, record: dict[str, Any], source: str, benchmark:
     if not isinstance(meta, dict):
         raise ValueError("'meta' must be an object")
     if record.get("response_id") is not None:
-        given = [k for k in (*RESPONSE_KEYS, *SAMPLE_KEYS, "benchmark") if k in record]
+        given = [k for k in (*RESPONSE_KEYS, *SAMPLE_KEYS, "benchmark", "written_by") if k in record]
         if given:
             raise ValueError(f"give either response_id (a stored response) or the sample and response "
                              f"({', '.join(given)}), not both")
@@ -127,11 +127,18 @@ def _line(builder: StudyBuilder, record: dict[str, Any], source: str, benchmark:
     if str(record.get("benchmark") or source).strip() != benchmark:
         raise ValueError(f"benchmark {record.get('benchmark')!r} differs from the first line's ({benchmark!r}); "
                          "one file holds one benchmark")
+    written_by = record.get("written_by")
+    if written_by not in (None, "human", "model"):
+        raise ValueError(f"written_by must be 'human' or 'model', got {written_by!r}")
     sample_key = record["sample_id"].strip()
     sample = builder.sample(Sample(
         id=f"{benchmark}/{sample_key}", benchmark=benchmark, image_key=str(record.get("image_key") or sample_key),
         task=str(record.get("task") or "caption"), question=record.get("question"),
         reference_text=record.get("reference_text"), reference_objects=record.get("reference_objects"),
         reference_vocabulary=record.get("reference_vocabulary")))
-    response = builder.response(sample, record["model"].strip(), record["response"])
+    model = record["model"].strip()
+    if builder.written_by.setdefault(model, written_by or "model") != (written_by or "model"):
+        raise ValueError(f"written_by of {model!r} differs from an earlier line's ({builder.written_by[model]!r})")
+    response = builder.response(sample, model, record["response"],
+                                {"written_by": "human"} if written_by == "human" else None)
     _judgements(builder, record, annotator, response.id, record["response"], meta)
