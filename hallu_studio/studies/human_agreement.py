@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
-from scipy.stats import rankdata
-
 from ..metrics.aggregate import Interval, bootstrap_intervals
+from .correlation import _replicate_weights
 from .probe_detection import overlaps
 
 Span = tuple[int, int]
@@ -117,40 +116,62 @@ class BinaryAgreement:
         return self.positives / self.n if self.n else math.nan
 
 
-def _auroc_ap(items: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    scores = np.fromiter((i["score"] for i in items), dtype=float, count=len(items))
-    labels = np.fromiter((i["hallucinated"] for i in items), dtype=float, count=len(items)) > 0.5
-    positives = int(labels.sum())
-    negatives = labels.size - positives
-    if not positives or not negatives:
-        return {"auroc": math.nan, "ap": math.nan}
-    ranks = rankdata(scores)  # ties get their average rank: a tie is half a won pair
-    auroc = (ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives)
-    # AP as scikit-learn computes it: precision at each distinct threshold, weighted by the recall gained.
-    order = np.argsort(-scores, kind="mergesort")
-    sorted_scores, sorted_labels = scores[order], labels[order]
-    last = np.r_[np.flatnonzero(np.diff(sorted_scores)), sorted_scores.size - 1]
-    true_pos = np.cumsum(sorted_labels)[last]
-    precision = true_pos / (last + 1)
-    recall_gain = np.diff(np.r_[0, true_pos]) / positives
-    return {"auroc": float(auroc), "ap": float((precision * recall_gain).sum())}
+def _auroc_ap(scores: np.ndarray, hallucinated: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """AUROC and AP of each row of item multiplicities ``weights`` (replicates x items), NaN where a row has
+    one class only.
+
+    With the items grouped by distinct score (ties together, as scikit-learn groups them): AUROC is the
+    weighted share of (hallucinated, clean) pairs ordered right, a tie counting half; AP sums, over the
+    distinct scores from the highest down, the precision at that threshold times the recall it adds.
+    """
+    levels, index = np.unique(scores, return_inverse=True)
+    onehot = np.zeros((scores.size, levels.size))
+    onehot[np.arange(scores.size), index] = 1.0
+    pos = weights @ (onehot * hallucinated[:, None])  # replicates x levels, ascending score
+    neg = weights @ (onehot * ~hallucinated[:, None])
+    total_pos, total_neg = pos.sum(axis=1), neg.sum(axis=1)
+    valid = (total_pos > 0) & (total_neg > 0)
+    below = np.cumsum(neg, axis=1) - neg
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auroc = (pos * (below + neg / 2)).sum(axis=1) / (total_pos * total_neg)
+        true_pos = np.cumsum(pos[:, ::-1], axis=1)  # descending score
+        predicted = np.cumsum((pos + neg)[:, ::-1], axis=1)
+        precision = np.where(predicted > 0, true_pos / np.where(predicted > 0, predicted, 1), 0.0)
+        ap = (precision * pos[:, ::-1]).sum(axis=1) / total_pos
+    return np.where(valid, auroc, np.nan), np.where(valid, ap, np.nan)
 
 
 def binary_agreement(scores: Sequence[float], hallucinated: Sequence[bool],
                      clusters: Sequence[Hashable] | None = None, n_boot: int = 1000,
-                     seed: int = 0) -> BinaryAgreement:
-    """AUROC and AP of ``scores`` (higher = more hallucination) for the people's ``hallucinated`` labels."""
+                     seed: int = 0, alpha: float = 0.05) -> BinaryAgreement:
+    """AUROC and AP of ``scores`` (higher = more hallucination) for the people's ``hallucinated`` labels.
+
+    Every replicate draws whole clusters (images) with replacement, as ``correlation.correlate`` does; it is
+    computed from the items' multiplicities, in one matrix product for all replicates.
+    """
     if len(scores) != len(hallucinated):
         raise ValueError(f"{len(scores)} scores for {len(hallucinated)} labels")
-    items = [{"score": float(s), "hallucinated": float(bool(h))} for s, h in zip(scores, hallucinated)]
-    if any(math.isnan(i["score"]) for i in items):
+    x = np.asarray(scores, dtype=float)
+    if np.isnan(x).any():
         raise ValueError("scores must not hold missing values; leave unscored responses out first")
-    k = len(set(clusters)) if clusters is not None else len(items)
-    if not items:
+    y = np.asarray([bool(h) for h in hallucinated], dtype=bool)
+    n = int(x.size)
+    k = len(set(clusters)) if clusters is not None else n
+    if not n:
         empty = Interval(math.nan, math.nan, math.nan, 0, 0)
         return BinaryAgreement(empty, empty, 0, 0, 0)
-    got = bootstrap_intervals(items, _auroc_ap, clusters, n_boot=n_boot, seed=seed)
-    return BinaryAgreement(got["auroc"], got["ap"], len(items), int(sum(bool(h) for h in hallucinated)), k)
+    point_auroc, point_ap = (float(v[0]) for v in _auroc_ap(x, y, np.ones((1, n))))
+    weights = np.array(list(_replicate_weights(clusters, n, n_boot, seed)))
+    reps = _auroc_ap(x, y, weights)
+    intervals = []
+    for point, column in zip((point_auroc, point_ap), reps):
+        column = column[~np.isnan(column)]
+        if math.isnan(point) or not column.size:
+            low = high = math.nan
+        else:
+            low, high = (float(v) for v in np.quantile(column, [alpha / 2, 1 - alpha / 2]))
+        intervals.append(Interval(point, low, high, n, k))
+    return BinaryAgreement(intervals[0], intervals[1], n, int(y.sum()), k)
 
 
 # --------------------------------------------------------------------------- spans
