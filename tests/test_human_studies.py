@@ -207,3 +207,14 @@ def test_human_written_and_machine_outputs_are_compared(store, tmp_path):
     means = {r["group"]: r["mean"] for r in report.groups if r["split"] == "human vs machine"}
     assert means == {"human-written": 0.25, "machine": 0.75}
     assert report.binary == [] and "every response caps labelled is accurate: no AUROC" in report.notes
+
+
+@pytest.mark.parametrize("module", ["hallu_studio.studies.human_agreement", "hallu_studio.studies.human_sources",
+                                    "hallu_studio.studies.baselines", "hallu_studio.studies.fact_judging",
+                                    "hallu_studio.model"])
+def test_worked_examples_in_the_docstrings(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
