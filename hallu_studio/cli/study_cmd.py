@@ -242,7 +242,8 @@ def print_human_agreement(report: Any) -> None:
     if report.facts:
         print("  Judges on labelled facts (balanced accuracy on the facts each settles; the rest: coverage)")
         for r in report.facts:
-            print(f"  {r['metric'] + ' ' + r['judge'] + '@' + r['config_key']:<36} {r['facts']} facts, settled "
+            name = r["metric"] if r["judge"] == r["metric"] else f"{r['metric']} ({r['judge']})"
+            print(f"  {name + '@' + r['config_key']:<36} {r['facts']} facts, settled "
                   f"{r['settled']}: coverage "
                   f"{_ci(r['coverage'], r['coverage_low'], r['coverage_high'])}, balanced accuracy "
                   f"{_ci(r['balanced_accuracy'], r['balanced_accuracy_low'], r['balanced_accuracy_high'])}")
