@@ -39,6 +39,7 @@ import argparse
 import hashlib
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -142,15 +143,20 @@ class SetResult:
 def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dict[str, Any]) -> SetResult:
     folder = shared_human() / name
     key = cache_key(settings, folder, args)
+    # One cached store per set and variant (options), replaced when the code or settings change.
+    variant = name + ("-objects-as-graph" if args.objects_as_scene_graph else "") + \
+        (f"-limit{args.limit}" if args.limit else "") + ("" if args.metrics == list(METRICS) else
+                                                         "-" + "+".join(args.metrics))
     if args.no_cache:
-        path = Path(shared["tmp"]) / f"{name}.duckdb"
+        path = Path(shared["tmp"]) / f"{variant}.duckdb"
     else:
         cache = Path(args.cache).expanduser()
         cache.mkdir(parents=True, exist_ok=True)
-        path = cache / f"{name}-{key}.duckdb"
-        for old in cache.glob(f"{name}-*.duckdb*"):
-            if not old.name.startswith(path.name):
-                old.unlink()  # an earlier code version's store: never read again
+        path = cache / f"{variant}-{key}.duckdb"
+        stale = re.compile(re.escape(variant) + r"-[0-9a-f]{16}\.duckdb(\.wal)?$")
+        for old in cache.iterdir():
+            if stale.match(old.name) and not old.name.startswith(path.name):
+                old.unlink()  # this variant under an earlier code version: never read again
     cached = path.exists()
     seconds: dict[str, float] = {}
     t = time.perf_counter()
