@@ -265,9 +265,11 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
         if fact_judges is None:
             from .fact_judging import FACT_METRICS, FactJudge
 
-            first = FactJudge(settings)
-            fact_judges = [first, *(FactJudge(settings, extractor=first.extractor, metric=m)
-                                    for m in FACT_METRICS[1:] if not metrics or m in metrics)]
+            fact_judges = []
+            for m in FACT_METRICS:  # one extractor for all of them
+                if not metrics or m in metrics:
+                    fact_judges.append(FactJudge(settings, extractor=fact_judges[0].extractor if fact_judges
+                                                 else None, metric=m))
         for judge in fact_judges:
             _fact_rows(report, store, facts, judge, n_boot, seed)
     elif facts:
