@@ -173,8 +173,8 @@ def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dic
         seconds["score"] = time.perf_counter() - t
         t = time.perf_counter()
         kinds = next((s["kinds"] for s in store.event_sources() if s["source"] == name), [])
+        # The naive baseline's encoder is the study's own, backed by this store: a cached rerun encodes nothing.
         report = human_agreement(store, name, settings=settings, metrics=list(args.metrics), n_boot=args.n_boot,
-                                 encoder=shared["encoder"],
                                  fact_judges=shared["fact_judges"]() if "fact_label" in kinds else None)
         seconds["study"] = time.perf_counter() - t
     return SetResult(name, report, seconds, cached, len(study.responses.responses))
@@ -377,7 +377,6 @@ def main() -> int:
         names = [s for s in names if s not in missing]
     settings = load_settings(args.config) if args.config else Settings()
     started = time.perf_counter()
-    from hallu_studio.embedding import Embedder
     from hallu_studio.studies.fact_judging import FactJudge
 
     judges: list[Any] = []
@@ -390,7 +389,7 @@ def main() -> int:
         return judges
 
     with tempfile.TemporaryDirectory() as tmp:
-        shared = {"tmp": tmp, "encoder": Embedder(settings.scoring.embedding_model), "fact_judges": fact_judges}
+        shared = {"tmp": tmp, "fact_judges": fact_judges}
         results = {}
         for name in names:
             print(f"{name} ...", file=sys.stderr)
@@ -404,7 +403,7 @@ def main() -> int:
            f"(metrics {', '.join(args.metrics)}, settings key {settings.scoring_key('bench_human_agreement')[:8]}, "
            f"{args.n_boot} bootstrap replicates by image); {total:.0f} s in all on this machine, "
            f"{sum(r.cached for r in results.values())} of {len(results)} sets from cached stores._",
-           "", "#### The issue's targets", "", targets(results)]
+           "", "### The issue's targets", "", targets(results)]
     text = "\n".join(out) + "\n\n" + "\n\n".join(section(r) for r in results.values())
     print(text)
     if args.write:

@@ -225,7 +225,7 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
     """Every table for imported ``source`` (see the module docstring).
 
     ``baseline`` adds the naive MiniLM dissimilarity beside the metrics (``encoder``: the sentence encoder,
-    default the settings' embedding model); ``judge_facts`` runs the configured Tri-HE judge, and CHAIR
+    default the settings' embedding model, caching its vectors in the store unless it is read-only); ``judge_facts`` runs the configured Tri-HE judge, and CHAIR
     beside it, on the source's labelled facts (``fact_judges``: ``fact_judging.FactJudge`` objects to use
     instead, e.g. to reuse their loaded models). ``metrics`` limits the metrics.
     """
@@ -248,7 +248,9 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
         if encoder is None:
             from ..embedding import Embedder
 
-            encoder = Embedder(settings.scoring.embedding_model, batch_size=settings.scoring.batch_size)
+            # Backed by the store when it can be written: a second study of the same texts encodes nothing.
+            encoder = Embedder(settings.scoring.embedding_model, store=None if store.read_only else store,
+                               batch_size=settings.scoring.batch_size)
         add_naive_baseline(store, scored, judged, encoder)
     if not scored.values:
         report.notes.append(f"no stored score of the {len(judged)} responses {source} judged: run "
