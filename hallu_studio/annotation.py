@@ -11,7 +11,9 @@ Targets of events:
 - revision_review: ``"edit:<i>"``, value ``{"accept": bool}``;
 - note: ``""`` or any target, value ``{"text": str}``;
 - preference: ``"vs:<response_b>:<aspect>"`` on response A, value ``{"a", "b", "winner", "aspect"}``;
-- undo: names the undone event in ``undoes``.
+- undo: names the undone event in ``undoes``;
+- label, span_label, fact_label, comparison: judgements imported from outside studies
+  (``model.check_judgement_value`` gives their shapes; ``importers.human`` reads them).
 
 >>> events = [HumanEvent("ann", "rating", "r1", 2, id=1), HumanEvent("ann", "rating", "r1", 4, id=2),
 ...           HumanEvent("ann", "undo", "r1", None, undoes=2, id=3)]
@@ -25,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from .model import HumanEvent, ValidationError
+from .model import APP_SOURCE, HumanEvent, ValidationError
 
 if TYPE_CHECKING:
     from .store import Store
@@ -238,6 +240,30 @@ def preferences(events: Iterable[HumanEvent]) -> list[Preference]:
     return list(latest.values())
 
 
+def current_labels(events: Iterable[HumanEvent]) -> dict[tuple[str, str], str]:
+    """``{(response_id, annotator): label}`` of whole responses (``label`` events, e.g. imported from a study)."""
+    return {(rid, ann): str(e.value["label"]) for (rid, ann, _), e in _latest(events, "label").items()}
+
+
+def current_span_labels(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int, int], str]:
+    """``{(response_id, annotator, start, end): label}``: character spans of responses people labelled."""
+    return {(rid, ann, int(e.value["start"]), int(e.value["end"])): str(e.value["label"])
+            for (rid, ann, _), e in _latest(events, "span_label").items()}
+
+
+def current_fact_labels(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], dict[str, str]]:
+    """``{(response_id, annotator, fact_index): {"fact", "label"}}``: atomic facts of responses, labelled."""
+    return {(rid, ann, _index(target, "fact")): {"fact": str(e.value["fact"]), "label": str(e.value["label"])}
+            for (rid, ann, target), e in _latest(events, "fact_label").items()}
+
+
+def current_comparisons(events: Iterable[HumanEvent]) -> dict[tuple[str, str, str, str], int]:
+    """``{(response_id, annotator, other, aspect): score}``: side-by-side ratings of a response against another
+    text (``model.COMPARISON_RANGE``; positive: the response is the better one)."""
+    return {(rid, ann, str(e.value["other"]), str(e.value["aspect"])): int(e.value["score"])
+            for (rid, ann, _), e in _latest(events, "comparison").items()}
+
+
 # --------------------------------------------------------------------------- queues
 
 
@@ -291,7 +317,7 @@ def disagreement_counts(store: "Store", response_ids: set[str] | None = None) ->
         judges.setdefault(response.id, {})[judge] = _judge_verdicts(score.evidence)
     humans: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for (rid, _annotator, index), value in current_corrections(
-            store.list_events_of_kinds(["correction", "undo"])).items():
+            store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)).items():
         if response_ids is None or rid in response_ids:
             humans.setdefault(rid, []).append((index, value))
     out = {}
@@ -318,16 +344,17 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
         raise ValidationError(f"ratings_per_item must be at least 1, got {ratings_per_item}")
     candidates = store.response_ids(run_id=run_id, benchmark=benchmark)
     order = {rid: i for i, rid in enumerate(candidates)}
+    # The queues are the studio's own annotators': ratings imported from an outside study do not fill them.
     if mode == "unrated":
-        ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"]))
+        ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"], source=APP_SOURCE))
         mine = {rid for rid, ann in ratings if ann == annotator}
         counts = Counter(rid for rid, _ in ratings)
         todo = [rid for rid in candidates if rid not in mine and counts[rid] < ratings_per_item]
         todo.sort(key=lambda rid: (counts[rid], order[rid]))
         return todo[:limit]
     disagreements = disagreement_counts(store, set(candidates))
-    corrected = {rid for rid, ann, _ in current_corrections(store.list_events_of_kinds(["correction", "undo"]))
-                 if ann == annotator}
+    corrected = {rid for rid, ann, _ in current_corrections(
+        store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)) if ann == annotator}
     todo = [rid for rid in disagreements if rid not in corrected]
     todo.sort(key=lambda rid: (-disagreements[rid], order[rid]))
     return todo[:limit]

@@ -905,10 +905,56 @@ class Store:
                 for e in events]
         return self._write(lambda cur: self._bulk_insert(cur, "events", rows, self._NEW_EVENT_SCHEMA))
 
-    def list_events_of_kinds(self, kinds: Sequence[str]) -> list[HumanEvent]:
-        """Events of the given kinds (undos included only when asked), oldest first."""
-        rows = self._dicts("SELECT * FROM events WHERE kind IN (SELECT unnest(?)) ORDER BY id", [list(kinds)])
-        return [self._event_from_row(r) for r in rows]
+    def append_events_once(self, events: Sequence[HumanEvent]) -> int:
+        """Append, in ONE transaction and in order, the events not already stored; returns how many were added.
+
+        For judgements imported from outside studies, which have no time of their own: an event is already
+        stored when one of the same source, annotator, kind, response, target and value (compared as JSON
+        with sorted keys) exists, so re-importing a study adds nothing twice. Undos are refused here.
+        """
+        if any(e.kind == "undo" or e.undoes is not None for e in events):
+            raise StoreError("append_events_once takes judgements, not undos")
+
+        def identity(source: str, annotator: str, kind: str, response_id: str | None, target: str | None,
+                     value: Any) -> tuple[Any, ...]:
+            return (source, annotator, kind, response_id, target or "", canonical_json(value))
+
+        def write(cur: duckdb.DuckDBPyConnection) -> int:
+            sources = sorted({e.source for e in events})
+            seen = {identity(r[0] or APP_SOURCE, r[1], r[2], r[3], r[4], _loads(r[5])) for r in cur.execute(
+                "SELECT source, annotator, kind, response_id, target, value FROM events "
+                "WHERE source IN (SELECT unnest(?))", [sources]).fetchall()} if sources else set()
+            rows = []
+            for e in events:
+                key = identity(e.source, e.annotator, e.kind, e.response_id, e.target, e.value)
+                if key in seen:
+                    continue
+                seen.add(key)
+                rows.append({"annotator": e.annotator, "kind": e.kind, "response_id": e.response_id,
+                             "target": e.target, "value": _dumps(e.value), "undoes": None, "source": e.source,
+                             "meta": _dumps(e.meta or None)})
+            return self._bulk_insert(cur, "events", rows, self._NEW_EVENT_SCHEMA)
+
+        return self._write(write)
+
+    def list_events_of_kinds(self, kinds: Sequence[str], source: str | None = None) -> list[HumanEvent]:
+        """Events of the given kinds (undos included only when asked), oldest first; of one ``source`` if given."""
+        sql = "SELECT * FROM events WHERE kind IN (SELECT unnest(?))"
+        params: list[Any] = [list(kinds)]
+        if source is not None:
+            sql += " AND coalesce(source, ?) = ?"
+            params += [APP_SOURCE, source]
+        return [self._event_from_row(r) for r in self._dicts(sql + " ORDER BY id", params)]
+
+    def event_sources(self) -> list[dict[str, Any]]:
+        """Where the stored human events come from: per source, its events, responses judged and event kinds
+        (``"app"``: this studio's annotators; any other: an imported outside study), "app" first."""
+        rows = self._dicts("""SELECT coalesce(source, ?) AS source, count(*) AS events,
+                                     count(DISTINCT response_id) AS responses, count(DISTINCT annotator) AS annotators,
+                                     list(DISTINCT kind ORDER BY kind) AS kinds
+                              FROM events GROUP BY ALL""", [APP_SOURCE])
+        return sorted(({**r, "kinds": list(r["kinds"])} for r in rows),
+                      key=lambda r: (r["source"] != APP_SOURCE, r["source"]))
 
     def response_ids(self, run_id: str | None = None, benchmark: str | None = None) -> list[str]:
         """Response ids in a stable order (run, sample), optionally of one run or benchmark."""

@@ -16,7 +16,8 @@ from ..pipelines.importing import ImportReport, import_benchmark, import_events,
 from ..store import Store
 from .common import add_db_option, check_benchmark, open_store
 
-FORMATS = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "lmms-eval", "vlmevalkit", "jsonl")
+FORMATS = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "lmms-eval", "vlmevalkit", "jsonl",
+           "human-judgements")
 # The options each format reads; any other given would be dropped silently, so it is refused.
 FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {
     "sample": (),
@@ -28,14 +29,18 @@ FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {
     "lmms-eval": ("path", "benchmark", "model"),
     "vlmevalkit": ("path", "benchmark", "model"),
     "jsonl": ("path", "images", "benchmark", "model"),
+    "human-judgements": ("path",),
 }
 MAX_PROBLEM_LINES = 20
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("import", help="import a benchmark or recorded responses (formats: docs/formats.md)")
+    p = sub.add_parser("import", help="import a benchmark, recorded responses or human judgements made elsewhere "
+                                      "(formats: docs/formats.md)")
     p.add_argument("--format", required=True, choices=FORMATS)
-    p.add_argument("path", metavar="PATH", nargs="?", help="file or folder to import (not needed for 'sample')")
+    p.add_argument("path", metavar="PATH", nargs="?",
+                   help="file or folder to import (not needed for 'sample'); human-judgements: a study's folder "
+                        "(haelm, mhaldetect, faithscore, iiw400) or a generic human-judgement JSONL")
     p.add_argument("--images", metavar="DIR", help="folder of the images (by image id or file name)")
     p.add_argument("--regions", metavar="FILE", help="vg: region_descriptions.json")
     p.add_argument("--benchmark", metavar="NAME",
@@ -127,6 +132,9 @@ def _run_format(args: argparse.Namespace, store: Store) -> list[ImportReport]:
         from ..importers.toolkits import read_vlmevalkit
         parsed = _responses(args, store, read_vlmevalkit, path, args.benchmark)
         return [import_responses(store, parsed, Path(path).name)]
+    if fmt == "human-judgements":
+        from ..pipelines.importing import import_human_judgements
+        return import_human_judgements(store, path)
     if fmt == "jsonl":
         from ..importers import jsonl
         kind = jsonl.detect_kind(path)

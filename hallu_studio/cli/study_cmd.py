@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+from ..model import APP_SOURCE
 from ..names import unknown_name
 from ..store import Store
 from .common import add_db_option, check_benchmark, check_metrics, open_store, open_store_for_reading, split_names
@@ -14,7 +15,8 @@ from .output import add_format_option, columns_of, write_records
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("study", help="correlation of metrics with human ratings, agreement, probe detection")
+    p = sub.add_parser("study", help="metrics against people (the app's annotators and imported human studies), "
+                                     "agreement, probe detection")
     add_db_option(p)
     p.add_argument("--metrics", default=None, help="comma-separated metrics to include (default: all scored)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
@@ -33,6 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", default=None, help="with --analysis: comma-separated run ids (run-comparison: "
                                                 "the first is the baseline)")
     p.add_argument("--limit", type=int, default=None, help="with --analysis: responses per run re-scored in memory")
+    p.add_argument("--source", default=None, metavar="NAME",
+                   help="whose judgements: 'app' (this studio's annotators) or an imported study's name "
+                        "(import --format human-judgements); default: the app's, then every imported study")
+    p.add_argument("--no-baseline", action="store_true",
+                   help="imported studies: leave out the naive MiniLM baseline (saves loading the encoder)")
+    p.add_argument("--no-facts", action="store_true",
+                   help="imported studies: do not run the Tri-HE judge on labelled facts")
     add_format_option(p)
     p.set_defaults(func=run)
 
@@ -111,7 +120,9 @@ def _value_keys(store: Store, specs: list[str]) -> dict[str, str]:
 def _refuse_options_that_do_not_apply(args: argparse.Namespace) -> None:
     """An option the chosen mode ignores would be dropped silently: name it instead."""
     if args.analysis:
-        ignored = ["--value"] if args.value else []
+        ignored = [flag for flag, given in (("--value", bool(args.value)), ("--source", args.source is not None),
+                                            ("--no-baseline", args.no_baseline), ("--no-facts", args.no_facts))
+                   if given]
     else:
         ignored = [flag for flag, given in (("--benchmark", args.benchmark is not None), ("--runs", args.runs is not None),
                                             ("--limit", args.limit is not None)) if given]
@@ -126,16 +137,31 @@ def run(args: argparse.Namespace) -> int:
         return run_one_analysis(args)
     from ..studies.collect import (annotator_agreement, correlation_table, judge_accuracy_table,
                                    probe_detection_records, probe_detection_table)
+    from ..studies.human_sources import human_agreement
+    from .common import settings_from
 
     with open_store_for_reading(args) as store:
         metrics = check_metrics(store, args.metrics)
         value_keys = _value_keys(store, args.value)
+        imported = _imported_sources(store, args.source)
+        reports = [human_agreement(store, name, settings=settings_from(args), metrics=metrics, n_boot=args.n_boot,
+                                   seed=args.seed, baseline=not args.no_baseline, judge_facts=not args.no_facts)
+                   for name in imported]
+        if args.source not in (None, APP_SOURCE):
+            if args.format != "table":
+                rows = [row for r in reports for row in r.rows()]
+                write_records(rows, columns_of(rows, ["table", "source"]), args.format)
+            else:
+                for report in reports:
+                    print_human_agreement(report)
+            return 0
         table = correlation_table(store, metrics, n_boot=args.n_boot, seed=args.seed, value_keys=value_keys)
         agreement = annotator_agreement(store)
         judges = judge_accuracy_table(store)
         if args.format != "table":
             probe_rows = probe_detection_records(store, metrics, n_boot=args.n_boot, seed=args.seed)
-            write_study_records(table, agreement, judges, probe_rows, args.format)
+            write_study_records(table, agreement, judges, probe_rows, args.format,
+                                [row for r in reports for row in r.rows()])
             return 0
         probes = probe_detection_table(store, metrics)
     print("Correlation with human 1-5 ratings (5 = no hallucination; 95% CI, resampled by image)")
@@ -164,20 +190,87 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {row.metric:<12} {row.config_key:<17} {row.responses:>9} "
                   f"{_f(row.detection_rate):>6} of {row.injected:<5} "
                   f"{_f(row.false_alarm_rate):>6} of {row.stated:<7} {_f(row.spearman_with_injected_share):>17}")
+    for report in reports:
+        print_human_agreement(report)
     return 0
 
 
+def _imported_sources(store: Store, source: str | None) -> list[str]:
+    """The imported studies to report: all (no ``--source``), none (``--source app``) or the one named."""
+    from ..studies.human_sources import human_sources
+
+    held = [s["source"] for s in human_sources(store)]
+    if source is None:
+        return held
+    if source == APP_SOURCE:
+        return []
+    if source not in held:
+        raise ValueError(unknown_name("judgement source", source, [APP_SOURCE, *held],
+                                      listing="sources in the store"))
+    return [source]
+
+
+def print_human_agreement(report: Any) -> None:
+    """An imported study's tables (``studies.human_sources.HumanAgreementReport``) for people to read."""
+    print(f"Human judgements imported from {report.source} ({report.judged} responses judged; every score: "
+          "higher = more hallucination; 95% CI, resampled by image)")
+    if report.binary:
+        print(f"  Finding the responses people call hallucinated ({report.binary[0]['human']}): AUROC "
+              "(0.5 = chance) and AP (chance = prevalence)")
+        print(f"  {'score':<22} {'config':<17} {'n':>5}  {'auroc':<22} {'ap':<22} {'prevalence':>10}")
+        for r in report.binary:
+            print(f"  {r['score']:<22} {r['config_key']:<17} {r['n']:>5}  "
+                  f"{_ci(r['auroc'], r['auroc_low'], r['auroc_high']):<22} {_ci(r['ap'], r['ap_low'], r['ap_high']):<22} "
+                  f"{_f(r['prevalence']):>10}")
+    for target in dict.fromkeys(r["human"] for r in report.rank):
+        print(f"  Rank correlation with {target} (higher = less hallucination: agreeing scores correlate "
+              "negatively)")
+        print(f"  {'score':<22} {'config':<17} {'n':>5}  {'spearman':<24} {'kendall':<24}")
+        for r in (r for r in report.rank if r["human"] == target):
+            print(f"  {r['score']:<22} {r['config_key']:<17} {r['n']:>5}  "
+                  f"{_ci(r['spearman'], r['spearman_low'], r['spearman_high']):<24} "
+                  f"{_ci(r['kendall'], r['kendall_low'], r['kendall_high']):<24}")
+    if report.spans:
+        print("  Flagged spans against the spans people marked (precision: flagged spans overlapping a marked one; "
+              "recall: marked spans overlapped)")
+        print(f"  {'metric':<12} {'config':<17} {'responses':>9}  {'precision':<22} {'of flagged':>10}  "
+              f"{'recall':<22} {'of marked':>9}")
+        for r in report.spans:
+            print(f"  {r['metric']:<12} {r['config_key']:<17} {r['responses']:>9}  "
+                  f"{_ci(r['precision'], r['precision_low'], r['precision_high']):<22} {r['flagged']:>10}  "
+                  f"{_ci(r['recall'], r['recall_low'], r['recall_high']):<22} {r['marked']:>9}")
+    if report.facts:
+        print("  Judges on labelled facts (balanced accuracy on the facts each settles; the rest: coverage)")
+        for r in report.facts:
+            name = r["metric"] if r["judge"] == r["metric"] else f"{r['metric']} ({r['judge']})"
+            print(f"  {name + '@' + r['config_key']:<36} {r['facts']} facts, settled "
+                  f"{r['settled']}: coverage "
+                  f"{_ci(r['coverage'], r['coverage_low'], r['coverage_high'])}, balanced accuracy "
+                  f"{_ci(r['balanced_accuracy'], r['balanced_accuracy_low'], r['balanced_accuracy_high'])}")
+    if report.groups:
+        print("  Mean score by group")
+        print(f"  {'score':<22} {'config':<17} {'group':<14} {'n':>5}  {'mean':<26}")
+        for r in report.groups:
+            print(f"  {r['score']:<22} {r['config_key']:<17} {r['group']:<14} {r['n']:>5}  "
+                  f"{_ci(r['mean'], r['mean_low'], r['mean_high']):<26}")
+    for note in report.notes:
+        print(f"  note: {note}")
+
+
 def write_study_records(correlations: list[dict[str, Any]], agreement: dict[str, Any], judges: dict[str, Any],
-                        probes: list[dict[str, Any]], fmt: str) -> None:
+                        probes: list[dict[str, Any]], fmt: str, human: list[dict[str, Any]] = ()) -> None:
     """Every table of ``study`` as rows of one stream, each naming its ``table``.
 
     correlation: one row per metric, value and config; agreement: one row; judge_accuracy:
     one row per judge; probe_detection: one row per metric, config and hallucination type
-    (``studies.collect.probe_detection_records``).
+    (``studies.collect.probe_detection_records``); then the imported studies' rows (``human_binary``,
+    ``human_rank``, ``human_spans``, ``human_facts``, ``human_groups``, each with its ``source``:
+    ``studies.human_sources.HumanAgreementReport.rows``).
     """
     rows: list[dict[str, Any]] = [{"table": "correlation", **r} for r in correlations]
     rows.append({"table": "agreement", **agreement})
     rows += [{"table": "judge_accuracy", "judge": name, "n": acc.n, "accuracy": acc.accuracy,
               "binary_accuracy": acc.binary_accuracy, "kappa": acc.kappa} for name, acc in sorted(judges.items())]
     rows += [{"table": "probe_detection", **r} for r in probes]
+    rows += list(human)
     write_records(rows, columns_of(rows, ["table"]), fmt)

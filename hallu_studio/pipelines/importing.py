@@ -6,11 +6,16 @@ samples), so a write either stores the whole batch or, when it fails, nothing.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..importers.base import ImportProblem, ParsedBenchmark, ParsedResponses
 from ..model import HumanEvent
 from ..store import Store
+
+if TYPE_CHECKING:
+    from ..importers.human import ParsedHumanStudy
 
 
 @dataclass
@@ -78,3 +83,47 @@ def import_events(store: Store, events: list[HumanEvent], problems: list[ImportP
     added = store.counts()["events"] - before
     return ImportReport(name, records=len(events), added=added, already_present=len(events) - added,
                         problems=list(problems), kind="events")
+
+
+def import_human_study(store: Store, study: "ParsedHumanStudy") -> list[ImportReport]:
+    """Store a human study read by ``importers.human``: its samples, its judged responses (recorded runs) and
+    its judgements (events of the study's source), in that order, one transaction each.
+
+    Re-importing adds nothing twice: samples, runs and responses have stable ids, and a judgement identical
+    to a stored one of the same source is left out (``Store.append_events_once``). A judgement of a response
+    that is neither in the study nor in the store is a problem naming it.
+    """
+    reports = [import_benchmark(store, study.benchmark)]
+    if study.responses.responses or study.responses.problems:
+        reports.append(import_responses(store, study.responses, f"{study.benchmark.benchmark.name} responses"))
+    problems = list(study.problems)
+    known = {r.id for r in study.responses.responses}
+    elsewhere = sorted({e.response_id for e in study.events if e.response_id not in known})  # type: ignore[misc]
+    stored = set(store.get_responses(elsewhere)) if elsewhere else set()
+    events = []
+    for event in study.events:
+        if event.response_id in known or event.response_id in stored:
+            events.append(event)
+        else:
+            problems.append(ImportProblem(f"{study.source} judgement of {event.response_id}",
+                                          "no such response in the study or the store"))
+    added = store.append_events_once(events)
+    reports.append(ImportReport(f"{study.source} judgements", records=len(events), added=added,
+                                already_present=len(events) - added, problems=problems, kind="judgements"))
+    return reports
+
+
+def import_human_judgements(store: Store, path: str | os.PathLike[str]) -> list[ImportReport]:
+    """Read a human study's folder or file (``importers.human.read_human_judgements``) and store it.
+
+    >>> from hallu_studio.store import Store                                  # doctest: +SKIP
+    >>> with Store("studio.duckdb") as store:                                # doctest: +SKIP
+    ...     for report in import_human_judgements(store, "../shared/datasets/human/haelm"):
+    ...         print(report.summary())
+    haelm: 100 images (0 found), 100 questions; 100 added, 0 already present; 0 problems
+    haelm responses: 3 runs added, 300 responses; 300 added, 0 already present; 0 problems
+    haelm judgements: 300 judgements; 300 added, 0 already present; 0 problems
+    """
+    from ..importers.human import read_human_judgements
+
+    return import_human_study(store, read_human_judgements(path))

@@ -1,5 +1,8 @@
 """Gather the studies' plain data from a store and run them (what the CLI and the app call).
 
+Each function reads the judgements of one ``source``: the app's own annotators by default; an imported
+study's are read by name (and its other kinds by ``studies.human_sources``), never pooled with the app's.
+
 Human ratings follow Tri-HE's scale (5 = no hallucination), while most metrics grow
 with hallucination, so a metric that agrees with people correlates *negatively*
 with their ratings; the tables report the raw coefficients.
@@ -12,6 +15,7 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..annotation import current_corrections, current_ratings, preferences
+from ..model import APP_SOURCE
 from .agreement import krippendorff_alpha
 from .bradley_terry import Strength, bradley_terry
 from .correlation import correlate
@@ -64,23 +68,24 @@ def image_cluster(row: Mapping[str, Any]) -> str:
     return f"{row.get('benchmark')}/{row.get('image_key') or row.get('sample_id')}"
 
 
-def mean_human_ratings(store: "Store") -> dict[str, float]:
-    """Each rated response's mean current rating over annotators."""
+def mean_human_ratings(store: "Store", source: str = APP_SOURCE) -> dict[str, float]:
+    """Each rated response's mean current rating over the annotators of ``source`` (default: the app's)."""
     by_response: dict[str, list[int]] = defaultdict(list)
-    for (rid, _), value in current_ratings(store.list_events_of_kinds(["rating", "undo"])).items():
+    for (rid, _), value in current_ratings(store.list_events_of_kinds(["rating", "undo"], source=source)).items():
         by_response[rid].append(value)
     return {rid: sum(v) / len(v) for rid, v in by_response.items()}
 
 
 def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: int = 1000, seed: int = 0,
-                      value_keys: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+                      value_keys: Mapping[str, str] | None = None, source: str = APP_SOURCE) -> list[dict[str, Any]]:
     """Per metric and config: Pearson, Spearman and Kendall against mean human ratings, CIs by image.
 
     ``value_keys`` picks another per-response value of a metric (``{"emd": "object"}``)
-    than its default (``ITEM_VALUE``).
+    than its default (``ITEM_VALUE``). ``source``: whose ratings (the app's annotators by default; an
+    imported study's name for its 1-5 ratings; never both pooled).
     """
     value_keys = dict(value_keys or {})
-    human = mean_human_ratings(store)
+    human = mean_human_ratings(store, source)
     if not human:
         return []
     groups: dict[tuple[str, str], list[tuple[float, float, str]]] = defaultdict(list)
@@ -103,19 +108,20 @@ def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: 
     return out
 
 
-def annotator_agreement(store: "Store", level: str = "ordinal") -> dict[str, Any]:
-    """Krippendorff's alpha of the current ratings, with how much data it rests on."""
-    ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"]))
+def annotator_agreement(store: "Store", level: str = "ordinal", source: str = APP_SOURCE) -> dict[str, Any]:
+    """Krippendorff's alpha of the current ratings of ``source``'s annotators, with how much data it rests on."""
+    ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"], source=source))
     per_item = Counter(rid for rid, _ in ratings)
     return {"alpha": krippendorff_alpha(ratings, level=level), "level": level,
             "annotators": len({a for _, a in ratings}), "items": len(per_item),
             "items_rated_twice": sum(1 for n in per_item.values() if n >= 2)}
 
 
-def human_triplet_verdicts(store: "Store") -> tuple[dict[tuple[str, int], str], int]:
+def human_triplet_verdicts(store: "Store", source: str = APP_SOURCE) -> tuple[dict[tuple[str, int], str], int]:
     """Majority human verdict per ``(response_id, triplet_index)``, and how many ties were left out."""
     votes: dict[tuple[str, int], Counter[str]] = defaultdict(Counter)
-    for (rid, _, index), value in current_corrections(store.list_events_of_kinds(["correction", "undo"])).items():
+    for (rid, _, index), value in current_corrections(
+            store.list_events_of_kinds(["correction", "undo"], source=source)).items():
         votes[(rid, index)][value["verdict"]] += 1
     out, ties = {}, 0
     for key, counter in votes.items():
@@ -127,9 +133,9 @@ def human_triplet_verdicts(store: "Store") -> tuple[dict[tuple[str, int], str], 
     return out, ties
 
 
-def judge_accuracy_table(store: "Store") -> dict[str, JudgeAccuracy]:
+def judge_accuracy_table(store: "Store", source: str = APP_SOURCE) -> dict[str, JudgeAccuracy]:
     """Each Tri-HE judge (judge name @ config key) against the people's majority verdicts."""
-    human, _ = human_triplet_verdicts(store)
+    human, _ = human_triplet_verdicts(store, source)
     if not human:
         return {}
     wanted = {rid for rid, _ in human}
@@ -143,9 +149,10 @@ def judge_accuracy_table(store: "Store") -> dict[str, JudgeAccuracy]:
     return judge_accuracy(judges, human)
 
 
-def preference_strengths(store: "Store", aspect: str = "overall") -> dict[Any, Strength]:
+def preference_strengths(store: "Store", aspect: str = "overall", source: str = APP_SOURCE) -> dict[Any, Strength]:
     """Bradley-Terry strength of each model from people's pairwise preferences on ``aspect``."""
-    prefs = [p for p in preferences(store.list_events_of_kinds(["preference", "undo"])) if p.aspect == aspect]
+    prefs = [p for p in preferences(store.list_events_of_kinds(["preference", "undo"], source=source))
+             if p.aspect == aspect]
     if not prefs:
         return {}
     model_of = {}
