@@ -83,7 +83,7 @@ EDITABLE: tuple[tuple[str, str, str], ...] = (
     ("llm", "model", "LLM model name"),
     ("scoring", "trihe_judge", "Tri-HE judge"),
     ("scoring", "trihe_extraction", "Tri-HE extraction style"),
-    ("scoring", "unverifiable", "graph judge: what the reference is silent on"),
+    ("scoring", "unverifiable", "unverifiable claims (Tri-HE, HalFscore): what the reference cannot settle"),
     ("scoring", "extractor", "concept extractor"),
     ("scoring", "reviser", "Evaluate-by-Edit reviser"),
     ("scoring", "halfscore_matcher", "HalFscore matcher"),
