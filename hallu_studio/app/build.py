@@ -28,6 +28,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(f"## {TITLE} — hallucination in vision-language models", elem_id="hs-title")
         banner = gr.Markdown(visible=False, elem_id="hs-banner")
+        annotator_place = annotate.browser_session()
         with gr.Tabs(selected="overview") as tabs:
             with gr.Tab("Overview", id="overview", elem_id="tab-overview"):
                 ov_inputs, ov_outputs, ov_fn = overview.build(ctx)
@@ -35,8 +36,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 br = browse.build(ctx)
             with gr.Tab("Inspect", id="inspect", elem_id="tab-inspect"):
                 ins = inspect.build(ctx)
-            with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate"):
-                annotate.build(ctx)
+            with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate") as annotate_tab:
+                ann = annotate.build(ctx, annotator_place)
             with gr.Tab("Study", id="study", elem_id="tab-study") as study_tab:
                 study.build(ctx, study_tab)
             with gr.Tab("Run", id="run", elem_id="tab-run"):
@@ -44,6 +45,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             with gr.Tab("Settings", id="settings", elem_id="tab-settings"):
                 settings.build(ctx)
         annotate.register_api(ctx)
+        # a study created in the Study view is in the Annotate view's list when that view is opened
+        annotate_tab.select(lambda: gr.update(choices=annotate.study_choices(ctx)), None, [ann.study],
+                            api_visibility="private", show_progress="hidden")
 
         def open_row(row_ids: list[str], filters: dict[str, Any], page: float | None,
                      evt: gr.SelectData) -> list[Any]:
@@ -78,6 +82,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         demo.load(on_load, None, [tabs, *br.controls, br.table, br.ids, br.filters, br.status, *ins.outputs],
                   api_visibility="private")
         demo.load(lambda: ov_fn("", False), None, ov_outputs, api_visibility="private")
+        # The annotator's name and place come back from the browser's storage after a reload.
+        demo.load(ann.restore, [ann.session], ann.restore_outputs, api_visibility="private")
 
         def show_background() -> Any:
             line = ctx.background.status()
