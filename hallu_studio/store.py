@@ -57,6 +57,10 @@ class StoreError(RuntimeError):
     pass
 
 
+class StoreClosedError(StoreError):
+    """The store was closed (the app stopping) while something still wanted it."""
+
+
 class StoreLockedError(StoreError):
     """Another process holds the DuckDB file (typically a running app)."""
 
@@ -310,7 +314,7 @@ class Store:
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            raise StoreError(f"the store {self.path} is closed")
+            raise StoreClosedError(f"the store {self.path} is closed")
         return self._con.cursor()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:

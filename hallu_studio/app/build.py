@@ -8,6 +8,7 @@ import gradio as gr
 
 from ..config import ASSETS_DIR
 from .context import AppContext
+from .overview_cache import score_fingerprint
 from .render.palette import md
 from .security import app_kwargs
 from .tabs import annotate, browse, inspect, overview, run, settings, study
@@ -85,12 +86,27 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         # The annotator's name and place come back from the browser's storage after a reload.
         demo.load(ann.restore, [ann.session], ann.restore_outputs, api_visibility="private")
 
-        def show_background() -> Any:
-            line = ctx.background.status()
-            return gr.Markdown(f"**Working:** {md(line)}" if line else "", visible=bool(line))
+        watching = gr.State(False)  # this page has seen the background work running
+        banner_timer = gr.Timer(2.0, active=ctx.background.running())
+        overview_shows = ov_outputs[1]  # the score fingerprint the page's Overview was drawn from
 
-        # While the first start scores the demo, a banner says so (polled; idle once it is done).
-        demo.load(show_background, None, banner, api_visibility="private")
-        gr.Timer(2.0, active=ctx.background.running()).tick(show_background, None, banner,
-                                                              api_visibility="private")
+        def show_background(seen: bool, drawn_from: str | None) -> list[Any]:
+            """While the first start scores the demo, what it is doing. Once it ends, on a page that watched it:
+            that the Overview is catching up, until this page's Overview is drawn from every score; then that it
+            is done, and the poll stops. So the banner never says done beside a partial Overview."""
+            line = ctx.background.status()
+            if line:
+                return [gr.Markdown(f"**Working:** {md(line)}", visible=True), True, gr.skip()]
+            finished = ctx.background.finished()
+            if seen and finished:
+                if drawn_from != repr(score_fingerprint(ctx.store)):
+                    return [gr.Markdown(f"**Almost done:** {md(finished)}; the Overview is being redrawn with "
+                                        "every score", visible=True), True, gr.skip()]
+                return [gr.Markdown(f"**Done:** {md(finished)}", visible=True), False, gr.Timer(active=False)]
+            return [gr.Markdown("", visible=False), False, gr.Timer(active=False)]
+
+        demo.load(show_background, [watching, overview_shows], [banner, watching, banner_timer],
+                  api_visibility="private")
+        banner_timer.tick(show_background, [watching, overview_shows], [banner, watching, banner_timer],
+                          api_visibility="private", show_progress="hidden")
     return demo
