@@ -51,7 +51,7 @@ RATING_NOTES: tuple[str, ...] = (
 # What a person can say about one extracted triplet; the Tri-HE judges use the same labels.
 CORRECTION_VERDICTS: tuple[str, ...] = ("supported", "object", "relation", "prediction_error")
 PREFERENCE_ASPECTS: tuple[str, ...] = ("overall", "precision", "recall")
-QUEUE_MODES: tuple[str, ...] = ("unrated", "disagreement")
+QUEUE_MODES: tuple[str, ...] = ("unrated", "disagreement", "uncorrected")
 # How a judgement was made, recorded in ``HumanEvent.meta["mode"]``: "blind" (no verdict, score or model
 # name on screen), "unblinded" (the judges' verdicts shown: corrections, or a study that shows them), "api"
 # (a script through the app's API, which shows what the caller chose).
@@ -334,6 +334,8 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
     ``ratings_per_item`` ratings, least-rated first. ``disagreement``: responses where
     the Tri-HE judges disagree with each other or with a person's correction, most
     disagreement first, leaving out those this annotator has already corrected.
+    ``uncorrected``: every response with judged Tri-HE claims that this annotator has not
+    corrected, those with disagreements first (most first), then the rest in store order.
     ``study``: the study's own queue (``study_queue``; ``mode`` and ``ratings_per_item`` are the study's).
     Only this studio's judgements count (source ``"app"``), never imported ones.
     """
@@ -356,8 +358,12 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
     disagreements = disagreement_counts(store, set(candidates))
     corrected = {rid for rid, ann, _ in current_corrections(
         store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)) if ann == annotator}
-    todo = [rid for rid in disagreements if rid not in corrected]
-    todo.sort(key=lambda rid: (-disagreements[rid], order[rid]))
+    pool = set(disagreements)
+    if mode == "uncorrected":
+        pool |= {response.id for response, score in store.iter_scores("trihe", with_evidence=True)
+                 if response.id in order and score.evidence.get("triplets")}
+    todo = [rid for rid in pool if rid not in corrected]
+    todo.sort(key=lambda rid: (-disagreements.get(rid, 0), order[rid]))
     return todo[:limit]
 
 

@@ -35,7 +35,8 @@ TASKS: tuple[tuple[str, str], ...] = (("rate 1–5 (blind unless the study shows
 NO_STUDY = ""
 # The annotator's place, kept in the browser (localStorage) so that a reload finds it again.
 SESSION_KEY = "hallu-studio-annotate"
-FRESH: dict[str, Any] = {"name": "", "study": NO_STUDY, "task": "rate", "per_item": 1, "history": [], "index": -1}
+FRESH: dict[str, Any] = {"name": "", "study": NO_STUDY, "task": "rate", "per_item": 1, "history": [], "index": -1,
+                         "revealed": []}  # revealed: responses whose verdicts this browser has shown
 
 
 @dataclass
@@ -84,8 +85,10 @@ def _blind(ctx: AppContext, task: str, study: str | None) -> bool:
     return not (study and annotation.study_design(ctx.store, study).show_judgements)
 
 
-def _mode(ctx: AppContext, task: str, study: str | None) -> str:
-    return "blind" if _blind(ctx, task, study) else "unblinded"
+def _mode(ctx: AppContext, task: str, study: str | None, revealed: bool = False) -> str:
+    """How a rating is recorded: blind only when nothing of the judges was shown for this response (a response
+    whose verdicts were shown for correcting stays unblinded for this annotator)."""
+    return "blind" if _blind(ctx, task, study) and not revealed else "unblinded"
 
 
 def _rating_line(rating: int | None) -> str:
@@ -151,6 +154,7 @@ def _session(sess: dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(sess, dict):
         out.update({k: sess[k] for k in FRESH if k in sess})
     out["history"] = [str(r) for r in out.get("history") or []]
+    out["revealed"] = [str(r) for r in out.get("revealed") or []]
     out["index"] = int(out.get("index", -1)) if str(out.get("index", -1)).lstrip("-").isdigit() else -1
     return out
 
@@ -222,8 +226,8 @@ def build(ctx: AppContext, session: gr.BrowserState | None = None) -> AnnotateTa
         study_id = study_id or NO_STUDY
         if study_id:
             annotation.check_study_annotator(annotation.study_design(ctx.store, study_id), who)
-        if (sess["study"], sess["task"]) != (study_id, task_value):
-            sess.update(history=[], index=-1)  # another queue: its own place
+        if sess["study"] != study_id:
+            sess.update(history=[], index=-1)  # another study: its own place
         sess.update(name=typed or "", study=study_id, task=task_value, per_item=int(n or 1))
         if delta < 0:
             sess["index"] = max(0, sess["index"] - 1)
@@ -233,11 +237,13 @@ def build(ctx: AppContext, session: gr.BrowserState | None = None) -> AnnotateTa
             rid = sess["history"][sess["index"]]
         else:
             after = sess["history"][sess["index"]] if sess["history"] else None
-            mode = "disagreement" if task_value == "correct" else "unrated"
+            mode = "uncorrected" if task_value == "correct" else "unrated"
             rid = actions.next_item(ctx, who, mode, int(n or 1), after, study_id or None)["response_id"]
             if rid:
                 sess["history"].append(rid)
                 sess["index"] = len(sess["history"]) - 1
+        if rid and not _blind(ctx, task_value, study_id or None) and rid not in sess["revealed"]:
+            sess["revealed"] = (sess["revealed"] + [rid])[-5000:]
         return [sess, rid or "", *_item_view(ctx, rid, who, task_value, study_id or None),
                 _status(ctx, who, f"item {md(rid)}" if rid else "done: nothing left in this queue for you",
                         study_id or None), *boxes(task_value)]
@@ -264,14 +270,31 @@ def build(ctx: AppContext, session: gr.BrowserState | None = None) -> AnnotateTa
 
     name.input(remember_name, [session, name], [session], api_visibility="private", show_progress="hidden")
 
-    def switch(sess: dict[str, Any], study_id: str, task_value: str) -> list[Any]:
-        """Another study or task is another queue: the item goes, the boxes follow the task."""
+    def switch_study(sess: dict[str, Any], study_id: str, task_value: str) -> list[Any]:
+        """Another study is another queue: the item goes."""
         blank = empty_note("press “start / next in queue”")
-        return [blank, "", "", "", *boxes(task_value)]
+        return [blank, blank, "", ""]
 
-    for control in (study, task):
-        control.input(switch, [session, study, task], [item, image, verdicts, current, rating_box, correction_box],
-                      api_visibility="private", show_progress="hidden")
+    study.input(switch_study, [session, study, task], [item, image, verdicts, current], api_visibility="private",
+                show_progress="hidden")
+
+    @toast_mistakes(len(view_outputs) + 3)
+    def switch_task(sess: dict[str, Any], rid: str, typed: str, study_id: str, task_value: str,
+                    request: gr.Request) -> list[Any]:
+        """The item on screen stays, shown as the task needs it: correcting shows its verdicts (and a rating of
+        it made afterwards is recorded as unblinded); rating shows it blind again where the study is blind."""
+        sess = _session(sess)
+        sess["task"] = task_value
+        if not rid:
+            return [sess, *[gr.skip()] * len(view_outputs), *boxes(task_value)]
+        who = _who(ctx, request, typed)
+        if not _blind(ctx, task_value, study_id or None) and rid not in sess["revealed"]:
+            sess["revealed"] = (sess["revealed"] + [rid])[-5000:]
+        return [sess, *_item_view(ctx, rid, who, task_value, study_id or None), *boxes(task_value)]
+
+    task.input(switch_task, [session, current, name, study, task],
+               [session, *view_outputs, rating_box, correction_box], api_visibility="private",
+               show_progress="hidden")
 
     def restore(sess: dict[str, Any], request: gr.Request) -> list[Any]:
         """On page load: the name, the study, the task and the item the annotator was on come back."""
@@ -314,8 +337,9 @@ def build(ctx: AppContext, session: gr.BrowserState | None = None) -> AnnotateTa
             who = _who(ctx, request, typed)
             task_value, study_id = context_of(sess)
             if task_value == "correct":
-                raise ValidationError("ratings are made in the rating task (blind); switch the task to rate")
-            actions.rate(ctx, who, need_item(rid), value, _mode(ctx, task_value, study_id), study_id)
+                raise ValidationError("ratings are made in the rating task; switch the task to rate")
+            revealed = rid in _session(sess)["revealed"]
+            actions.rate(ctx, who, need_item(rid), value, _mode(ctx, task_value, study_id, revealed), study_id)
             return after_action(rid, who, f"rated {md(rid)} **{int(value)}**", sess)
         btn.click(on_rate, [current, name, session], item_outputs, api_visibility="private")
 
