@@ -118,6 +118,9 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
     )
 
 
+BLIND_NOTE = "blind: no model name, verdict or score is shown"
+
+
 @dataclass
 class AnnotationItem:
     """What Annotate shows of one response. Blind: the image, the question and the plain response, and
@@ -151,7 +154,7 @@ def annotation_item(store: Store, response_id: str, *, blind: bool = True) -> An
     question = f"<p><b>question:</b> {esc(sample.question)}</p>" if sample.question else ""
     options = f"<p><b>options:</b> {esc(' / '.join(sample.options))}</p>" if sample.options else ""
     header = (f'<div class="hs-header hs-blind"><p>task {esc(sample.task)} · '
-              f'<code class="hs-response-id">{esc(response_id)}</code> · blind: no model name, verdict or '
-              f'score is shown</p>{question}{options}</div>')
+              f'<code class="hs-response-id">{esc(response_id)}</code> · {esc(BLIND_NOTE)}</p>{question}{options}'
+              f'</div><p><b>response:</b></p>')
     return AnnotationItem(response_id, header, image_html, render.highlight_spans_html(response.text, []), "",
                           [], [])

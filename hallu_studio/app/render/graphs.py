@@ -50,9 +50,11 @@ _OPTIONS = ('{"physics": {"enabled": false}, '
             '"nodes": {"font": {"size": 18}, "margin": 8}, "interaction": {"hover": true}}')
 # The smallest zoom a fitted graph gets: below it, labels are too small to read (pan to see the rest).
 _MIN_SCALE = 0.45
+_MAX_SCALE = 1.0  # a small graph is not blown up past its own size
 _FIT_SCRIPT = ("<script>(function () {"
                " function fit() { network.fit({animation: false});"
-               f" if (network.getScale() < {_MIN_SCALE}) {{ network.moveTo({{scale: {_MIN_SCALE}}}); }} }}"
+               f" if (network.getScale() < {_MIN_SCALE}) {{ network.moveTo({{scale: {_MIN_SCALE}}}); }}"
+               f" if (network.getScale() > {_MAX_SCALE}) {{ network.moveTo({{scale: {_MAX_SCALE}}}); }} }}"
                " window.addEventListener('resize', fit); fit();"
                # A frame drawn while hidden (a closed panel, a tab not shown) has no size yet: fit once it has.
                " if (window.ResizeObserver) { new ResizeObserver(function () {"

@@ -141,7 +141,8 @@ def build(ctx: AppContext) -> InspectTab:
             gr.Markdown("**reference scene graph** (drag to pan, scroll to zoom)")
             ref_graph = gr.HTML(elem_id="inspect-ref-graph")
         with gr.Column():
-            gr.Markdown("**response concept graph** (green supported · red hallucinated · amber uncertain)")
+            gr.Markdown("**response concept graph** (green supported · red hallucinated · amber uncertain · blue "
+                        "not judged; ovals: attributes and counts, each by its own verdict)")
             resp_graph = gr.HTML(elem_id="inspect-resp-graph")
     # The evidence panels start closed: the page opens on the response, its image and graphs.
     with gr.Accordion("Tri-HE triplet verdicts", open=False, elem_id="inspect-triplets-panel"):

@@ -62,7 +62,7 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> dict[str, Any]:
     """The Study view; with its ``tab``, the tables are computed as soon as the view is opened.
 
     Returns the components other views follow (the study list, after a study is created)."""
-    with gr.Row(equal_height=True):
+    with gr.Row():
         source = gr.Dropdown(study_compute.source_choices(ctx), value=APP_SOURCE, label="whose judgements",
                              elem_id="study-source", scale=2)
         which = gr.Dropdown(study_compute.study_choices(ctx), value="", label="which of this studio's ratings",
