@@ -130,7 +130,7 @@ def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: 
     not scored for their task, undefined for the metric with its reason, not scored yet), and
     whether a higher number means more hallucination (``higher_is_worse``).
     """
-    from ..metrics.registry import METRIC_TASKS
+    from ..metrics.registry import METRIC_TASKS, not_applicable_reason
 
     value_keys = dict(value_keys or {})
     human = mean_human_ratings(store, source, study)
@@ -156,15 +156,14 @@ def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: 
         else:
             left_out[key]["no per-response number"] += 1
     missing = {rid for rid in human if any(rid not in ids for ids in seen.values())}
-    tasks = _tasks_of(store, missing)
+    samples = _samples_of(store, missing)
     out = []
     for (metric, key), triples in sorted(groups.items()):
         for rid in human:
             if rid not in seen[(metric, key)]:
-                task = tasks.get(rid)
-                applies = task in METRIC_TASKS.get(metric, (task,))
-                left_out[(metric, key)][f"not scored under this configuration" if applies else
-                                         f"{metric} does not score {task} samples"] += 1
+                sample = samples.get(rid)
+                why = not_applicable_reason(metric, sample) if sample is not None and metric in METRIC_TASKS else None
+                left_out[(metric, key)][why or "not scored under this configuration"] += 1
         x, y, clusters = zip(*triples)
         result = correlate(list(x), list(y), list(clusters), n_boot=n_boot, seed=seed)
         out.append({"metric": metric, "value": value_keys.get(metric, "default"), "config_key": key,
@@ -173,12 +172,13 @@ def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: 
     return out
 
 
-def _tasks_of(store: "Store", response_ids: set[str]) -> dict[str, str]:
+def _samples_of(store: "Store", response_ids: set[str]) -> dict[str, Any]:
+    """Each response's sample (what a metric's applicability is decided on)."""
     if not response_ids:
         return {}
     responses = store.get_responses(sorted(response_ids))
     samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
-    return {rid: samples[r.sample_id].task for rid, r in responses.items() if r.sample_id in samples}
+    return {rid: samples[r.sample_id] for rid, r in responses.items() if r.sample_id in samples}
 
 
 def annotator_agreement(store: "Store", level: str = "ordinal", source: str = APP_SOURCE,
