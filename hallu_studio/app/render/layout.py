@@ -124,9 +124,10 @@ def _part_layout(boxes: Sequence[Box], links: Sequence[Link], seed: int, iterati
     pos = np.zeros((len(ids), 2))
     for k in main:
         pos[index[k]] = start[k]
-    # Scale so that a typical edge is about as long as a typical box is wide, plus its label.
+    # Scale so that a typical edge is about as long as a typical box is wide, plus its label (a little less: the
+    # overlap removal below spreads out what needs the room).
     main_sizes = sizes[[index[k] for k in main]]
-    want = float(np.median(main_sizes[:, 0])) + float(np.median([e.size[0] for e in spine] or [0.0]))
+    want = 0.8 * (float(np.median(main_sizes[:, 0])) + float(np.median([e.size[0] for e in spine] or [0.0])))
     lengths = np.array([np.linalg.norm(pos[index[e.source]] - pos[index[e.target]]) for e in spine] or [0.0])
     typical = float(np.median(lengths[lengths > 0])) if np.any(lengths > 0) else 1.0
     pos *= want / max(typical, 1e-9)

@@ -169,8 +169,14 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
     notes = []
     partial = sorted({display_name(r.model) for r in board.runs for h in shown if r.cells[h.column].partial})
     if partial:
-        notes.append(f"<li>Partial runs (not every response scored yet; numbers may move): "
-                     f"{esc(', '.join(partial))}.</li>")
+        note = "not every response scored yet; numbers may move"
+        if board.ranked_by is not None:
+            cells = [r.cells[board.ranked_by.column] for r in board.runs if r.cells[board.ranked_by.column].partial]
+            if cells:  # how little the ranking may rest on so far, e.g. the first start's slice
+                least = min(cells, key=lambda c: c.scored)
+                note = (f"the ranking rests on as few as {least.scored:,} of {least.applicable:,} responses per run "
+                        "so far; numbers and order may change")
+        notes.append(f"<li>Partial runs ({esc(note)}): {esc(', '.join(partial))}.</li>")
     for family, reason in board.not_applicable.items():
         notes.append(f"<li><b>{esc(family)}</b>: not applicable to {esc(board.benchmark)} ({esc(reason)}).</li>")
     if unscored:

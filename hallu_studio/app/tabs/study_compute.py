@@ -19,7 +19,7 @@ from ...studies import collect
 from ..config_names import config_label, config_labels
 from ..context import AppContext
 from ..render import records_table_html
-from ..render.palette import esc, model_label
+from ..render.palette import display_name, esc
 from ..render.tables import cell_text, readable_number
 
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -138,7 +138,8 @@ def agreement_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None 
 def studies_html(ctx: AppContext) -> str:
     """One row per study: its design, how far its ratings are, and its agreement so far."""
     rows = []
-    models = {r["id"]: model_label(r["model"], r.get("synthetic")) for r in ctx.store.list_runs()}
+    models = {r["id"]: display_name(r["model"]) + (" [synthetic]" if r.get("synthetic") else "")
+              for r in ctx.store.list_runs()}
     for s in ctx.store.list_studies():
         d = s["definition"]
         prog = annotation.study_progress(ctx.store, s["id"])
