@@ -8,6 +8,7 @@ request from inside the frame. The frame is ``sandbox="allow-scripts"`` without
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader
 from pyvis.network import Network
 
 from ...lexicon.forms import count_of
-from ...model import SceneGraph
+from ...model import SceneGraph, canonical_json
 from .concepts import object_names
 from .layout import Box, Link, layout
 from .palette import (HALLUCINATED, SUPPORTED, TRIHE_TO_VERDICT, UNCERTAIN, VERDICT_COLOURS, claim_label, empty_note,
@@ -121,7 +122,15 @@ def _parallel(edges: dict[tuple[str, str, str], Any]) -> dict[frozenset[str], li
 
 
 def scene_graph_html(graph: SceneGraph, height: str = "510px") -> str:
-    """A full HTML page drawing the reference scene graph: every object with all its attributes under its name."""
+    """A full HTML page drawing the reference scene graph: every object with all its attributes under its name.
+
+    Kept for the last pages drawn: the models' responses to one sample (and a scene's styled variants) share it."""
+    return _scene_graph_page(canonical_json(graph.to_dict()), height)
+
+
+@lru_cache(maxsize=64)
+def _scene_graph_page(graph_json: str, height: str) -> str:
+    graph = SceneGraph.from_dict(json.loads(graph_json))
     net = _network(height)
     names = [o.name for o in graph.objects]
     boxes, options = [], {}

@@ -226,6 +226,8 @@ def _remove_overlaps(pos: np.ndarray, sizes: np.ndarray, labelled: list[tuple[in
     size = np.vstack([sizes, np.array([[w, h] for _, _, w, h in labelled]).reshape(-1, 2)])
     # a label must clear its own edge's two boxes too: pushing it off one moves the other end away
     allowed = ~np.eye(n + m, dtype=bool)
+    order = np.triu(np.ones((n + m, n + m)), 1) - np.tril(np.ones((n + m, n + m)), -1)
+    pos += rng.normal(0.0, 1e-3, pos.shape)  # coinciding centres (satellites of one box) part in a seeded direction
     for step in range(iterations):
         if step and step % 60 == 0:
             pos *= 1.08  # still crowded (pushes that undo each other): spread everything a little
@@ -237,10 +239,9 @@ def _remove_overlaps(pos: np.ndarray, sizes: np.ndarray, labelled: list[tuple[in
         hit = (px > 0) & (py > 0) & allowed
         if not hit.any():
             return
-        # one direction per pair, opposite for its two members (a random one where the centres coincide)
-        sx = np.triu(np.where(dx == 0, rng.choice([-1.0, 1.0], size=dx.shape), np.sign(dx)), 1)
-        sy = np.triu(np.where(dy == 0, rng.choice([-1.0, 1.0], size=dy.shape), np.sign(dy)), 1)
-        sx, sy = sx - sx.T, sy - sy.T
+        # one direction per pair, opposite for its two members (by their order where the centres coincide)
+        sx = np.where(dx == 0, order, np.sign(dx))
+        sy = np.where(dy == 0, order, np.sign(dy))
         along_x = hit & (px <= py)  # the axis that needs the smaller move
         along_y = hit & (px > py)
         push = np.stack([np.where(along_x, sx * (px / 2 + 0.5), 0.0).sum(axis=1),
