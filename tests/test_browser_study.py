@@ -155,7 +155,8 @@ def test_rating_a_blind_study_shows_no_verdict_score_or_model_and_records_the_mo
     assert [(e.response_id, e.value, e.meta) for e in rating] == [(rid, 4, {"mode": "blind", "study": "pilot"})]
     exported = [r for r in store.export_rows("judgments") if r["annotator"] == "cleo"]
     assert exported[0]["meta"] == {"mode": "blind", "study": "pilot"}
-    assert "study pilot (blind): you rated 1; the study has 1 of 120 ratings" in page.locator("#ann-status").inner_text()
+    status = page.locator("#ann-status").inner_text()
+    assert "study pilot (blind): you rated 1; the study has 1 of 120 ratings" in status
 
     # the name and the place survive a reload
     page.keyboard.press("j")

@@ -81,7 +81,8 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
                s.evidence) for s in trihe_scores]
     triplets = (trihe_ev or {}).get("triplets") or []
     triplet_choices = [f"{i}: {' | '.join(str(x) for x in t.get('triplet') or [])} "
-                       f"[{claim_label(str(t.get('verdict')), str(t.get('kind') or ''))}]" for i, t in enumerate(triplets)]
+                       f"[{claim_label(str(t.get('verdict')), str(t.get('kind') or ''))}]"
+                       for i, t in enumerate(triplets)]
     alignment = (edit.evidence.get("alignment") or []) if edit else []
     # Edits are numbered among the alignment's non-equal steps (the "edit:<i>" of a revision review).
     edits = [step for step in alignment if step[0] != "equal"]

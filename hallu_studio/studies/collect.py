@@ -84,7 +84,7 @@ def higher_is_worse(metric: str, key: str | None = None) -> bool | None:
 
 
 def direction_note(metric: str, key: str | None = None) -> str:
-    """"↑ = more hallucination" / "↑ = less hallucination" (or "" when unknown) for a metric's per-response number."""
+    """"↑ = more hallucination" or "↑ = less hallucination" for a metric's per-response number ("" when unknown)."""
     worse = higher_is_worse(metric, key)
     return "" if worse is None else ("↑ = more hallucination" if worse else "↑ = less hallucination")
 

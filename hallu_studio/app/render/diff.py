@@ -80,7 +80,8 @@ def _marked(text: str, spans: list[tuple[int, int]], marks: dict[int, tuple[str,
     return "".join(out)
 
 
-def _sentence_rows(original: str, revised: str, steps: list[tuple[str, list[str], list[str]]]) -> list[tuple[str, str, bool]]:
+def _sentence_rows(original: str, revised: str,
+                   steps: list[tuple[str, list[str], list[str]]]) -> list[tuple[str, str, bool]]:
     """Per sentence of the original: (original with its edits marked, its revision, changed?)."""
     o_spans, r_spans = word_spans(original), word_spans(revised)
     if [w for _, old, _ in steps for w in old] != [original[a:b] for a, b in o_spans] or \

@@ -165,8 +165,10 @@ def claim_kind(claim: dict[str, Any], attribute_pairs: set[tuple[str, str]] | fr
     The judge's own ``kind`` where it gave one; else a copula claim whose object is one of the subject's
     extracted attributes is an attribute, one whose object is a number a count, anything else a relation.
 
-    >>> claim_kind({"triplet": ["flag", "is", "pink"], "kind": "attribute"}), claim_kind({"triplet": ["dog", "is", "two"]})
-    ('attribute', 'count')
+    >>> claim_kind({"triplet": ["flag", "is", "pink"], "kind": "attribute"})
+    'attribute'
+    >>> claim_kind({"triplet": ["dog", "is", "two"]})
+    'count'
     >>> claim_kind({"triplet": ["cup", "is", "red"]}, {("cup", "red")}), claim_kind({"triplet": ["cup", "on", "mat"]})
     ('attribute', 'relation')
     """
@@ -272,11 +274,14 @@ class Quality:
 def attribute_verdicts(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None) -> list[Quality]:
     """Every attribute and count of the response's objects, each with its own verdict.
 
-    >>> [(q.subject, q.value, q.verdict, q.label) for q in attribute_verdicts(
+    >>> for q in attribute_verdicts(
     ...     {"attributes": [["flag", "blue"], ["flag", "pink"], ["sky", "clear"]]},
     ...     {"triplets": [{"triplet": ["flag", "is", "pink"], "verdict": "relation", "kind": "attribute"},
-    ...                   {"triplet": ["flag", "is", "blue"], "verdict": "supported", "kind": "attribute"}]})]
-    [('flag', 'pink', 'hallucinated', 'attribute'), ('flag', 'blue', 'supported', 'supported'), ('sky', 'clear', '', '')]
+    ...                   {"triplet": ["flag", "is", "blue"], "verdict": "supported", "kind": "attribute"}]}):
+    ...     print(q.subject, q.value, q.verdict or "-", q.label or "-")
+    flag pink hallucinated attribute
+    flag blue supported supported
+    sky clear - -
     """
     pairs = _attribute_pairs(concepts)
     out: dict[tuple[str, str], Quality] = {}

@@ -250,7 +250,7 @@ def _remove_overlaps(pos: np.ndarray, sizes: np.ndarray, labelled: list[tuple[in
 
 
 def overlaps(boxes: Sequence[Box], links: Sequence[Link], pos: dict[str, tuple[float, float]]) -> list[str]:
-    """What overlaps in a layout: pairs of boxes, and a box over an edge label (its own edge's ends too; empty: none)."""
+    """What overlaps in a layout: two boxes, or a box over an edge label (its own edge's ends too); empty: none."""
     out = []
     items = [(b.id, np.array(pos[b.id]), *b.size) for b in boxes]
     for x in range(len(items)):

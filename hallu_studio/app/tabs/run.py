@@ -93,8 +93,8 @@ def build(ctx: AppContext) -> None:
                               label="score with (after the run)")
     start = gr.Button("start", variant="primary", elem_id="run-start")
     status = gr.Markdown(elem_id="run-status")
-    gr.Markdown("**Jobs** — queued → running → scoring → completed (or cancelled / failed); one job runs at a time, "
-                "the others wait in the queue")
+    gr.Markdown("**Jobs** — queued → running → scoring → completed (or cancelled / failed); one job runs at a "
+                "time, the others wait in the queue")
     active = gr.State([])
 
     @gr.render(inputs=[active])

@@ -54,7 +54,8 @@ def create_study(ctx: AppContext, author: str | None, name: str, runs: list[str]
         annotators=tuple(a.strip() for a in (annotators or "").split(",") if a.strip()), seed=int(seed or 0),
         benchmarks=tuple(benchmarks or ()), tasks=tuple(tasks or ()), show_judgements=bool(show_judgements))
     drawn = annotation.create_study(ctx.store, design, author)
-    return (f"**study {md(design.name)}** ({md(design.mode)}) drawn with seed {int(design.seed)}: {md(drawn.summary())}. "
+    return (f"**study {md(design.name)}** ({md(design.mode)}) drawn with seed {int(design.seed)}: "
+            f"{md(drawn.summary())}. "
             "Annotators find it in the Annotate view's study list.")
 
 
