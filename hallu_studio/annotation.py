@@ -31,6 +31,7 @@ from .model import APP_SOURCE, HumanEvent, ValidationError
 
 if TYPE_CHECKING:
     from .store import Store
+    from .studies.design import DrawnSample, StudyDesign
 
 # Tri-HE's five-point human scale (Table 8 of Wu et al., paraphrased). Higher is better:
 # 5 means no hallucination at all.
@@ -52,7 +53,11 @@ RATING_NOTES: tuple[str, ...] = (
 # What a person can say about one extracted triplet; the Tri-HE judges use the same labels.
 CORRECTION_VERDICTS: tuple[str, ...] = ("supported", "object", "relation", "prediction_error")
 PREFERENCE_ASPECTS: tuple[str, ...] = ("overall", "precision", "recall")
-QUEUE_MODES: tuple[str, ...] = ("unrated", "disagreement")
+QUEUE_MODES: tuple[str, ...] = ("unrated", "disagreement", "uncorrected")
+# How a judgement was made, recorded in ``HumanEvent.meta["mode"]``: "blind" (no verdict, score or model
+# name on screen), "unblinded" (the judges' verdicts shown: corrections, or a study that shows them), "api"
+# (a script through the app's API, which shows what the caller chose).
+ANNOTATION_MODES: tuple[str, ...] = ("blind", "unblinded", "api")
 
 
 @dataclass(frozen=True)
@@ -76,13 +81,30 @@ def _name(annotator: str) -> str:
     return name
 
 
-def rate(store: "Store", annotator: str, response_id: str, value: int) -> int:
-    """Rate a response 1-5 (see ``RATING_GUIDELINE``); returns the event id."""
-    return store.append_event(HumanEvent(_name(annotator), "rating", response_id, value))
+def _meta(mode: str | None, study: str | None) -> dict[str, Any]:
+    """What ``HumanEvent.meta`` records of how a judgement was made (nothing when the caller says nothing)."""
+    if mode is not None and mode not in ANNOTATION_MODES:
+        raise ValidationError(f"annotation mode must be one of {ANNOTATION_MODES}, got {mode!r}")
+    return {k: v for k, v in (("mode", mode), ("study", study or None)) if v is not None}
+
+
+def rate(store: "Store", annotator: str, response_id: str, value: int, *, mode: str | None = None,
+         study: str | None = None) -> int:
+    """Rate a response 1-5 (see ``RATING_GUIDELINE``); returns the event id.
+
+    ``mode`` ("blind", "unblinded", "api") and ``study`` (its name) are recorded in the event's
+    ``meta``: a study's ratings are those made in it.
+    """
+    if study:
+        design = study_design(store, study)
+        check_study_annotator(design, _name(annotator))
+        if response_id not in ((store.get_study(study) or {}).get("items") or []):
+            raise ValidationError(f"response {response_id!r} is not an item of study {study!r}")
+    return store.append_event(HumanEvent(_name(annotator), "rating", response_id, value, meta=_meta(mode, study)))
 
 
 def correct_triplet(store: "Store", annotator: str, response_id: str, triplet_index: int, verdict: str,
-                    reason: str = "", triplet: Sequence[str] | None = None) -> int:
+                    reason: str = "", triplet: Sequence[str] | None = None, *, mode: str | None = None) -> int:
     """Give a human verdict on the ``triplet_index``-th triplet of a response's Tri-HE evidence.
 
     ``triplet`` (subject, predicate, object), when given, lets the verdict be matched
@@ -97,17 +119,18 @@ def correct_triplet(store: "Store", annotator: str, response_id: str, triplet_in
     value = {"verdict": verdict, "reason": str(reason),
              "triplet": [str(x) for x in triplet] if triplet is not None else None}
     return store.append_event(HumanEvent(_name(annotator), "correction", response_id, value,
-                                         target=f"triplet:{triplet_index}"))
+                                         target=f"triplet:{triplet_index}", meta=_meta(mode, None)))
 
 
-def review_edit(store: "Store", annotator: str, response_id: str, edit_index: int, accept: bool) -> int:
+def review_edit(store: "Store", annotator: str, response_id: str, edit_index: int, accept: bool, *,
+                mode: str | None = None) -> int:
     """Accept or reject the ``edit_index``-th edit of a response's Evaluate-by-Edit revision."""
     if not isinstance(edit_index, int) or isinstance(edit_index, bool) or edit_index < 0:
         raise ValidationError(f"edit_index must be a non-negative integer, got {edit_index!r}")
     if not isinstance(accept, bool):
         raise ValidationError(f"accept must be True or False, got {accept!r}")
     return store.append_event(HumanEvent(_name(annotator), "revision_review", response_id, {"accept": accept},
-                                         target=f"edit:{edit_index}"))
+                                         target=f"edit:{edit_index}", meta=_meta(mode, None)))
 
 
 def add_note(store: "Store", annotator: str, response_id: str | None, text: str, target: str = "") -> int:
@@ -329,15 +352,22 @@ def disagreement_counts(store: "Store", response_ids: set[str] | None = None) ->
 
 
 def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", ratings_per_item: int = 1,
-                     limit: int = 50, run_id: str | None = None, benchmark: str | None = None) -> list[str]:
+                     limit: int = 50, run_id: str | None = None, benchmark: str | None = None,
+                     study: str | None = None) -> list[str]:
     """The next responses for ``annotator`` to look at, best first.
 
     ``unrated``: responses this annotator has not rated that have fewer than
     ``ratings_per_item`` ratings, least-rated first. ``disagreement``: responses where
     the Tri-HE judges disagree with each other or with a person's correction, most
     disagreement first, leaving out those this annotator has already corrected.
+    ``uncorrected``: every response with judged Tri-HE claims that this annotator has not
+    corrected, those with disagreements first (most first), then the rest in store order.
+    ``study``: the study's own queue (``study_queue``; ``mode`` and ``ratings_per_item`` are the study's).
+    Only this studio's judgements count (source ``"app"``), never imported ones.
     """
     annotator = _name(annotator)
+    if study:
+        return study_queue(store, annotator, study, limit=limit)
     if mode not in QUEUE_MODES:
         raise ValidationError(f"queue mode must be one of {QUEUE_MODES}, got {mode!r}")
     if ratings_per_item < 1:
@@ -355,6 +385,110 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
     disagreements = disagreement_counts(store, set(candidates))
     corrected = {rid for rid, ann, _ in current_corrections(
         store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)) if ann == annotator}
-    todo = [rid for rid in disagreements if rid not in corrected]
-    todo.sort(key=lambda rid: (-disagreements[rid], order[rid]))
+    pool = set(disagreements)
+    if mode == "uncorrected":
+        pool |= {response.id for response, score in store.iter_scores("trihe", with_evidence=True)
+                 if response.id in order and score.evidence.get("triplets")}
+    todo = [rid for rid in pool if rid not in corrected]
+    todo.sort(key=lambda rid: (-disagreements.get(rid, 0), order[rid]))
     return todo[:limit]
+
+
+# --------------------------------------------------------------------------- studies
+
+
+def create_study(store: "Store", design: "StudyDesign", author: str | None = None) -> "DrawnSample":
+    """Draw the study's sample (``studies.design.draw_sample``, seeded) and record it with its design.
+
+    A study is fixed once made: its name cannot be reused, and a changed design is a new study.
+    """
+    from .studies.design import draw_sample
+
+    if store.get_study(design.name) is not None:
+        raise ValidationError(f"a study named {design.name!r} already exists; a changed design needs a new name")
+    known = {r["id"] for r in store.list_runs()}
+    missing = [r for r in design.runs if r not in known]
+    if missing:
+        raise ValidationError(f"no run {missing[0]!r} in the store")
+    drawn = draw_sample(design, store.study_candidates(list(design.runs)))
+    store.add_study(design.name, {**design.to_dict(), "drawn": drawn.summary()},
+                    [i.response_id for i in drawn.items], author)
+    return drawn
+
+
+def study_design(store: "Store", study: str) -> "StudyDesign":
+    """A stored study's design (a ``ValidationError`` names a study that is not there)."""
+    from .studies.design import StudyDesign
+
+    found = store.get_study(study)
+    if found is None:
+        names = ", ".join(s["id"] for s in store.list_studies()) or "none yet"
+        raise ValidationError(f"no study named {study!r} (studies: {names})")
+    return StudyDesign.from_dict(found["definition"])
+
+
+def study_rating_events(events: Iterable[HumanEvent], study: str) -> dict[tuple[str, str], HumanEvent]:
+    """``{(response_id, annotator): rating in force}`` among the ratings made in ``study`` (this studio's only).
+
+    A rating of the same response made outside the study (unblinded, say) is not the study's.
+    """
+    kept = [e for e in events if e.source == APP_SOURCE and (e.kind == "undo" or (e.meta or {}).get("study") == study)]
+    return current_rating_events(kept)
+
+
+def _study_state(store: "Store", study: str) -> tuple["StudyDesign", list[str], dict[tuple[str, str], HumanEvent]]:
+    design = study_design(store, study)
+    items = (store.get_study(study) or {}).get("items") or []
+    listed = set(items)
+    current = {key: e for key, e in study_rating_events(
+        store.list_events_of_kinds(["rating", "undo"], source=APP_SOURCE), study).items() if key[0] in listed}
+    return design, items, current
+
+
+def check_study_annotator(design: "StudyDesign", annotator: str) -> None:
+    """Refuse someone who is not among a study's annotators (a study naming none takes anyone)."""
+    if design.annotators and annotator not in design.annotators:
+        raise ValidationError(f"{annotator!r} is not an annotator of study {design.name!r} "
+                              f"(its annotators: {', '.join(design.annotators)})")
+
+
+def study_queue(store: "Store", annotator: str, study: str, limit: int = 50) -> list[str]:
+    """The annotator's next responses in ``study``: those they have not rated there that still need
+    ratings, ordered so that no model (and, with enough images, no image) runs ahead of its share of
+    their own sequence (``studies.design.queue_order``)."""
+    from .studies.design import Item, queue_order
+
+    annotator = _name(annotator)
+    design, items, current = _study_state(store, study)
+    check_study_annotator(design, annotator)
+    candidates = store.study_candidates(list(design.runs))
+    where = {r["response_id"]: r for r in candidates}
+    listed = [Item(rid, where[rid]["run_id"], f"{where[rid]['benchmark']}/{where[rid]['image']}")
+              for rid in items if rid in where]
+    counts = Counter(rid for rid, _ in current)
+    history = [e.response_id for (rid, ann), e in sorted(current.items(), key=lambda kv: kv[1].id or 0)
+               if ann == annotator]
+    order = queue_order(listed, counts, history, design.ratings_per_item, limit=limit)
+    return [listed[k].response_id for k in order]
+
+
+def study_progress(store: "Store", study: str) -> dict[str, Any]:
+    """How far a study is: items, ratings needed and made (counting at most ``ratings_per_item`` per
+    item), items complete, and per annotator and per model the ratings made.
+
+    ``{"study", "mode", "items", "ratings_per_item", "needed", "done", "complete", "annotators": {name: n},
+    "models": {run_id: [done, needed]}}``
+    """
+    design, items, current = _study_state(store, study)
+    counts = Counter(rid for rid, _ in current)
+    runs = {r["response_id"]: r["run_id"] for r in store.study_candidates(list(design.runs))}
+    k = design.ratings_per_item
+    models: dict[str, list[int]] = {}
+    for rid in items:
+        entry = models.setdefault(runs.get(rid, "?"), [0, 0])
+        entry[0] += min(counts[rid], k)
+        entry[1] += k
+    return {"study": study, "mode": design.mode, "items": len(items), "ratings_per_item": k,
+            "needed": len(items) * k, "done": sum(min(counts[rid], k) for rid in items),
+            "complete": sum(1 for rid in items if counts[rid] >= k),
+            "annotators": dict(sorted(Counter(ann for _, ann in current).items())), "models": models}

@@ -57,6 +57,10 @@ class StoreError(RuntimeError):
     pass
 
 
+class StoreClosedError(StoreError):
+    """The store was closed (the app stopping) while something still wanted it."""
+
+
 class StoreLockedError(StoreError):
     """Another process holds the DuckDB file (typically a running app)."""
 
@@ -152,6 +156,16 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         "ALTER TABLE samples ADD COLUMN reference_vocabulary VARCHAR",  # JSON: a vocabulary's name or a name list
         "ALTER TABLE events ADD COLUMN source VARCHAR DEFAULT 'app'",
         "ALTER TABLE events ADD COLUMN meta VARCHAR",
+    ]),
+    # Annotation studies: a design fixed when it is created (its sample drawn with a seed, ratings per item,
+    # annotators, blind or not) and its items in draw order; a changed design is a new study.
+    (4, [
+        """CREATE TABLE studies (
+            id VARCHAR PRIMARY KEY, definition VARCHAR NOT NULL, author VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp)""",
+        """CREATE TABLE study_items (
+            study_id VARCHAR NOT NULL, position INTEGER NOT NULL, response_id VARCHAR NOT NULL,
+            PRIMARY KEY (study_id, position))""",
     ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -272,12 +286,33 @@ class Store:
         return store
 
     # ----------------------------------------------------------------- plumbing
+    def checkpoint(self) -> None:
+        """Move everything in the write-ahead log (``<file>.wal``) into the ``.duckdb`` file itself.
+
+        Taken between writes (under the write lock), so no transaction of this process is cut in two.
+        """
+        if self.read_only or self.path == ":memory:" or self._con is None:
+            return
+        with self._write_lock:
+            cur = self._cursor()
+            try:
+                cur.execute("CHECKPOINT")
+            finally:
+                cur.close()
+
     def close(self) -> None:
-        """Close the file. Safe to call twice; the connection object is dropped so
-        that a Store kept alive elsewhere (a UI closure, say) pins no DuckDB state."""
-        con, self._con = self._con, None
-        if con is not None:
-            con.close()
+        """Checkpoint, then close the file: afterwards the ``.duckdb`` file alone holds everything
+        (no ``.wal`` beside it), so it can be copied or mailed as it is. Safe to call twice; the
+        connection object is dropped so that a Store kept alive elsewhere (a UI closure, say) pins
+        no DuckDB state."""
+        with self._write_lock:  # a write in flight on another thread finishes first; later ones find it closed
+            try:
+                self.checkpoint()
+            except duckdb.Error:
+                pass  # closing checkpoints too, where it can; a failed checkpoint must not keep the file open
+            con, self._con = self._con, None
+            if con is not None:
+                con.close()
         if self.snapshot_of is not None:
             shutil.rmtree(Path(self.path).parent, ignore_errors=True)
 
@@ -289,7 +324,7 @@ class Store:
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            raise StoreError(f"the store {self.path} is closed")
+            raise StoreClosedError(f"the store {self.path} is closed")
         return self._con.cursor()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
@@ -855,8 +890,10 @@ class Store:
         return self._write(write)
 
     def list_events(self, *, response_id: str | None = None, annotator: str | None = None,
-                    kind: str | None = None) -> list[HumanEvent]:
-        where, params = self._where(("response_id", response_id), ("annotator", annotator), ("kind", kind))
+                    kind: str | None = None, source: str | None = None) -> list[HumanEvent]:
+        """Events in the order they were made, of one response, annotator, kind and ``source`` where given."""
+        where, params = self._where(("response_id", response_id), ("annotator", annotator), ("kind", kind),
+                                    ("source", source))
         return [self._event_from_row(r) for r in self._dicts("SELECT * FROM events" + where + " ORDER BY id", params)]
 
     @staticmethod
@@ -874,8 +911,9 @@ class Store:
         when the annotator has nothing left to undo.
         """
         def write(cur: duckdb.DuckDBPyConnection) -> int | None:
-            sql = ("SELECT id, response_id FROM events WHERE annotator = ? AND kind <> 'undo' AND id NOT IN "
-                   "(SELECT undoes FROM events WHERE kind = 'undo' AND undoes IS NOT NULL)")
+            # Only what this person did here: an imported judgement under the same name is not theirs to undo.
+            sql = ("SELECT id, response_id FROM events WHERE annotator = ? AND kind <> 'undo' AND source = 'app' "
+                   "AND id NOT IN (SELECT undoes FROM events WHERE kind = 'undo' AND undoes IS NOT NULL)")
             params: list[Any] = [annotator]
             if response_id is not None:
                 sql += " AND response_id = ?"
@@ -938,7 +976,8 @@ class Store:
         return self._write(write)
 
     def list_events_of_kinds(self, kinds: Sequence[str], source: str | None = None) -> list[HumanEvent]:
-        """Events of the given kinds (undos included only when asked), oldest first; of one ``source`` if given."""
+        """Events of the given kinds (undos included only when asked), oldest first; of one ``source`` if given
+        (``"app"``: this studio's annotators; else an outside study's name)."""
         sql = "SELECT * FROM events WHERE kind IN (SELECT unnest(?))"
         params: list[Any] = [list(kinds)]
         if source is not None:
@@ -947,14 +986,70 @@ class Store:
         return [self._event_from_row(r) for r in self._dicts(sql + " ORDER BY id", params)]
 
     def event_sources(self) -> list[dict[str, Any]]:
-        """Where the stored human events come from: per source, its events, responses judged and event kinds
-        (``"app"``: this studio's annotators; any other: an imported outside study), "app" first."""
-        rows = self._dicts("""SELECT coalesce(source, ?) AS source, count(*) AS events,
-                                     count(DISTINCT response_id) AS responses, count(DISTINCT annotator) AS annotators,
-                                     list(DISTINCT kind ORDER BY kind) AS kinds
-                              FROM events GROUP BY ALL""", [APP_SOURCE])
-        return sorted(({**r, "kinds": list(r["kinds"])} for r in rows),
-                      key=lambda r: (r["source"] != APP_SOURCE, r["source"]))
+        """Where the stored human judgements come from, "app" (this studio's annotators) first, then each imported
+        outside study: ``{source, events, responses, annotators, kinds: {kind: events}}``, undos left out."""
+        rows = self._dicts("""SELECT coalesce(source, ?) AS source, kind, count(*) AS events
+                              FROM events WHERE kind <> 'undo' GROUP BY ALL""", [APP_SOURCE])
+        totals = {r["source"]: r for r in self._dicts(
+            """SELECT coalesce(source, ?) AS source, count(DISTINCT response_id) AS responses,
+                      count(DISTINCT annotator) AS annotators FROM events WHERE kind <> 'undo' GROUP BY ALL""",
+            [APP_SOURCE])}
+        out: dict[str, dict[str, Any]] = {}
+        for r in sorted(rows, key=lambda r: r["kind"]):
+            entry = out.setdefault(r["source"], {"source": r["source"], "events": 0,
+                                                 "responses": int(totals[r["source"]]["responses"]),
+                                                 "annotators": int(totals[r["source"]]["annotators"]), "kinds": {}})
+            entry["kinds"][r["kind"]] = int(r["events"])
+            entry["events"] += int(r["events"])
+        return sorted(out.values(), key=lambda e: (e["source"] != APP_SOURCE, e["source"]))
+
+    # ----------------------------------------------------------------- annotation studies
+    def add_study(self, study_id: str, definition: dict[str, Any], response_ids: Sequence[str],
+                  author: str | None = None) -> None:
+        """Record a study's design and its items in draw order (one transaction). A study is never changed:
+        an id already taken is refused."""
+        def write(cur: duckdb.DuckDBPyConnection) -> None:
+            if cur.execute("SELECT count(*) FROM studies WHERE id = ?", [study_id]).fetchall()[0][0]:
+                raise StoreError(f"a study named {study_id!r} already exists; a changed design needs a new name")
+            cur.execute("INSERT INTO studies (id, definition, author) VALUES (?, ?, ?)",
+                        [study_id, _dumps(definition), author])
+            self._bulk_insert(cur, "study_items", [{"study_id": study_id, "position": i, "response_id": rid}
+                                                   for i, rid in enumerate(response_ids)], self._STUDY_ITEM_SCHEMA)
+        self._write(write)
+
+    _STUDY_ITEM_SCHEMA = pa.schema([("study_id", pa.string()), ("position", pa.int32()), ("response_id", pa.string())])
+
+    def get_study(self, study_id: str) -> dict[str, Any] | None:
+        """``{"id", "definition", "author", "created_at", "items": [response ids in draw order]}``, or None."""
+        rows = self._dicts("SELECT id, definition, author, created_at::VARCHAR AS created_at FROM studies WHERE id = ?",
+                           [study_id])
+        if not rows:
+            return None
+        study = rows[0]
+        study["definition"] = _loads(study["definition"], {})
+        study["items"] = [r[0] for r in self._rows(
+            "SELECT response_id FROM study_items WHERE study_id = ? ORDER BY position", [study_id])]
+        return study
+
+    def list_studies(self) -> list[dict[str, Any]]:
+        """Every study, newest first: id, definition, author, created_at and how many items."""
+        rows = self._dicts("""SELECT s.id, s.definition, s.author, s.created_at::VARCHAR AS created_at,
+                                     count(i.position) AS items
+                              FROM studies s LEFT JOIN study_items i ON i.study_id = s.id
+                              GROUP BY ALL ORDER BY created_at DESC, s.id""")
+        for r in rows:
+            r["definition"] = _loads(r["definition"], {})
+            r["items"] = int(r["items"])
+        return rows
+
+    def study_candidates(self, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The responses of these runs with what a study's sample is stratified by: run, model, benchmark,
+        task and image (the sample's image key, or the sample itself where it has none)."""
+        return self._dicts("""SELECT x.id AS response_id, x.run_id, r.model, x.sample_id, s.benchmark, s.task,
+                                     coalesce(s.image_key, s.id) AS image
+                              FROM responses x JOIN runs r ON r.id = x.run_id JOIN samples s ON s.id = x.sample_id
+                              WHERE x.run_id IN (SELECT unnest(?)) ORDER BY x.run_id, x.sample_id""",
+                           [list(run_ids)])
 
     def response_ids(self, run_id: str | None = None, benchmark: str | None = None) -> list[str]:
         """Response ids in a stable order (run, sample), optionally of one run or benchmark."""
@@ -1183,9 +1278,13 @@ class Store:
         "scores": """SELECT response_id, metric, config_key, "values", evidence, undefined_reason, created_at
                      FROM scores ORDER BY response_id, metric, config_key""",
         "judgments": "SELECT * FROM events ORDER BY id",
+        "studies": """SELECT s.id AS study, i.position, i.response_id, x.run_id, x.sample_id, s.definition,
+                             s.author, s.created_at
+                      FROM studies s JOIN study_items i ON i.study_id = s.id
+                      LEFT JOIN responses x ON x.id = i.response_id ORDER BY s.id, i.position""",
     }
     JSON_COLUMNS = {"scene_graph", "options", "gold_triplets", "meta", "signals", "values", "evidence", "value",
-                    "generation", "reference_texts", "reference_objects", "reference_vocabulary"}
+                    "generation", "reference_texts", "reference_objects", "reference_vocabulary", "definition"}
 
     def export_rows(self, table: str) -> list[dict[str, Any]]:
         """Rows of an export table with JSON columns decoded."""

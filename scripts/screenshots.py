@@ -2,10 +2,10 @@
 
     python scripts/screenshots.py --db demo.duckdb [--out docs/screenshots] [--views browse,inspect]
 
-The store should hold the offline demo (start the app once on it and let the first start finish);
-the script serves it on a free local port, opens each view as a user would (Inspect with its
-EMD panel open, Annotate after a rating) and writes ``<view>.png``. Nothing is fetched from
-outside the machine.
+The store should hold the offline demo (start the app once on it and let the first start finish),
+and may hold a study (the documentation's has one, rated by scripted stand-ins); the script serves it
+on a free local port, opens each view as a user would (Inspect with its EMD panel open, Annotate in the
+first study after a rating) and writes ``<view>.png``. Nothing is fetched from outside the machine.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ def shoot(page, view: str, out: Path) -> None:
         page.wait_for_timeout(2500)  # the graphs settle and fit
     elif view == "annotate":
         page.locator("#annotator-name textarea, #annotator-name input").first.fill("demo-annotator")
+        # the first study, where the store has one (rated blind); else every response
+        page.locator("#ann-study input").first.click()
+        options = page.get_by_role("option")
+        options.nth(1 if options.count() > 1 else 0).click()
         page.click("#ann-start")
         page.wait_for_function("document.querySelector('#ann-response-id textarea, #ann-response-id input')"
                                "?.value.length > 0", timeout=30_000)

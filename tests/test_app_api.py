@@ -150,7 +150,7 @@ def test_run_tab_queues_a_probe_run_one_job_at_a_time(tmp_path):
     fill_synthetic_store(store, n_samples=3, models=("probe-a",))
     ctx = AppContext(store=store)
     message = submit_runs(ctx, "synthetic-ui", [], 2, "probe:rate=0.5\nprobe:rate=0.0", "", "greedy", "none", [])
-    assert "queued 2 run(s)" in message
+    assert "queued 2 runs; the jobs run one after another" in message
     jobs = ctx.jobs.jobs()
     assert [ctx.jobs.wait(j.id, 60).status for j in jobs] == ["completed", "completed"]
     new_runs = [r for r in store.list_runs() if r["model"].startswith("probe rate=")]

@@ -185,7 +185,10 @@ def test_annotate_with_the_keyboard_correct_and_undo(app, browser):
     page.wait_for_timeout(500)
     assert len(store.list_events(annotator="kim", kind="rating")) == 1
 
-    # correct triplet 1 of this response
+    # correct triplet 1 of this response: a separate task, which shows the judges' verdicts
+    assert page.locator("#ann-triplet").count() == 0 or not page.locator("#ann-triplet").is_visible()
+    page.locator("#ann-task label", has_text="correct the judges").click()
+    page.wait_for_selector("#ann-triplet input", state="visible", timeout=15_000)
     page.locator("#ann-triplet input").first.click()
     page.locator("ul[role=listbox] li").nth(1).click()
     page.locator("#ann-verdict label", has_text="supported").click()

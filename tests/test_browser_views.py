@@ -194,6 +194,8 @@ def test_annotate_toasts_mistakes_and_marks_your_current_rating(app, browser, ca
     assert "primary" not in page.locator("#rate-2").get_attribute("class")
 
     # a mistake of the right kind: one toast, no traceback in the terminal
+    page.locator("#ann-task label", has_text="correct the judges").click()
+    page.wait_for_selector("#ann-correct", state="visible", timeout=15_000)
     page.click("#ann-correct")  # no triplet chosen
     page.wait_for_function("[...document.querySelectorAll(\"[data-testid='toast-body']\")]"
                            ".some(t => t.innerText.includes('choose a triplet'))", timeout=10_000)

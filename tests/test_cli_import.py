@@ -36,7 +36,8 @@ def test_some_records_failed_exits_1_listing_each_capped(tmp_path, capsys):
     assert main(["import", "--format", "jsonl", str(_samples(tmp_path, rows)), "--db", str(tmp_path / "s.duckdb")]) == 1
     out = capsys.readouterr()
     errors = out.err.strip().splitlines()
-    assert errors[0] == "error: bench.jsonl line 2: not valid JSON (Expecting property name enclosed in double quotes)"
+    assert errors[0] == ("error: bench.jsonl line 2: not valid JSON at column 2: expecting property name enclosed "
+                         "in double quotes; found 'b' in '{bad'")
     assert len(errors) == 21 and errors[-1] == "… 5 more"
     assert "1 added" in out.out and "25 problems" in out.out
 
@@ -46,11 +47,25 @@ def test_some_records_failed_exits_1_listing_each_capped(tmp_path, capsys):
     (["import", "--format", "reefknot"], "needs a PATH"),
     (["import", "--format", "lmms-eval", "x.jsonl"], "--benchmark"),
     (["import", "--format", "vlmevalkit", "x.tsv", "--benchmark", "nothing"], "unknown benchmark 'nothing'; the store holds: none"),
+    (["import", "--format", "vg", "scene_graphs.json", "--images", "/no/such/images"], "--images /no/such/images does not exist"),
 ])
-def test_fatal_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
+def test_fatal_errors_exit_2_with_one_line_and_create_no_store(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    for name in ("x.jsonl", "x.tsv", "scene_graphs.json"):
+        (tmp_path / name).write_text("")
     assert main(argv + ["--db", str(tmp_path / "s.duckdb")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err
+    assert not (tmp_path / "s.duckdb").exists() and not (tmp_path / "s.duckdb.wal").exists()
+
+
+def test_import_of_a_missing_path_creates_no_store(tmp_path, capsys):
+    """A typo in the path is one line and nothing on disk: no empty store is left behind."""
+    db = tmp_path / "new" / "studio.duckdb"
+    assert main(["import", "--format", "jsonl", str(tmp_path / "nope.jsonl"), "--db", str(db)]) == 2
+    assert capsys.readouterr().err.strip() == (f"error: PATH {tmp_path / 'nope.jsonl'} does not exist; nothing was "
+                                               "imported and no store was created")
+    assert not db.exists() and not db.with_name("studio.duckdb.wal").exists()
 
 
 def test_not_json_and_unknown_format_exit_2(tmp_path, capsys):

@@ -70,7 +70,7 @@ def test_importing_a_set_twice_adds_nothing(store):
     assert [r.added for r in first] == [100, 300, 300]
     assert [r.added for r in again] == [0, 0, 0]
     assert store.event_sources() == [{"source": "haelm", "events": 300, "responses": 300, "annotators": 1,
-                                      "kinds": ["label"]}]
+                                      "kinds": {"label": 300}}]
 
 
 @pytest.mark.parametrize("name", ["haelm", "mhaldetect", "faithscore", "iiw400"])

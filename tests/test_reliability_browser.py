@@ -153,6 +153,9 @@ def test_hostile_data_and_hostile_typing_run_nothing_and_fetch_nothing(hostile_a
                     page.click("#rate-3")
                     _wait_text(page, "#ann-status", "rated")
                     assert REMOTE in page.locator("#ann-status").inner_text()  # the name, as text
+                    # correcting is its own task, which shows the (hostile) verdicts
+                    page.locator("#ann-task label", has_text="correct the judges").click()
+                    page.wait_for_selector("#ann-triplet input", state="visible", timeout=15_000)
                     _choose(page, "ann-triplet")
                     page.locator("#ann-verdict label", has_text="supported").click()
                     _field(page, "ann-reason").fill(XSS)

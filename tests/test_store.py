@@ -107,3 +107,37 @@ def test_saved_views_keep_history(store):
     store.save_view("worst", {"metric": "trihe"}, "ann")
     assert store.get_view("worst") == {"metric": "trihe"}
     assert store.list_views() == ["worst"]
+
+
+def test_a_schema_3_store_gains_the_study_tables_and_keeps_its_events(tmp_path):
+
+    path = tmp_path / "three.duckdb"
+    with Store(path, migrate_to=3) as old:
+        assert old.schema_version() == 3
+        old.append_event(HumanEvent("ann", "rating", "r1", 4))
+    with Store(path) as st:
+        assert st.schema_version() == SCHEMA_VERSION >= 4
+        assert [e.value for e in st.list_events()] == [4]
+        st.add_study("pilot", {"name": "pilot", "seed": 3}, ["r2", "r1"], author="ann")
+        study = st.get_study("pilot")
+        assert (study["items"], study["definition"]["seed"], study["author"]) == (["r2", "r1"], 3, "ann")
+        assert [(s["id"], s["items"]) for s in st.list_studies()] == [("pilot", 2)]
+        with pytest.raises(StoreError, match="already exists"):
+            st.add_study("pilot", {}, [])
+        assert st.get_study("nope") is None
+
+
+def test_closing_checkpoints_so_the_file_alone_holds_everything(tmp_path):
+    """After close there is no write-ahead log beside the file: copying the .duckdb alone copies everything."""
+
+    path = tmp_path / "s.duckdb"
+    st = Store(path)
+    st.append_event(HumanEvent("ann", "rating", "r1", 4))
+    assert (tmp_path / "s.duckdb.wal").exists()  # small writes wait in the log
+    st.close()
+    assert not (tmp_path / "s.duckdb.wal").exists()
+    copy = tmp_path / "copy" / "s.duckdb"
+    copy.parent.mkdir()
+    copy.write_bytes(path.read_bytes())
+    with Store(copy, read_only=True) as again:
+        assert [e.value for e in again.list_events()] == [4]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import annotation
-from ..model import ValidationError
+from ..model import APP_SOURCE, ValidationError
 from .context import AppContext
 
 
@@ -38,14 +38,18 @@ def _known_response(ctx: AppContext, response_id: str) -> str:
     return rid
 
 
-def rate(ctx: AppContext, annotator: str, response_id: str, value: int) -> dict[str, Any]:
+def rate(ctx: AppContext, annotator: str, response_id: str, value: int, mode: str = "api",
+         study: str | None = None) -> dict[str, Any]:
+    """One rating; ``mode`` says what the annotator saw ("blind", "unblinded"; "api" for a script) and is
+    recorded with ``study`` in the event's meta."""
     rid = _known_response(ctx, response_id)
-    event = annotation.rate(ctx.store, annotator, rid, int(value))
-    return {"event_id": event, "annotator": annotator, "response_id": rid, "rating": int(value)}
+    event = annotation.rate(ctx.store, annotator, rid, int(value), mode=mode, study=(study or "").strip() or None)
+    return {"event_id": event, "annotator": annotator, "response_id": rid, "rating": int(value), "mode": mode,
+            "study": (study or "").strip() or None}
 
 
 def correct_triplet(ctx: AppContext, annotator: str, response_id: str, triplet_index: int, verdict: str,
-                    reason: str = "") -> dict[str, Any]:
+                    reason: str = "", mode: str = "api") -> dict[str, Any]:
     rid = _known_response(ctx, response_id)
     triplet = None
     for score in ctx.store.get_scores(rid, "trihe"):
@@ -54,18 +58,20 @@ def correct_triplet(ctx: AppContext, annotator: str, response_id: str, triplet_i
             triplet = triplets[int(triplet_index)].get("triplet")
     if triplet is None:
         raise ValidationError(f"response {rid!r} has no Tri-HE triplet number {triplet_index}")
-    event = annotation.correct_triplet(ctx.store, annotator, rid, int(triplet_index), verdict, reason, triplet)
+    event = annotation.correct_triplet(ctx.store, annotator, rid, int(triplet_index), verdict, reason, triplet,
+                                       mode=mode)
     return {"event_id": event, "annotator": annotator, "response_id": rid, "triplet_index": int(triplet_index),
             "verdict": verdict}
 
 
-def review_edit(ctx: AppContext, annotator: str, response_id: str, edit_index: int, accept: bool) -> dict[str, Any]:
+def review_edit(ctx: AppContext, annotator: str, response_id: str, edit_index: int, accept: bool,
+                mode: str = "api") -> dict[str, Any]:
     rid = _known_response(ctx, response_id)
     edits = max((sum(1 for step in s.evidence.get("alignment") or [] if step[0] != "equal")
                  for s in ctx.store.get_scores(rid, "edit")), default=0)
     if not 0 <= int(edit_index) < edits:
         raise ValidationError(f"response {rid!r} has no revision edit number {edit_index} ({edits} edits)")
-    event = annotation.review_edit(ctx.store, annotator, rid, int(edit_index), bool(accept))
+    event = annotation.review_edit(ctx.store, annotator, rid, int(edit_index), bool(accept), mode=mode)
     return {"event_id": event, "annotator": annotator, "response_id": rid, "edit_index": int(edit_index),
             "accept": bool(accept)}
 
@@ -90,21 +96,29 @@ def prefer(ctx: AppContext, annotator: str, response_a: str, response_b: str, wi
 
 
 def next_item(ctx: AppContext, annotator: str, mode: str = "unrated", ratings_per_item: int = 1,
-              after: str | None = None) -> dict[str, Any]:
+              after: str | None = None, study: str | None = None) -> dict[str, Any]:
     """The annotator's next response id from their queue (``None`` when the queue is empty).
 
-    ``after`` skips past a response the annotator is looking at but has not rated yet.
+    ``study``: the study's own queue (its sample and ratings per item; ``mode`` and
+    ``ratings_per_item`` do not apply). ``after`` skips past a response the annotator is
+    looking at but has not rated yet.
     """
+    study = (study or "").strip() or None
     queue = annotation.annotation_queue(ctx.store, annotator, mode=mode, ratings_per_item=int(ratings_per_item),
-                                        limit=1000)
+                                        limit=1000, study=study)
     if after and after in queue:
         i = queue.index(after)
         queue = queue[i + 1:] + queue[:i]
-    return {"response_id": queue[0] if queue else None, "remaining": len(queue), "annotator": annotator}
+    return {"response_id": queue[0] if queue else None, "remaining": len(queue), "annotator": annotator,
+            "study": study}
 
 
-def progress(ctx: AppContext, annotator: str) -> dict[str, int]:
-    """How many responses this annotator has rated, of how many in the store."""
-    ratings = annotation.current_ratings(ctx.store.list_events_of_kinds(["rating", "undo"]))
+def progress(ctx: AppContext, annotator: str, study: str | None = None) -> dict[str, Any]:
+    """How many responses this annotator has rated, of how many in the store (this studio's ratings only);
+    in a study, the study's progress (``annotation.study_progress``) with the annotator's own count."""
+    if study:
+        prog = annotation.study_progress(ctx.store, study)
+        return {**prog, "rated": prog["annotators"].get(annotator, 0)}
+    ratings = annotation.current_ratings(ctx.store.list_events_of_kinds(["rating", "undo"], source=APP_SOURCE))
     mine = sum(1 for _, ann in ratings if ann == annotator)
     return {"rated": mine, "total": ctx.store.count_responses()}

@@ -11,6 +11,8 @@ import threading
 import time
 from typing import Callable
 
+from ..store import StoreClosedError
+
 log = logging.getLogger(__name__)
 
 
@@ -18,8 +20,10 @@ class BackgroundWork:
     """>>> work = BackgroundWork()
     >>> work.status() is None
     True
-    >>> work.start("counting", lambda: None); work.wait(5); work.status() is None
+    >>> work.start("counting", lambda: None, done=lambda: "counted"); work.wait(5); work.status() is None
     True
+    >>> work.finished()
+    'counted (in 0 min)'
     """
 
     def __init__(self) -> None:
@@ -28,15 +32,23 @@ class BackgroundWork:
         self._started = 0.0
         self._thread: threading.Thread | None = None
         self._progress: Callable[[], str] | None = None
+        self._finished: str | None = None
 
-    def start(self, label: str, fn: Callable[[], None], progress: Callable[[], str] | None = None) -> None:
+    def start(self, label: str, fn: Callable[[], None], progress: Callable[[], str] | None = None,
+              done: Callable[[], str] | None = None) -> None:
+        """Run ``fn`` on a daemon thread; ``progress`` says how far it is, ``done`` what it did once it is over."""
         if self._thread is not None and self._thread.is_alive():
             raise RuntimeError(f"background work already running: {self._label}")
         self._label, self._error, self._started, self._progress = label, None, time.monotonic(), progress
+        self._finished = None
 
         def target() -> None:
             try:
                 fn()
+                minutes = (time.monotonic() - self._started) / 60
+                self._finished = f"{done() if done else label + ': done'} (in {minutes:.0f} min)"
+            except StoreClosedError:
+                log.info("%s: stopped, the store was closed (the app is stopping); it resumes on the next start", label)
             except Exception as exc:  # noqa: BLE001 - shown in the banner and logged, never lost
                 log.exception("background work %r failed", label)
                 self._error = f"{type(exc).__name__}: {exc}"
@@ -53,6 +65,10 @@ class BackgroundWork:
 
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+    def finished(self) -> str | None:
+        """What the work did, once it ended well (None while it runs, after a failure, or when none ran)."""
+        return None if self.running() else self._finished
 
     def status(self) -> str | None:
         """A line for the banner while working (or after a failure); None when there is nothing to say."""

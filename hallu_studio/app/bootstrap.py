@@ -98,6 +98,10 @@ class DemoProgress:
             return f"running the probe models [synthetic]: {total:,} responses so far"
         return f"loading the scoring models; {total:,} responses to score"
 
+    def done_line(self) -> str:
+        """What the banner says once the first start is over."""
+        return f"the offline demo is ready: all {self.store.count_responses():,} responses scored"
+
     def score(self, store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS) -> None:
         score_everything(store, settings, metrics, progress=self)
 

@@ -8,6 +8,7 @@ import gradio as gr
 
 from ..config import ASSETS_DIR
 from .context import AppContext
+from .overview_cache import score_fingerprint
 from .render.palette import md
 from .security import app_kwargs
 from .tabs import annotate, browse, inspect, overview, run, settings, study
@@ -28,6 +29,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(f"## {TITLE} — hallucination in vision-language models", elem_id="hs-title")
         banner = gr.Markdown(visible=False, elem_id="hs-banner")
+        annotator_place = annotate.browser_session()
         with gr.Tabs(selected="overview") as tabs:
             with gr.Tab("Overview", id="overview", elem_id="tab-overview"):
                 ov_inputs, ov_outputs, ov_fn = overview.build(ctx)
@@ -35,8 +37,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 br = browse.build(ctx)
             with gr.Tab("Inspect", id="inspect", elem_id="tab-inspect"):
                 ins = inspect.build(ctx)
-            with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate"):
-                annotate.build(ctx)
+            with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate") as annotate_tab:
+                ann = annotate.build(ctx, annotator_place)
             with gr.Tab("Study", id="study", elem_id="tab-study") as study_tab:
                 study.build(ctx, study_tab)
             with gr.Tab("Run", id="run", elem_id="tab-run"):
@@ -44,6 +46,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             with gr.Tab("Settings", id="settings", elem_id="tab-settings"):
                 settings.build(ctx)
         annotate.register_api(ctx)
+        # a study created in the Study view is in the Annotate view's list when that view is opened
+        annotate_tab.select(lambda: gr.update(choices=annotate.study_choices(ctx)), None, [ann.study],
+                            api_visibility="private", show_progress="hidden")
 
         def open_row(row_ids: list[str], filters: dict[str, Any], page: float | None,
                      evt: gr.SelectData) -> list[Any]:
@@ -78,13 +83,30 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         demo.load(on_load, None, [tabs, *br.controls, br.table, br.ids, br.filters, br.status, *ins.outputs],
                   api_visibility="private")
         demo.load(lambda: ov_fn("", False), None, ov_outputs, api_visibility="private")
+        # The annotator's name and place come back from the browser's storage after a reload.
+        demo.load(ann.restore, [ann.session], ann.restore_outputs, api_visibility="private")
 
-        def show_background() -> Any:
+        watching = gr.State(False)  # this page has seen the background work running
+        banner_timer = gr.Timer(2.0, active=ctx.background.running())
+        overview_shows = ov_outputs[1]  # the score fingerprint the page's Overview was drawn from
+
+        def show_background(seen: bool, drawn_from: str | None) -> list[Any]:
+            """While the first start scores the demo, what it is doing. Once it ends, on a page that watched it:
+            that the Overview is catching up, until this page's Overview is drawn from every score; then that it
+            is done, and the poll stops. So the banner never says done beside a partial Overview."""
             line = ctx.background.status()
-            return gr.Markdown(f"**Working:** {md(line)}" if line else "", visible=bool(line))
+            if line:
+                return [gr.Markdown(f"**Working:** {md(line)}", visible=True), True, gr.skip()]
+            finished = ctx.background.finished()
+            if seen and finished:
+                if drawn_from != repr(score_fingerprint(ctx.store)):
+                    return [gr.Markdown(f"**Almost done:** {md(finished)}; the Overview is being redrawn with "
+                                        "every score", visible=True), True, gr.skip()]
+                return [gr.Markdown(f"**Done:** {md(finished)}", visible=True), False, gr.Timer(active=False)]
+            return [gr.Markdown("", visible=False), False, gr.Timer(active=False)]
 
-        # While the first start scores the demo, a banner says so (polled; idle once it is done).
-        demo.load(show_background, None, banner, api_visibility="private")
-        gr.Timer(2.0, active=ctx.background.running()).tick(show_background, None, banner,
-                                                              api_visibility="private")
+        demo.load(show_background, [watching, overview_shows], [banner, watching, banner_timer],
+                  api_visibility="private")
+        banner_timer.tick(show_background, [watching, overview_shows], [banner, watching, banner_timer],
+                          api_visibility="private", show_progress="hidden")
     return demo

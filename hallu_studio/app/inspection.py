@@ -15,7 +15,7 @@ from ..model import Score
 from ..store import Store
 from . import render
 from .render.concepts import object_names
-from .render.palette import empty_note, esc, model_label
+from .render.palette import claim_label, empty_note, esc, model_label
 
 
 @dataclass
@@ -80,7 +80,8 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
                + (" vs the reference caption" if s.evidence.get("reference") == CAPTION_SOURCE else ""),
                s.evidence) for s in trihe_scores]
     triplets = (trihe_ev or {}).get("triplets") or []
-    triplet_choices = [f"{i}: {' | '.join(str(x) for x in t.get('triplet') or [])} [{t.get('verdict')}]"
+    triplet_choices = [f"{i}: {' | '.join(str(x) for x in t.get('triplet') or [])} "
+                       f"[{claim_label(str(t.get('verdict')), str(t.get('kind') or ''))}]"
                        for i, t in enumerate(triplets)]
     alignment = (edit.evidence.get("alignment") or []) if edit else []
     # Edits are numbered among the alignment's non-equal steps (the "edit:<i>" of a revision review).
@@ -116,3 +117,45 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
         triplet_choices=triplet_choices,
         edit_choices=edit_choices,
     )
+
+
+BLIND_NOTE = "blind: no model name, verdict or score is shown"
+
+
+@dataclass
+class AnnotationItem:
+    """What Annotate shows of one response. Blind: the image, the question and the plain response, and
+    nothing of the model, the judges or the scores."""
+
+    response_id: str
+    header: str
+    image: str
+    response_text: str
+    verdicts: str  # "" when blind
+    triplet_choices: list[str]
+    edit_choices: list[str]
+
+
+def annotation_item(store: Store, response_id: str, *, blind: bool = True) -> AnnotationItem:
+    """The item as an annotator sees it. ``blind`` (the default for ratings) leaves out the model's name, the
+    verdict colours in the text, the judged triplets, the edit diff and every score."""
+    if not blind:
+        p = inspect_response(store, response_id, with_graphs=False)
+        return AnnotationItem(response_id, p.header, p.image, p.response_text, p.triplets + p.edit,
+                              p.triplet_choices, p.edit_choices)
+    response = store.get_response(response_id)
+    if response is None:
+        raise KeyError(f"response {response_id!r} is not in the store")
+    sample = store.get_sample(response.sample_id)
+    if sample is None:
+        raise KeyError(f"response {response_id!r} names sample {response.sample_id!r}, which is not in the store")
+    image = store.get_image(sample.image_sha256) if sample.image_sha256 else None
+    image_html = render.image_html(image[0] if image else None, image[1] if image else None, alt="the image",
+                                   missing_reason=None if sample.image_sha256 else "the image was not found")
+    question = f"<p><b>question:</b> {esc(sample.question)}</p>" if sample.question else ""
+    options = f"<p><b>options:</b> {esc(' / '.join(sample.options))}</p>" if sample.options else ""
+    header = (f'<div class="hs-header hs-blind"><p>task {esc(sample.task)} · '
+              f'<code class="hs-response-id">{esc(response_id)}</code> · {esc(BLIND_NOTE)}</p>{question}{options}'
+              f'</div><p><b>response:</b></p>')
+    return AnnotationItem(response_id, header, image_html, render.highlight_spans_html(response.text, []), "",
+                          [], [])

@@ -11,6 +11,7 @@ import argparse
 import errno
 import logging
 import os
+import signal
 import socket
 import sys
 import threading
@@ -110,9 +111,21 @@ def start_demo(ctx: "AppContext", steps: "BootstrapSteps | None" = None) -> None
         finish_demo(store, ctx.settings, steps)
 
     ctx.background.start("building the offline demo in the background", probes_then_scores,
-                         progress=progress.line)
+                         progress=progress.line, done=progress.done_line)
     print("first start: running the probe models [synthetic] and scoring in the background; "
           "the app opens now and fills in as scores land", flush=True)
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM stops the app as Ctrl-C (SIGINT) does: the server closes and the store is checkpointed and
+    closed on the way out, so the ``.duckdb`` file alone holds everything (no ``.wal`` left beside it).
+
+    Python's default for SIGTERM ends the process at once, with no ``finally`` run."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "app.py") -> int:
@@ -145,6 +158,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "app.py") -> int:
     except (StoreError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    stop_on_sigterm()
     try:
         ctx = AppContext(store=store, settings=settings, auth_enabled=users is not None)
         if not args.no_bootstrap:
@@ -164,6 +178,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "app.py") -> int:
                 raise
             print(f"error: {problem}", file=sys.stderr)
             return 2
+    except KeyboardInterrupt:
+        pass  # stopped before the server ran (during the first start's import, say): close the store all the same
     finally:
+        # Checkpointed on close: the .duckdb file alone then holds every event and score written while it ran.
+        # A second Ctrl-C or SIGTERM must not cut the checkpoint short.
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(number, signal.SIG_IGN)
         store.close()
+        print(f"stopped; the store {store.path} is saved", flush=True)
     return 0

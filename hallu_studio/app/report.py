@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 from ..config import ASSETS_DIR
 from .columns import all_keys
 from .inspection import inspect_response
-from .overview_data import GUIDE, benchmark_boards
+from .overview_data import benchmark_boards
 from .render.leaderboard import LEADERBOARD_CSS, board_html, model_cell
-from .render.palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, esc
+from .render.palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, display_name, esc
 from .render.plots import figure_png, figures_html
 
 if TYPE_CHECKING:
     from ..model import SceneGraph
     from ..store import Store
+    from .overview_data import BenchmarkBoard
 
 # Nothing may be fetched: images and plots are data URIs, styles are inline, scripts are absent.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -33,8 +34,11 @@ REPORT_CSS = """
 body { font-family: sans-serif; margin: 18px auto; max-width: 1320px; padding: 0 16px; color: #222; }
 h1 { font-size: 1.5em; margin: 0 0 4px 0; } h2 { font-size: 1.25em; margin: 22px 0 6px 0; }
 .hs-meta { color: #555; font-size: 0.9em; margin: 0 0 12px 0; }
-.hs-fail { display: grid; grid-template-columns: 280px minmax(0, 1fr) 340px; gap: 14px; border: 1px solid #e2e2e2;
+.hs-fail { display: grid; grid-template-columns: 280px minmax(0, 1fr); gap: 14px; border: 1px solid #e2e2e2;
   border-radius: 6px; padding: 10px; margin: 10px 0; }
+.hs-fail > div.hs-graph { grid-column: 1 / -1; display: grid; grid-template-columns: minmax(0, 1fr) 340px; gap: 14px; }
+.hs-summary { font-size: 1.08em; background: #f3f6fb; border-left: 4px solid #2e6bd6; padding: 6px 10px;
+  margin: 6px 0 12px 0; }
 .hs-fail > div { min-width: 0; }
 .hs-fail img { max-width: 100%; height: auto; }
 .hs-fail h4 { margin: 0 0 4px 0; font-size: 0.95em; }
@@ -49,12 +53,16 @@ _FAILURE_ORDER = (("trihe.hallucinated", "hallucinated Tri-HE claims"), ("emd.to
                   ("reefknot.hallucinated", "Reefknot: hallucinated answer"), ("chair.chair_i_item", "CHAIRi"))
 
 
-def scene_graph_png(graph: "SceneGraph", max_objects: int = 10) -> bytes | None:
-    """A small static drawing of a scene graph (objects, attributes in brackets, labelled relations)."""
+def scene_graph_png(graph: "SceneGraph", max_objects: int = 40) -> bytes | None:
+    """A static drawing of a scene graph: every object (up to ``max_objects``) with all its attributes under its
+    name, and the labelled relations; laid out as Inspect lays out its graphs (``render.layout``: no box over
+    another or over an edge label)."""
     if not graph.objects:
         return None
     import matplotlib.pyplot as plt
-    import networkx as nx
+    from matplotlib.patches import FancyArrowPatch
+
+    from .render.layout import Box, Link, layout
 
     related = {e for r in graph.relations for e in (r.subject, r.object)}
     objects = sorted(graph.objects, key=lambda o: o.id not in related)[:max_objects]
@@ -66,22 +74,59 @@ def scene_graph_png(graph: "SceneGraph", max_objects: int = 10) -> bytes | None:
             return o.name
         return o.id if o.id.startswith(o.name) else f"{o.name} {o.id}"
 
-    label = {o.id: name(o) + (f"\n[{o.attributes[0]}]" if o.attributes else "") for o in objects}
-    g = nx.DiGraph()
-    g.add_nodes_from(kept)
-    edges = {(r.subject, r.object): r.predicate for r in graph.relations if r.subject in kept and r.object in kept
-             and r.subject != r.object}
-    g.add_edges_from(edges)
-    pos = nx.circular_layout(g)  # at most max_objects nodes on a circle: labels never sit on each other
-    fig, ax = plt.subplots(figsize=(4.4, 3.6))
-    nx.draw_networkx_edges(g, pos, ax=ax, edge_color="#999", arrows=True, arrowsize=8, node_size=900)
-    nx.draw_networkx_edge_labels(g, pos, edge_labels=edges, ax=ax, font_size=6, font_color="#444",
-                                 bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
-    nx.draw_networkx_labels(g, pos, labels=label, ax=ax, font_size=6.5,
-                            bbox={"boxstyle": "round,pad=0.25", "fc": "#eef3fa", "ec": "#8aa4c8"})
+    def wrapped(words: list[str], width: int = 26) -> str:
+        lines, line = [], ""
+        for w in words:
+            piece = w if not line else f"{line} · {w}"
+            if line and len(piece) > width:
+                lines.append(line)
+                line = w
+            else:
+                line = piece
+        return "\n".join(lines + ([line] if line else []))
+
+    boxes = [Box(o.id, name(o) + (f"\n{wrapped([str(a) for a in o.attributes])}" if o.attributes else ""))
+             for o in objects]
+    edges: dict[tuple[str, str], list[str]] = {}
+    for r in graph.relations:
+        if r.subject in kept and r.object in kept and r.subject != r.object:
+            key = (r.subject, r.object) if (r.object, r.subject) not in edges else (r.object, r.subject)
+            edges.setdefault(key, []).append(r.predicate if key == (r.subject, r.object) else f"{r.predicate} (←)")
+    links = [Link(a, b, "\n".join(labels)) for (a, b), labels in edges.items()]
+    pos = layout(boxes, links)
+    sizes = {b.id: b.size for b in boxes}
+    left = min(pos[k][0] - sizes[k][0] / 2 for k in pos)
+    right = max(pos[k][0] + sizes[k][0] / 2 for k in pos)
+    top = min(pos[k][1] - sizes[k][1] / 2 for k in pos)
+    bottom = max(pos[k][1] + sizes[k][1] / 2 for k in pos)
+    dpi, scale = 100, 0.62  # layout pixels -> image pixels: 18 px labels drawn at about 11 px
+    width, height = (right - left) * scale + 20, (bottom - top) * scale + 20
+    shrink = min(1.0, 1100 / width)  # the widest drawing the report shows at full size
+    scale, width, height = scale * shrink, width * shrink, height * shrink
+    fig = plt.figure(figsize=(width / dpi, height / dpi), dpi=dpi)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(left - 10 / scale, right + 10 / scale)
+    ax.set_ylim(bottom + 10 / scale, top - 10 / scale)  # y grows downwards, as on screen
     ax.set_axis_off()
-    ax.margins(0.22)
-    return figure_png(fig, dpi=110)
+    points = 72 / dpi * scale
+    def rim(frm: str, to: str) -> tuple[float, float]:
+        """Where the line from ``frm``'s centre to ``to``'s leaves ``to``'s box (the arrowhead stays in view)."""
+        (x0, y0), (x1, y1) = pos[frm], pos[to]
+        w, h = sizes[to][0] / 2 + 4, sizes[to][1] / 2 + 4
+        dx, dy = x0 - x1, y0 - y1
+        t = min(w / abs(dx) if dx else float("inf"), h / abs(dy) if dy else float("inf"), 1.0)
+        return x1 + dx * t, y1 + dy * t
+
+    for (a, b), labels in edges.items():
+        ax.add_patch(FancyArrowPatch(rim(b, a), rim(a, b), arrowstyle="-|>", mutation_scale=10, color="#8c9bb0",
+                                     lw=1, shrinkA=0, shrinkB=0, zorder=1))
+        mid = ((pos[a][0] + pos[b][0]) / 2, (pos[a][1] + pos[b][1]) / 2)
+        ax.text(*mid, "\n".join(labels), fontsize=14 * points, color="#333", ha="center", va="center", zorder=3,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"})
+    for box in boxes:
+        ax.text(*pos[box.id], box.label, fontsize=18 * points, ha="center", va="center", zorder=2,
+                linespacing=1.15, bbox={"boxstyle": "round,pad=0.35", "fc": "#eef3fa", "ec": "#8aa4c8"})
+    return figure_png(fig, dpi=dpi)
 
 
 def _png_img(data: bytes | None, alt: str) -> str:
@@ -119,8 +164,12 @@ def _judged_claims(store: "Store", response_id: str, limit: int = 8) -> str:
     bad = [t for t in triplets if t.get("verdict") != "supported"]
     if not bad:
         return ""
-    items = "".join(f'<li>{badge(TRIHE_TO_VERDICT.get(str(t.get("verdict")), UNCERTAIN), str(t.get("verdict")))} '
-                    f'{esc(" — ".join(str(x) for x in t.get("triplet") or []))}</li>' for t in bad[:limit])
+    def said(t: dict[str, Any]) -> str:  # an attribute conflict is "attribute", not Tri-HE's "relation"
+        verdict = str(t.get("verdict"))
+        return badge(TRIHE_TO_VERDICT.get(verdict, UNCERTAIN), claim_label(verdict, str(t.get("kind") or "")))
+
+    items = "".join(f'<li>{said(t)} {esc(" — ".join(str(x) for x in t.get("triplet") or []))}</li>'
+                    for t in bad[:limit])
     more = f"<li>… and {len(bad) - limit} more</li>" if len(bad) > limit else ""
     return (f'<h4>claims not supported ({len(bad)} of {len(triplets)})</h4>'
             f'<ul class="hs-claims">{items}{more}</ul>')
@@ -134,8 +183,60 @@ def _failure_html(store: "Store", row: dict[str, Any], column_name: str, value: 
     return (f'<article class="hs-fail"><div>{panels.image}</div>'
             f'<div><h4>{model_cell(row["model"], bool(row["synthetic"]))}</h4>'
             f'<p class="hs-why">{esc(column_name)}: {esc(number)}</p>{panels.header}{panels.response_text}</div>'
-            f'<div><h4>reference scene graph</h4>{graph or "<p>none stored</p>"}'
-            f'{_judged_claims(store, row["id"])}</div></article>')
+            f'<div class="hs-graph"><div><h4>reference scene graph</h4>{graph or "<p>none stored</p>"}</div>'
+            f'<div>{_judged_claims(store, row["id"])}</div></div></article>')
+
+
+# What the colours of a failure card mean (the app says it on hover; a shared file cannot).
+FAILURE_LEGEND = ('<p class="hs-meta">In each response, the claims the Tri-HE judge checked are marked: '
+                  f'{badge("supported", "green")} supported by the reference, {badge("hallucinated", "red")} '
+                  f'hallucinated, {badge("uncertain", "amber")} not stated by the reference (unverifiable) or a '
+                  'guess; objects alone are marked by HalFscore the same way. Beside the reference scene graph, '
+                  'the claims the judge did not support, named for what they are about (object, relation, '
+                  'attribute, count).</p>')
+
+
+def _fmt(x: float) -> str:
+    return f"{0.0 if abs(x) < 1e-9 else x:.3g}"
+
+
+def summary_line(boards: "list[BenchmarkBoard]") -> str:
+    """One sentence per benchmark: who hallucinates least on its ranking number, by how much, and how sure.
+
+    The gap is to the runner-up; when their intervals overlap the sentence says the order is not settled.
+    """
+    parts = []
+    for board in boards:
+        h = board.ranked_by
+        ranked = [r for r in board.runs if r.rank is not None and h is not None]
+        if h is None or not ranked:
+            continue
+        best = ranked[0]
+        cell = best.cells[h.column]
+        text = (f"{display_name(best.model)} hallucinates least on {board.benchmark}: {h.family} {h.name} "
+                f"{_fmt(cell.value)} {h.unit}")
+        if cell.low is not None and cell.high is not None:
+            text += f" (95% CI {_fmt(cell.low)}–{_fmt(cell.high)})"
+        if len(ranked) > 1:
+            second, worst = ranked[1], ranked[-1]
+            other = second.cells[h.column]
+            gap = abs(other.value - cell.value)
+            text += (f", against {_fmt(other.value)} for the next, {display_name(second.model)} "
+                     f"({_fmt(gap)} {'lower' if h.lower_is_better else 'higher'}")
+            overlap = None not in (cell.low, cell.high, other.low, other.high) and \
+                max(cell.low, other.low) <= min(cell.high, other.high)
+            text += ", though their intervals overlap)" if overlap else ")"
+            if worst is not second:
+                text += (f", and {_fmt(worst.cells[h.column].value)} for {display_name(worst.model)}, which "
+                         "hallucinates most")
+        if all(r.synthetic for r in ranked):
+            text += " (synthetic probe models, not real LVLMs)"
+        if any(r.cells[h.column].partial for r in ranked):
+            text += " (not every response is scored yet)"
+        parts.append(text)
+    if not parts:
+        return "Nothing is ranked yet: no benchmark has a scored headline number."
+    return "In short: " + "; ".join(parts) + "."
 
 
 def build_report(store: "Store", benchmark: str | None = None, failures: int = 6) -> str:
@@ -143,14 +244,15 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
     counts = store.counts()
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = []
-    for board in benchmark_boards(store, benchmark):
+    boards = benchmark_boards(store, benchmark)
+    for board in boards:
         rows = store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000)
         what, worst = worst_failures(store, board.benchmark, failures)
         column = next((c for c, w in _FAILURE_ORDER if w == what), None)
         cards = "".join(_failure_html(store, r, what, r.get(column)) for r in worst) if worst else (
             "<p>no failures found (nothing scored, or nothing hallucinated)</p>")
-        sections.append(f"{board_html(board)}{figures_html(rows)}"
-                        f"<h3>Worst failures, by {esc(what or 'failure measure')}</h3>{cards}")
+        sections.append(f"{board_html(board, static=True)}{figures_html(rows)}"
+                        f"<h3>Worst failures, by {esc(what or 'failure measure')}</h3>{FAILURE_LEGEND}{cards}")
     app_css = (ASSETS_DIR / "app.css").read_text(encoding="utf-8") if (ASSETS_DIR / "app.css").exists() else ""
     body = "".join(sections) or "<p>no runs in this store yet</p>"
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -159,10 +261,12 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
             f'<title>HalluStudio report{esc(" · " + benchmark) if benchmark else ""}</title>'
             f"<style>{app_css}{LEADERBOARD_CSS}{REPORT_CSS}</style></head><body>"
             f"<h1>HalluStudio report{esc(' · ' + benchmark) if benchmark else ''}</h1>"
+            f'<p class="hs-summary">{esc(summary_line(boards))}</p>'
             f'<p class="hs-meta">{esc(now)} · store <code>{esc(Path(store.path).name)}</code> · '
             f'{counts["runs"]:,} runs, {counts["responses"]:,} responses, {counts["scores"]:,} scores. Runs marked '
-            f"synthetic are probe models, not real LVLMs. What each metric means and where it misleads: "
-            f"<code>{esc(GUIDE)}</code>.</p>{body}</body></html>")
+            f"synthetic are probe models (deterministic describers that inject known hallucinations), not real "
+            f"LVLMs. Each benchmark's table says below it what each number means and where it misleads.</p>"
+            f"{body}</body></html>")
 
 
 def write_report(store: "Store", path: str | Path, benchmark: str | None = None) -> Path:

@@ -14,7 +14,7 @@ from typing import Callable
 from ..importers.base import ImportProblem, ParsedBenchmark, ParsedResponses
 from ..pipelines.importing import ImportReport, import_benchmark, import_events, import_responses
 from ..store import Store
-from .common import add_db_option, check_benchmark, open_store
+from .common import add_db_option, check_benchmark, settings_from
 
 FORMATS = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "lmms-eval", "vlmevalkit", "jsonl",
            "human-judgements")
@@ -158,10 +158,28 @@ def refuse_unread_options(args: argparse.Namespace) -> None:
             raise ValueError(f"--format {args.format} does not take {flag} (formats that do: {', '.join(readers)})")
 
 
+def refuse_missing_paths(args: argparse.Namespace) -> None:
+    """A PATH, ``--images`` folder or ``--regions`` file that is not there is refused before any store is made."""
+    if args.format != "sample" and not args.path:
+        raise ValueError(f"--format {args.format} needs a PATH")
+    for flag, value in (("PATH", args.path), ("--images", args.images), ("--regions", args.regions)):
+        if value is not None and not Path(value).exists():
+            raise FileNotFoundError(f"{flag} {value} does not exist; nothing was imported and no store was created")
+
+
 def run(args: argparse.Namespace) -> int:
     refuse_unread_options(args)
-    with open_store(args, create=True) as store:
-        reports = _run_format(args, store)
+    refuse_missing_paths(args)
+    target = Path(settings_from(args).db).expanduser()
+    existed = target.exists()
+    try:
+        with Store(target) as store:  # only import creates a store
+            reports = _run_format(args, store)
+    except BaseException:
+        if not existed:  # a store this command made for an import that did not happen: leave nothing behind
+            for leftover in (target, target.with_name(target.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+        raise
     status = 0
     for report in reports:
         print_problems(report.problems)

@@ -174,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
             cells = [_ci(r[m], r[f"{m}_low"], r[f"{m}_high"]) for m in ("pearson", "spearman", "kendall")]
             print(f"  {r['metric']:<12} {r['value']:<10} {r['config_key']:<17} {int(r['n']):>5}  "
                   + " ".join(f"{c:<24}" for c in cells))
+            print("  " + " " * 12 + " " + row_notes(r))
     print(f"Krippendorff's alpha ({agreement['level']}): {_f(agreement['alpha'])} "
           f"({agreement['annotators']} annotators, {agreement['items_rated_twice']} of {agreement['items']} "
           "items rated by two or more)")
@@ -255,6 +256,19 @@ def print_human_agreement(report: Any) -> None:
                   f"{_ci(r['mean'], r['mean_low'], r['mean_high']):<26}")
     for note in report.notes:
         print(f"  note: {note}")
+def row_notes(row: dict[str, Any]) -> str:
+    """Under a correlation row: its number's direction, what it left out and why, and a warning when its
+    intervals rest on few images."""
+    from ..studies.collect import MIN_IMAGES_FOR_INTERVAL, direction_note
+
+    direction = direction_note(row["metric"], row["value"])
+    agrees = {True: "agrees with people if negative", False: "agrees with people if positive"}.get(
+        row.get("higher_is_worse"), "")
+    left = "; ".join(f"{n} {why}" for why, n in (row.get("left_out") or {}).items()) or "none"
+    text = f"{direction}, {agrees}; {int(row['n'])} of {int(row['rated'])} rated used; left out: {left}"
+    if int(row["clusters"]) < MIN_IMAGES_FOR_INTERVAL:
+        text += f"; WARNING: intervals from {int(row['clusters'])} images say little"
+    return text
 
 
 def write_study_records(correlations: list[dict[str, Any]], agreement: dict[str, Any], judges: dict[str, Any],
@@ -267,7 +281,9 @@ def write_study_records(correlations: list[dict[str, Any]], agreement: dict[str,
     ``human_rank``, ``human_spans``, ``human_facts``, ``human_groups``, each with its ``source``:
     ``studies.human_sources.HumanAgreementReport.rows``).
     """
-    rows: list[dict[str, Any]] = [{"table": "correlation", **r} for r in correlations]
+    rows: list[dict[str, Any]] = [{"table": "correlation", **r,
+                                   "left_out": "; ".join(f"{n} {why}" for why, n in (r.get("left_out") or {}).items())}
+                                  for r in correlations]
     rows.append({"table": "agreement", **agreement})
     rows += [{"table": "judge_accuracy", "judge": name, "n": acc.n, "accuracy": acc.accuracy,
               "binary_accuracy": acc.binary_accuracy, "kappa": acc.kappa} for name, acc in sorted(judges.items())]

@@ -21,6 +21,28 @@ class FatalImportError(ValueError):
     """The file as a whole cannot be read (missing, not JSON, wrong top-level shape)."""
 
 
+def json_error_text(exc: json.JSONDecodeError, one_line: bool = False) -> str:
+    r"""Where JSON went wrong and what was there, for a person to find it: the line (left out when the text was
+    ``one_line`` of a file, whose number the caller gives), the column, the parser's reason and the text found.
+
+    >>> try:
+    ...     json.loads('{"text": "a\tb"}')
+    ... except json.JSONDecodeError as exc:
+    ...     print(json_error_text(exc, one_line=True))
+    column 12: invalid control character; found '\t' in '{"text": "a\tb"}'
+    """
+    reason = exc.msg.removesuffix(" at").rstrip(":")
+    reason = reason[:1].lower() + reason[1:]
+    start = exc.doc.rfind("\n", 0, exc.pos) + 1
+    end = exc.doc.find("\n", exc.pos)
+    end = len(exc.doc) if end < 0 else end
+    left, right = max(start, exc.pos - 30), min(end, exc.pos + 30)
+    shown = ("…" if left > start else "") + repr(exc.doc[left:right]) + ("…" if right < end else "")
+    found = repr(exc.doc[exc.pos]) if exc.pos < len(exc.doc) else "the end of the text"
+    where = f"column {exc.colno}" if one_line else f"line {exc.lineno}, column {exc.colno}"
+    return f"{where}: {reason}; found {found} in {shown}"
+
+
 def read_json(path: str | os.PathLike[str], expect: type | None = None, what: str = "") -> Any:
     """The file's JSON; with ``expect``, its top level must be of that type (``what`` says what was
     expected in the error, e.g. "a list of scene graphs")."""
@@ -31,7 +53,7 @@ def read_json(path: str | os.PathLike[str], expect: type | None = None, what: st
         with open(p, encoding="utf-8") as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
-        raise FatalImportError(f"{p.name}: not valid JSON ({exc})") from exc
+        raise FatalImportError(f"{p.name}: not valid JSON at {json_error_text(exc)}") from exc
     except UnicodeDecodeError as exc:
         raise FatalImportError(f"{p.name}: not UTF-8 text ({exc})") from exc
     if expect is not None and not isinstance(data, expect):
@@ -51,7 +73,8 @@ def iter_jsonl(path: str | os.PathLike[str], problems: list[ImportProblem]) -> I
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                problems.append(ImportProblem(f"{p.name} line {lineno}", f"not valid JSON ({exc.msg})"))
+                problems.append(ImportProblem(f"{p.name} line {lineno}",
+                                              f"not valid JSON at {json_error_text(exc, one_line=True)}"))
                 continue
             if not isinstance(record, dict):
                 problems.append(ImportProblem(f"{p.name} line {lineno}",

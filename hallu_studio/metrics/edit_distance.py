@@ -42,6 +42,16 @@ def words_of(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Where each word of ``words_of(text)`` stands in ``text`` (character offsets), so that a view can show
+    the words with the punctuation and spacing between them.
+
+    >>> word_spans("A cat, sat.")
+    [(0, 1), (2, 5), (7, 10)]
+    """
+    return [m.span() for m in _WORD.finditer(text)]
+
+
 @dataclass
 class WordEdit:
     """The edit distance between two texts and the word alignment behind it.

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from tqdm import tqdm
 
 from ..config import Settings
+from ..importers.reading import json_error_text
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..metrics.base import ItemResult, Metric, ScoringItem
 from ..metrics.registry import (METRIC_TASKS, check_llm_configured, make_extractor, make_metrics,
@@ -402,9 +403,12 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                 sample = _jsonl_sample(record, line_no)
                 given = ConceptSet.from_dict(record["mentioned"]) if record.get("mentioned") is not None else None
             except (json.JSONDecodeError, ValidationError, TypeError, ValueError) as exc:
-                message = f"line {line_no}" + (f" (id {record_id!r})" if record_id is not None else "") + f": {exc}"
+                # a JSON error says its column and the text found there (its own message stops at "at")
+                error = (f"not valid JSON at {json_error_text(exc, one_line=True)}"
+                         if isinstance(exc, json.JSONDecodeError) else str(exc))
+                message = f"line {line_no}" + (f" (id {record_id!r})" if record_id is not None else "") + f": {error}"
                 report.errors.append(message)
-                results[line_no] = {"line": line_no, "id": record_id, "error": str(exc)}
+                results[line_no] = {"line": line_no, "id": record_id, "error": error}
                 continue
             parsed.append((line_no, record, sample, given))
         need = [p for p in parsed if p[3] is None]

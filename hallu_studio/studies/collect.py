@@ -14,7 +14,7 @@ import math
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from ..annotation import current_corrections, current_ratings, preferences
+from ..annotation import current_corrections, current_ratings, preferences, study_rating_events
 from ..model import APP_SOURCE
 from .agreement import krippendorff_alpha
 from .bradley_terry import Strength, bradley_terry
@@ -55,6 +55,43 @@ ITEM_VALUE: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
 }
 
 
+# What each metric's per-response number is, and whether a higher one means more hallucination. Human ratings
+# run the other way (5 = none), so a metric that agrees with people correlates negatively when higher is worse.
+ITEM_MEANING: dict[str, tuple[str, bool]] = {
+    "emd": ("EMD total ×100", True),
+    "edit": ("edits per word", True),
+    "trihe": ("share of claims hallucinated", True),
+    "halfscore": ("HalFscore F", False),
+    "chair": ("CHAIRi of the response", True),
+    "reefknot": ("answer hallucinated (0/1)", True),
+    "pope": ("answer wrong (0/1)", True),
+}
+# Per-response values (``--value metric=key``) where higher is better, whatever the metric's default.
+_HIGHER_IS_BETTER_KEYS = {"precision", "recall", "f", "correct", "matched", "r_score", "f1", "accuracy"}
+# Below this many images, a bootstrap interval resampled by image says little: the tables warn.
+MIN_IMAGES_FOR_INTERVAL = 10
+
+
+def higher_is_worse(metric: str, key: str | None = None) -> bool | None:
+    """Whether a higher per-response number of ``metric`` (its ``key`` where given) means more hallucination;
+    None when unknown.
+
+    >>> higher_is_worse("trihe"), higher_is_worse("halfscore"), higher_is_worse("emd", "object"), higher_is_worse("x")
+    (True, False, True, None)
+    """
+    if metric not in ITEM_MEANING:
+        return None
+    if key is not None and key != "default":
+        return key not in _HIGHER_IS_BETTER_KEYS
+    return ITEM_MEANING[metric][1]
+
+
+def direction_note(metric: str, key: str | None = None) -> str:
+    """"↑ = more hallucination" or "↑ = less hallucination" for a metric's per-response number ("" when unknown)."""
+    worse = higher_is_worse(metric, key)
+    return "" if worse is None else ("↑ = more hallucination" if worse else "↑ = less hallucination")
+
+
 def item_value(metric: str, values: Mapping[str, Any]) -> float | None:
     """A response's number for ``metric`` (for unknown metrics: their single numeric value, if any)."""
     if metric in ITEM_VALUE:
@@ -68,49 +105,90 @@ def image_cluster(row: Mapping[str, Any]) -> str:
     return f"{row.get('benchmark')}/{row.get('image_key') or row.get('sample_id')}"
 
 
-def mean_human_ratings(store: "Store", source: str = APP_SOURCE) -> dict[str, float]:
-    """Each rated response's mean current rating over the annotators of ``source`` (default: the app's)."""
+def _rating_events(store: "Store", source: str, study: str | None) -> dict[tuple[str, str], int]:
+    """``{(response_id, annotator): rating in force}`` of one source (and one study of this studio's)."""
+    events = store.list_events_of_kinds(["rating", "undo"], source=source)
+    if study:
+        return {key: int(e.value) for key, e in study_rating_events(events, study).items()}
+    return current_ratings(events)
+
+
+def mean_human_ratings(store: "Store", source: str = APP_SOURCE, study: str | None = None) -> dict[str, float]:
+    """Each rated response's mean current rating over annotators (of one ``source``; of one ``study``)."""
     by_response: dict[str, list[int]] = defaultdict(list)
-    for (rid, _), value in current_ratings(store.list_events_of_kinds(["rating", "undo"], source=source)).items():
+    for (rid, _), value in _rating_events(store, source, study).items():
         by_response[rid].append(value)
     return {rid: sum(v) / len(v) for rid, v in by_response.items()}
 
 
 def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: int = 1000, seed: int = 0,
-                      value_keys: Mapping[str, str] | None = None, source: str = APP_SOURCE) -> list[dict[str, Any]]:
+                      value_keys: Mapping[str, str] | None = None, source: str = APP_SOURCE,
+                      study: str | None = None) -> list[dict[str, Any]]:
     """Per metric and config: Pearson, Spearman and Kendall against mean human ratings, CIs by image.
 
     ``value_keys`` picks another per-response value of a metric (``{"emd": "object"}``)
-    than its default (``ITEM_VALUE``). ``source``: whose ratings (the app's annotators by default; an
-    imported study's name for its 1-5 ratings; never both pooled).
+    than its default (``ITEM_VALUE``). Only the ratings of ``source`` count (this studio's
+    annotators by default; of one ``study`` where named). Each row says how many responses were
+    rated (``rated``), and which of them it leaves out and why (``left_out``: reason -> count:
+    not scored for their task, undefined for the metric with its reason, not scored yet), and
+    whether a higher number means more hallucination (``higher_is_worse``).
     """
+    from ..metrics.registry import METRIC_TASKS, not_applicable_reason
+
     value_keys = dict(value_keys or {})
-    human = mean_human_ratings(store, source)
+    human = mean_human_ratings(store, source, study)
     if not human:
         return []
     groups: dict[tuple[str, str], list[tuple[float, float, str]]] = defaultdict(list)
+    seen: dict[tuple[str, str], set[str]] = defaultdict(set)
+    left_out: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for row in store.score_stat_rows():
         metric = row["metric"]
         if metric == CONCEPTS or (metrics and metric not in metrics) or row["response_id"] not in human:
             continue
+        key = (metric, row["config_key"])
+        seen[key].add(row["response_id"])
         if metric in value_keys:
             value = _num(row["values"].get(value_keys[metric]))
         else:
             value = item_value(metric, row["values"])
         if value is not None:
-            groups[(metric, row["config_key"])].append((value, human[row["response_id"]], image_cluster(row)))
+            groups[key].append((value, human[row["response_id"]], image_cluster(row)))
+        elif row.get("undefined_reason"):
+            left_out[key][f"undefined: {row['undefined_reason']}"] += 1
+        else:
+            left_out[key]["no per-response number"] += 1
+    missing = {rid for rid in human if any(rid not in ids for ids in seen.values())}
+    samples = _samples_of(store, missing)
     out = []
     for (metric, key), triples in sorted(groups.items()):
+        for rid in human:
+            if rid not in seen[(metric, key)]:
+                sample = samples.get(rid)
+                why = not_applicable_reason(metric, sample) if sample is not None and metric in METRIC_TASKS else None
+                left_out[(metric, key)][why or "not scored under this configuration"] += 1
         x, y, clusters = zip(*triples)
         result = correlate(list(x), list(y), list(clusters), n_boot=n_boot, seed=seed)
         out.append({"metric": metric, "value": value_keys.get(metric, "default"), "config_key": key,
-                    **result.as_row()})
+                    **result.as_row(), "rated": len(human), "left_out": dict(left_out[(metric, key)].most_common()),
+                    "higher_is_worse": higher_is_worse(metric, value_keys.get(metric))})
     return out
 
 
-def annotator_agreement(store: "Store", level: str = "ordinal", source: str = APP_SOURCE) -> dict[str, Any]:
-    """Krippendorff's alpha of the current ratings of ``source``'s annotators, with how much data it rests on."""
-    ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"], source=source))
+def _samples_of(store: "Store", response_ids: set[str]) -> dict[str, Any]:
+    """Each response's sample (what a metric's applicability is decided on)."""
+    if not response_ids:
+        return {}
+    responses = store.get_responses(sorted(response_ids))
+    samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
+    return {rid: samples[r.sample_id] for rid, r in responses.items() if r.sample_id in samples}
+
+
+def annotator_agreement(store: "Store", level: str = "ordinal", source: str = APP_SOURCE,
+                        study: str | None = None) -> dict[str, Any]:
+    """Krippendorff's alpha of the current ratings (of one ``source``; of one ``study``), with how much data
+    it rests on."""
+    ratings = _rating_events(store, source, study)
     per_item = Counter(rid for rid, _ in ratings)
     return {"alpha": krippendorff_alpha(ratings, level=level), "level": level,
             "annotators": len({a for _, a in ratings}), "items": len(per_item),
@@ -134,7 +212,10 @@ def human_triplet_verdicts(store: "Store", source: str = APP_SOURCE) -> tuple[di
 
 
 def judge_accuracy_table(store: "Store", source: str = APP_SOURCE) -> dict[str, JudgeAccuracy]:
-    """Each Tri-HE judge (judge name @ config key) against the people's majority verdicts."""
+    """Each Tri-HE judge (judge name @ config key) against the people's majority verdicts.
+
+    Every judge that scored a corrected response is listed, with every verdict it gives
+    (the scene-graph judge's ``unverifiable`` and ``inference`` included)."""
     human, _ = human_triplet_verdicts(store, source)
     if not human:
         return {}

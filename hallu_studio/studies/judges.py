@@ -20,7 +20,9 @@ from typing import Hashable, Mapping
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix
 
 HALLUCINATED = ("object", "relation")
-LABELS: tuple[str, ...] = ("supported", "object", "relation", "prediction_error", "unparseable")
+# Every verdict a judge gives (``judges.base.VERDICTS``): the scene-graph judge's unverifiable and inference too.
+LABELS: tuple[str, ...] = ("supported", "object", "relation", "prediction_error", "unparseable", "unverifiable",
+                           "inference")
 
 
 @dataclass(frozen=True)

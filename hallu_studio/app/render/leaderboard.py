@@ -6,6 +6,7 @@ Shared by the Overview and the offline report, so both read the same. The CSS is
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .palette import display_name, esc, model_colour, model_label
@@ -40,6 +41,8 @@ LEADERBOARD_CSS = """
   margin-left: 4px; }
 .hs-notes { color: #555; font-size: 0.85em; margin: 4px 0 0 0; }
 .hs-notes li { margin: 1px 0; }
+.hs-defs { color: #444; font-size: 0.85em; margin: 2px 0 0 0; }
+.hs-defs li { margin: 2px 0; }
 .hs-figs { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 12px 18px; margin: 10px 0; }
 .hs-figs figure { margin: 0; min-width: 0; }
 .hs-figs figcaption { font-weight: 600; font-size: 0.92em; margin: 0 0 2px 0; }
@@ -90,14 +93,15 @@ def _scale(board: "BenchmarkBoard", h: "Headline") -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def _number_cell(run: "RankedRun", h: "Headline", scale: tuple[float, float], best: bool) -> str:
+def _number_cell(run: "RankedRun", h: "Headline", scale: tuple[float, float], best: bool, static: bool = False) -> str:
     cell = run.cells[h.column]
+    tooltip = _without_doc_paths(h.tooltip) if static else h.tooltip
     if cell.value is None:
         if cell.applicable:
             text = f"{cell.note} ({cell.scored:,} of {cell.applicable:,} scored)" if cell.scored else cell.note
         else:
             text = cell.note
-        return f'<td class="hs-num" title="{esc(h.tooltip)}"><span class="hs-none">{esc(text)}</span></td>'
+        return f'<td class="hs-num" title="{esc(tooltip)}"><span class="hs-none">{esc(text)}</span></td>'
     interval = ""
     tip = f"{h.family} {h.name} = {_fmt(cell.value)} {h.unit}"
     if cell.low is not None and cell.high is not None:
@@ -110,8 +114,25 @@ def _number_cell(run: "RankedRun", h: "Headline", scale: tuple[float, float], be
             f'{ci_bar(cell, *scale, model_colour(run.model))}{interval}{partial}</td>')
 
 
-def board_html(board: "BenchmarkBoard") -> str:
-    """One benchmark's ranked table, with the notes on what is not applicable, not scored, or partial."""
+def _without_doc_paths(text: str) -> str:
+    """A sentence without its "(docs/...)" pointers: a reader of a shared file has no checkout to open them in."""
+    return re.sub(r"\s*\((?:see )?docs/[^)]*\)", "", text)
+
+
+def definitions_html(headlines: "list[Headline]") -> str:
+    """What each headline number means and where it misleads, written out (a shared file has no hover)."""
+    items = "".join(
+        f"<li><b>{esc(h.family)} {esc(h.name)}</b> {h.arrow} ({esc(h.unit)}, "
+        f"{'lower' if h.lower_is_better else 'higher'} is better): {esc(_without_doc_paths(h.meaning))} "
+        f"<i>Misleads:</i> {esc(_without_doc_paths(h.misleads))}</li>" for h in headlines)
+    return f'<ul class="hs-defs">{items}</ul>' if items else ""
+
+
+def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
+    """One benchmark's ranked table, with the notes on what is not applicable, not scored, or partial.
+
+    ``static`` (the shareable report): every explanation is written out below the table, none is only on hover,
+    and nothing points to a file the reader does not have; the models' full specifications are listed."""
     from ..overview_data import GUIDE
 
     shown = [h for h in board.headlines if any(r.cells[h.column].value is not None or r.cells[h.column].scored
@@ -128,7 +149,8 @@ def board_html(board: "BenchmarkBoard") -> str:
         members = [h for h in shown if h.family == family]
         top.append(f'<th class="hs-fam" colspan="{len(members)}">{esc(family)}</th>')
         for h in members:
-            sub.append(f'<th title="{esc(h.tooltip)}">{esc(h.name)} {h.arrow}<span class="hs-unit">{esc(h.unit)}'
+            tip = _without_doc_paths(h.tooltip) if static else h.tooltip
+            sub.append(f'<th title="{esc(tip)}">{esc(h.name)} {h.arrow}<span class="hs-unit">{esc(h.unit)}'
                        f'</span></th>')
     scales = {h.column: _scale(board, h) for h in shown}
     best = {}
@@ -141,14 +163,20 @@ def board_html(board: "BenchmarkBoard") -> str:
         cells = [f'<td class="hs-rankno">{run.rank if run.rank is not None else "–"}</td>',
                  f'<td class="hs-model">{model_cell(run.model, run.synthetic)}</td>',
                  f'<td class="hs-count">{run.responses:,}</td>']
-        cells += [_number_cell(run, h, scales[h.column], run.cells[h.column].value == best.get(h.column))
+        cells += [_number_cell(run, h, scales[h.column], run.cells[h.column].value == best.get(h.column), static)
                   for h in shown]
         body.append(f'<tr data-run="{esc(run.run_id)}">{"".join(cells)}</tr>')
     notes = []
     partial = sorted({display_name(r.model) for r in board.runs for h in shown if r.cells[h.column].partial})
     if partial:
-        notes.append(f"<li>Partial runs (not every response scored yet; numbers may move): "
-                     f"{esc(', '.join(partial))}.</li>")
+        note = "not every response scored yet; numbers may move"
+        if board.ranked_by is not None:
+            cells = [r.cells[board.ranked_by.column] for r in board.runs if r.cells[board.ranked_by.column].partial]
+            if cells:  # how little the ranking may rest on so far, e.g. the first start's slice
+                least = min(cells, key=lambda c: c.scored)
+                note = (f"the ranking rests on as few as {least.scored:,} of {least.applicable:,} responses per run "
+                        "so far; numbers and order may change")
+        notes.append(f"<li>Partial runs ({esc(note)}): {esc(', '.join(partial))}.</li>")
     for family, reason in board.not_applicable.items():
         notes.append(f"<li><b>{esc(family)}</b>: not applicable to {esc(board.benchmark)} ({esc(reason)}).</li>")
     if unscored:
@@ -157,12 +185,20 @@ def board_html(board: "BenchmarkBoard") -> str:
         notes.append(f"<li>Not scored on this benchmark: {esc(names)} "
                      f"(<code>hallu-studio score --metrics {esc(metrics)}</code>).</li>")
     notes += [f"<li>{esc(p)}</li>" for p in board.problems]
-    notes.append(f"<li>Hover a column for what it means and where it misleads; the long version is "
-                 f"<code>{esc(GUIDE)}</code>. Bars: 95% bootstrap interval resampled by image, on a scale "
-                 f"shared by the column; underlined: the best value.</li>")
+    if static:
+        models = sorted({(display_name(r.model), model_label(r.model, r.synthetic)) for r in board.runs})
+        notes.append("<li>Models: " + "; ".join(f"<b>{esc(short)}</b> = <code>{esc(full)}</code>"
+                                               for short, full in models) + ".</li>")
+        notes.append("<li>Under each number: its 95% bootstrap interval resampled by image, drawn as a bar on a "
+                     "scale shared by the column; underlined: the best value. What each number means:</li>")
+    else:
+        notes.append(f"<li>Hover a column for what it means and where it misleads; the long version is "
+                     f"<code>{esc(GUIDE)}</code>. Bars: 95% bootstrap interval resampled by image, on a scale "
+                     f"shared by the column; underlined: the best value.</li>")
     table = (f'<table class="hs-rank"><thead><tr>{"".join(top)}</tr><tr>{"".join(sub)}</tr></thead>'
              f'<tbody>{"".join(body)}</tbody></table>' if shown else
              '<p class="hs-none">no scored responses yet</p>')
+    defs = definitions_html(shown) if static else ""
     return (f'<section class="hs-ov" data-benchmark="{esc(board.benchmark)}"><h3>{esc(board.benchmark)} '
             f'<span class="hs-ranked-by">· {len(board.runs)} runs · {ranked}</span></h3>{table}'
-            f'<ul class="hs-notes">{"".join(notes)}</ul></section>')
+            f'<ul class="hs-notes">{"".join(notes)}</ul>{defs}</section>')

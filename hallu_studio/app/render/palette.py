@@ -24,6 +24,20 @@ TRIHE_TO_VERDICT = {
 }
 
 
+def claim_label(verdict: str, kind: str | None = None) -> str:
+    """A judge's verdict on one claim, named for what the claim is about: Tri-HE files an attribute conflict under
+    "relation" and a wrong count under "object" (its two kinds), which a reader would misread.
+
+    >>> claim_label("relation", "attribute"), claim_label("object", "count"), claim_label("relation", "relation")
+    ('attribute', 'count', 'relation')
+    """
+    if kind == "attribute" and verdict == "relation":
+        return "attribute"
+    if kind == "count" and verdict == "object":
+        return "count"
+    return verdict
+
+
 def esc(value: Any) -> str:
     """``html.escape`` of ``str(value)``; ``None`` becomes an empty string.
 

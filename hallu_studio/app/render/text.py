@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .palette import (HALLUCINATED, SUPPORTED, TRIHE_TO_VERDICT, UNCERTAIN, VERDICT_BACKGROUNDS, VERDICT_COLOURS,
-                      esc)
+                      claim_label, esc)
 
 # When spans overlap, the segment shows the most alarming verdict.
 _SEVERITY = {HALLUCINATED: 3, UNCERTAIN: 2, SUPPORTED: 1, "": 0}
@@ -18,9 +18,10 @@ class SpanMark:
 
     start: int
     end: int
-    kind: str  # object | attribute | relation | triplet
+    kind: str  # object | attribute | relation | count | triplet (a claim of unknown kind)
     label: str
     verdict: str = ""  # supported | hallucinated | uncertain | "" (no judge said)
+    said: str = ""  # the judge's own label, named for what the claim is about (``palette.claim_label``)
 
 
 def _label(kind: str, parts: Any) -> str:
@@ -58,8 +59,11 @@ def response_spans(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None
     for t in (trihe or {}).get("triplets") or []:
         span = t.get("span")
         if span:
-            marks.append(SpanMark(int(span[0]), int(span[1]), "triplet", _label("triplet", t.get("triplet") or []),
-                                  TRIHE_TO_VERDICT.get(str(t.get("verdict")), UNCERTAIN)))
+            # named for what the claim is about: an attribute conflict reads "attribute", not Tri-HE's "relation"
+            kind = str(t.get("kind") or "triplet")
+            marks.append(SpanMark(int(span[0]), int(span[1]), kind, _label("triplet", t.get("triplet") or []),
+                                  TRIHE_TO_VERDICT.get(str(t.get("verdict")), UNCERTAIN),
+                                  claim_label(str(t.get("verdict")), kind)))
     return marks
 
 
@@ -82,7 +86,7 @@ def highlight_spans_html(text: str, marks: list[SpanMark]) -> str:
         verdict = max((m.verdict for m in covering), key=lambda v: _SEVERITY.get(v, 0))
         background = VERDICT_BACKGROUNDS.get(verdict, "#e3ecfb")
         border = VERDICT_COLOURS.get(verdict, "#6b8fd6")
-        tip = "; ".join(f"{m.kind}: {m.label}" + (f" ({m.verdict})" if m.verdict else "") for m in covering)
+        tip = "; ".join(f"{m.kind}: {m.label}" + (f" ({m.said or m.verdict})" if m.verdict else "") for m in covering)
         out.append(f'<mark class="hs-span v-{esc(verdict or "none")}" title="{esc(tip)}" '
                    f'style="background:{background};border-bottom:2px solid {border};padding:0 1px">{segment}</mark>')
     out.append("</div>")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .concepts import concept_text
-from .palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, empty_note, esc, fmt_number
+from .palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, empty_note, esc, fmt_number
 
 
 def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
@@ -26,26 +26,31 @@ def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
     for judge, ev in evidences:
         for i, t in enumerate((ev or {}).get("triplets") or []):
             label = str(t.get("verdict"))
+            kind = str(t.get("kind") or "")
             human = (corrections or {}).get(i)
-            human_cell = badge(TRIHE_TO_VERDICT.get(human, UNCERTAIN), human) if human else ""
+            human_cell = badge(TRIHE_TO_VERDICT.get(human, UNCERTAIN), claim_label(human, kind)) if human else ""
             rows.append(
                 f'<tr><td>{i}</td><td>{esc(" | ".join(str(x) for x in t.get("triplet") or []))}</td>'
-                f'<td>{esc(judge)}</td><td>{_verdict_badge(label)}</td>'
+                f'<td>{esc(kind or "—")}</td><td>{esc(judge)}</td><td>{_verdict_badge(label, kind)}</td>'
                 f'<td>{fmt_number(t.get("score"))}</td><td class="hs-reason">{esc(t.get("reason"))}</td>'
                 f'<td>{human_cell}</td></tr>')
-    return ('<table class="hs-verdicts"><thead><tr><th>#</th><th>triplet</th><th>judge</th><th>verdict</th>'
-            '<th>score</th><th>reason</th><th>human</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+    return ('<table class="hs-verdicts"><thead><tr><th>#</th><th>claim</th><th>about</th><th>judge</th>'
+            '<th>verdict</th><th>score</th><th>reason</th><th>human</th></tr></thead><tbody>' + "".join(rows)
+            + "</tbody></table>")
 
 
-def _verdict_badge(label: str) -> str:
-    """A judge's verdict as a badge; a kind this version does not know ("unverifiable", "inference" from a
-    newer judge) is shown by its own name, amber, and says so on hover rather than failing.
+def _verdict_badge(label: str, kind: str = "") -> str:
+    """A judge's verdict as a badge, named for what the claim is about (an attribute conflict is "attribute",
+    not Tri-HE's "relation"); a kind this version does not know (from a newer judge) is shown by its own name,
+    amber, and says so on hover rather than failing.
 
-    >>> "title=" in _verdict_badge("unverifiable") and "unverifiable" in _verdict_badge("unverifiable")
+    >>> "title=" in _verdict_badge("speculation") and "speculation" in _verdict_badge("speculation")
+    True
+    >>> ">attribute<" in _verdict_badge("relation", "attribute")
     True
     """
     if label in TRIHE_TO_VERDICT:
-        return badge(TRIHE_TO_VERDICT[label], label)
+        return badge(TRIHE_TO_VERDICT[label], claim_label(label, kind))
     note = f"verdict kind {label!r}: not one this view colours, shown as uncertain; the reason says more"
     return f'<span title="{esc(note)}">{badge(UNCERTAIN, label)}</span>'
 

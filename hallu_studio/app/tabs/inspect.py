@@ -138,11 +138,14 @@ def build(ctx: AppContext) -> InspectTab:
             compare_text = gr.HTML(elem_id="inspect-compare")
     with gr.Row():
         with gr.Column():
-            gr.Markdown("**reference scene graph** (drag to pan, scroll to zoom)")
+            gr.Markdown("**reference scene graph**")
             ref_graph = gr.HTML(elem_id="inspect-ref-graph")
         with gr.Column():
-            gr.Markdown("**response concept graph** (green supported · red hallucinated · amber uncertain)")
+            gr.Markdown("**response concept graph**")
             resp_graph = gr.HTML(elem_id="inspect-resp-graph")
+    gr.Markdown("Green supported · red hallucinated · amber uncertain · blue not judged; ovals are attributes and "
+                "counts, each in its own verdict's colour. Drag to pan, scroll to zoom.",
+                elem_id="inspect-graph-legend")
     # The evidence panels start closed: the page opens on the response, its image and graphs.
     with gr.Accordion("Tri-HE triplet verdicts", open=False, elem_id="inspect-triplets-panel"):
         triplets = gr.HTML(elem_id="inspect-triplets")

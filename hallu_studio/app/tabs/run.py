@@ -51,7 +51,8 @@ def submit_runs(ctx: AppContext, benchmark: str, tasks: list[str], limit: float 
                                  cancel=cancel, on_progress=lambda done, total: progress(done, total, SCORING))
             return JobResult(COMPLETED, summary.line() + "; " + report.summary())
         ctx.jobs.submit(f"{spec} on {benchmark}", job)
-    return f"queued {len(specs)} run(s); they run one at a time"
+    return (f"queued {len(specs)} run{'s' if len(specs) != 1 else ''}; the jobs run one after another, never two "
+            "at once")
 
 
 def jobs_table(ctx: AppContext) -> str:
@@ -92,7 +93,8 @@ def build(ctx: AppContext) -> None:
                               label="score with (after the run)")
     start = gr.Button("start", variant="primary", elem_id="run-start")
     status = gr.Markdown(elem_id="run-status")
-    gr.Markdown("**Jobs** — queued → running → scoring → completed (or cancelled / failed); one runs at a time")
+    gr.Markdown("**Jobs** — queued → running → scoring → completed (or cancelled / failed); one job runs at a "
+                "time, the others wait in the queue")
     active = gr.State([])
 
     @gr.render(inputs=[active])

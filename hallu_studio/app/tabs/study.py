@@ -1,5 +1,5 @@
-"""Study: metrics against human ratings, annotator agreement, judge accuracy, probe detection,
-A/B preferences with Bradley–Terry strengths, and export of everything."""
+"""Study: annotation studies (design, progress, agreement), metrics against human ratings, judge accuracy,
+probe detection, A/B preferences with Bradley–Terry strengths, and export of everything."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from typing import Any
 
 import gradio as gr
 
+from ... import annotation
+from ...model import APP_SOURCE
+from ...studies.design import StudyDesign
 from ..context import AppContext
+from ..render.palette import md, model_label
+from ..toasts import toast_mistakes
 from . import annotate, study_analyses, study_compute
 
 
@@ -31,26 +36,104 @@ def export_zip(ctx: AppContext) -> str:
     return str(archive)
 
 
-def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
-    """The Study view; with its ``tab``, the tables are computed as soon as the view is opened."""
+def run_choices(ctx: AppContext) -> list[tuple[str, str]]:
+    return [(f"{model_label(r['model'], r.get('synthetic'))} · {r['benchmark']} · {r['id']}", r["id"])
+            for r in ctx.store.list_runs()]
+
+
+def task_choices(ctx: AppContext) -> list[str]:
+    return sorted({t for b in ctx.store.benchmark_infos() for t in b.tasks})
+
+
+def create_study(ctx: AppContext, author: str | None, name: str, runs: list[str] | None, images: float | None,
+                 per_item: float | None, annotators: str, seed: float | None, benchmarks: list[str] | None,
+                 tasks: list[str] | None, show_judgements: bool) -> str:
+    """Draw a study's sample and record it; returns what was drawn (a refused design is a toast)."""
+    design = StudyDesign(
+        name=(name or "").strip(), runs=tuple(runs or ()), images=int(images or 0), ratings_per_item=int(per_item or 0),
+        annotators=tuple(a.strip() for a in (annotators or "").split(",") if a.strip()), seed=int(seed or 0),
+        benchmarks=tuple(benchmarks or ()), tasks=tuple(tasks or ()), show_judgements=bool(show_judgements))
+    drawn = annotation.create_study(ctx.store, design, author)
+    return (f"**study {md(design.name)}** ({md(design.mode)}) drawn with seed {int(design.seed)}: "
+            f"{md(drawn.summary())}. "
+            "Annotators find it in the Annotate view's study list.")
+
+
+def build(ctx: AppContext, tab: gr.Tab | None = None) -> dict[str, Any]:
+    """The Study view; with its ``tab``, the tables are computed as soon as the view is opened.
+
+    Returns the components other views follow (the study list, after a study is created)."""
     with gr.Row():
-        gr.Markdown("The studies are computed when this view opens (bootstrap intervals resample images; "
-                    "synthetic probe runs are labelled [synthetic]).", elem_id="study-intro")
+        source = gr.Dropdown(study_compute.source_choices(ctx), value=APP_SOURCE, label="whose judgements",
+                             elem_id="study-source", scale=2)
+        which = gr.Dropdown(study_compute.study_choices(ctx), value="", label="which of this studio's ratings",
+                            elem_id="study-which", scale=2)
         compute_btn = gr.Button("recompute", size="sm", scale=0, min_width=120, elem_id="study-compute")
+    gr.Markdown("Computed when this view opens (bootstrap intervals resample images; synthetic probe runs are "
+                "labelled [synthetic]). Every table names the direction of each number.", elem_id="study-intro")
     outputs: list[Any] = []
     for key, title in study_compute.SECTIONS:
         with gr.Accordion(title, open=True):
             outputs.append(gr.HTML(elem_id=f"study-{key}"))
+            if key == "studies":
+                with gr.Accordion("design a new study", open=False, elem_id="study-design"):
+                    gr.Markdown("A study rates the responses of the chosen models to the same images, drawn with "
+                                "a seed from each benchmark × task in turn (one sample per image, only samples every "
+                                "model answered). Each annotator's queue alternates the models. Ratings are blind "
+                                "(no verdict, score or model name on screen) unless the study shows the judges. "
+                                "A study is fixed once made; a changed design is a new study.")
+                    with gr.Row():
+                        name = gr.Textbox(label="study name", elem_id="study-new-name", scale=2)
+                        runs = gr.Dropdown(run_choices(ctx), multiselect=True, label="models (runs) compared",
+                                           elem_id="study-new-runs", scale=4)
+                    with gr.Row():
+                        images = gr.Number(value=20, precision=0, minimum=1, label="images",
+                                           elem_id="study-new-images")
+                        per_item = gr.Number(value=2, precision=0, minimum=1, label="ratings per response",
+                                             elem_id="study-new-per-item")
+                        seed = gr.Number(value=0, precision=0, label="seed", elem_id="study-new-seed")
+                        annotators = gr.Textbox(label="annotators (comma-separated; empty: anyone)",
+                                                elem_id="study-new-annotators", scale=2)
+                    with gr.Row():
+                        benchmarks = gr.Dropdown(ctx.store.benchmark_names(), multiselect=True,
+                                                 label="benchmarks (empty: all)", elem_id="study-new-benchmarks")
+                        tasks = gr.Dropdown(task_choices(ctx), multiselect=True, label="tasks (empty: all)",
+                                            elem_id="study-new-tasks")
+                        show = gr.Checkbox(value=False, label="show the judges' verdicts while rating (unblinded)",
+                                           elem_id="study-new-show")
+                        create_btn = gr.Button("draw the sample and create the study", variant="primary",
+                                               elem_id="study-new-create")
+                    created = gr.Markdown(elem_id="study-new-result")
     gr.Markdown("**each metric against the mean human rating**")
     # no label badge: it sat over the first panel's title
     scatter = gr.Plot(label="each metric against the mean human rating", show_label=False, format="png",
                       elem_id="study-scatter")
     with gr.Row():
-        export_btn = gr.Button("export everything (zip of CSV)", elem_id="study-export")
-        export_file = gr.File(label="export", height=80)
-    compute_btn.click(lambda: study_compute.compute(ctx), None, [*outputs, scatter], api_visibility="private")
+        export_btn = gr.Button("export everything (zip of CSV)", elem_id="study-export", scale=0, min_width=260)
+        export_file = gr.File(label="export", height=80, visible=False, elem_id="study-export-file")
+
+    def recompute(src: str | None, study_id: str | None) -> list[Any]:
+        return [*study_compute.compute(ctx, src, study_id),
+                gr.update(choices=study_compute.source_choices(ctx)),
+                gr.update(choices=study_compute.study_choices(ctx), interactive=(src or APP_SOURCE) == APP_SOURCE)]
+
+    everything = [*outputs, scatter, source, which]
+    for trigger in (compute_btn.click, source.input, which.input):
+        trigger(recompute, [source, which], everything, api_visibility="private")
     if tab is not None:
-        tab.select(lambda: study_compute.compute(ctx), None, [*outputs, scatter], api_visibility="private")
-    export_btn.click(lambda: export_zip(ctx), None, [export_file], api_name="export")
+        tab.select(recompute, [source, which], everything, api_visibility="private")
+
+    @toast_mistakes(3)
+    def on_create(n: str, r: list[str], i: float, k: float, a: str, s: float, b: list[str], t: list[str],
+                  sh: bool, src: str | None, study_id: str | None, request: gr.Request) -> list[Any]:
+        message = create_study(ctx, getattr(request, "username", None), n, r, i, k, a, s, b, t, sh)
+        return [message, study_compute.studies_html(ctx), gr.update(choices=study_compute.study_choices(ctx))]
+
+    create_btn.click(on_create, [name, runs, images, per_item, annotators, seed, benchmarks, tasks, show, source,
+                                 which], [created, outputs[0], which], api_visibility="private")
+    # the API's ``export`` returns the zip's path; the box shows only once there is a file in it
+    export_btn.click(lambda: export_zip(ctx), None, [export_file], api_name="export").then(
+        lambda: gr.update(visible=True), None, [export_file], api_visibility="private", show_progress="hidden")
     with gr.Accordion("the papers' analyses (frequent pairs, length, domain shift ...)", open=True):
         study_analyses.build(ctx)
+    return {"created": create_btn}

@@ -1,4 +1,8 @@
-"""The Study tab's tables and scatter plot, from ``hallu_studio.studies`` (no statistics computed here)."""
+"""The Study tab's tables and scatter plot, from ``hallu_studio.studies`` (no statistics computed here).
+
+Every table is of one source of human judgements (this studio's annotators, ``"app"``, or an outside
+study imported under its name) and, for this studio's ratings, of all of them or of one study.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +13,17 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from ... import annotation
+from ...model import APP_SOURCE
 from ...studies import collect
-from ..context import AppContext
 from ..config_names import config_label, config_labels
+from ..context import AppContext
 from ..render import records_table_html
-from ..render.palette import esc
+from ..render.palette import display_name, esc
 from ..render.tables import cell_text, readable_number
 
 SECTIONS: tuple[tuple[str, str], ...] = (
+    ("studies", "studies: their design and progress (ratings made of those needed, agreement so far)"),
     ("correlations", "metric vs human ratings (Pearson, Spearman, Kendall with bootstrap CIs by image)"),
     ("agreement", "agreement between annotators (Krippendorff's alpha)"),
     ("judges", "judge accuracy and confusion against human corrections"),
@@ -24,80 +31,203 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("preferences", "pairwise A/B preferences with Bradley–Terry strengths"),
 )
 
-
 CORRELATION_NOTE = ("not defined: the metric's values (or the ratings) do not vary across these responses, "
                     "or too few responses are rated")
 KAPPA_NOTE = "not defined: the judge or the people used only one verdict, so chance agreement is total"
 ALPHA_NOTE = "not defined: fewer than two annotators rated the same response, or every rating is the same"
+WARNING = "⚠"
+# Kinds of human judgement the tables below read; an imported source's other kinds are listed as not shown here.
+SHOWN_KINDS = {"rating": "correlations and agreement", "correction": "judge accuracy",
+               "preference": "Bradley–Terry strengths"}
 
 
-def _interval(value: float, low: float, high: float) -> str:
-    """"0.412 [0.20, 0.58]": the estimate with its 95% bootstrap interval (or "n/a" where undefined)."""
-    if any(isinstance(v, float) and math.isnan(v) for v in (value, low, high)):
-        return cell_text(value) if not (isinstance(value, float) and math.isnan(value)) else "n/a"
-    return f"{readable_number(value)} [{readable_number(low)}, {readable_number(high)}]"
+def source_choices(ctx: AppContext) -> list[tuple[str, str]]:
+    """Where the judgements come from: this studio's annotators first, then each imported source."""
+    out = [("this studio's annotators", APP_SOURCE)]
+    for s in ctx.store.event_sources():
+        if s["source"] != APP_SOURCE:
+            out.append((f"imported: {s['source']} ({s['events']:,} judgements)", s["source"]))
+    return out
 
 
-def _correlations_html(ctx: AppContext, labels: dict[tuple[str, str], str]) -> str:
-    rows = []
-    for r in collect.correlation_table(ctx.store):
-        rows.append({"metric": r["metric"], "value": r["value"],
+def study_choices(ctx: AppContext) -> list[tuple[str, str]]:
+    return [("every rating of this studio's", "")] + [(s["id"], s["id"]) for s in ctx.store.list_studies()]
+
+
+def _interval(value: float, low: float, high: float, images: int) -> str:
+    """"0.412 [0.20, 0.58]": the estimate with its 95% bootstrap interval by image; marked ⚠ when it rests on fewer
+    than ``MIN_IMAGES_FOR_INTERVAL`` images, and left out (said so) when on one image."""
+    if isinstance(value, float) and math.isnan(value):
+        return "n/a"
+    if images < 2:
+        return f"{readable_number(value)} (no interval: one image)"
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        return cell_text(value)
+    text = f"{readable_number(value)} [{readable_number(low)}, {readable_number(high)}]"
+    return f"{text} {WARNING}" if images < collect.MIN_IMAGES_FOR_INTERVAL else text
+
+
+def _few_images_note(images: list[int]) -> str:
+    few = [n for n in images if n < collect.MIN_IMAGES_FOR_INTERVAL]
+    if not few:
+        return ""
+    return (f'<p class="hs-warn">{WARNING} {len(few)} of these rows rest on fewer than '
+            f'{collect.MIN_IMAGES_FOR_INTERVAL} images (as few as {min(few)}): their intervals, resampled by image, '
+            f'say little; rate responses of more images.</p>')
+
+
+def _direction(metric: str, key: str | None = None) -> str:
+    """"share of claims hallucinated (↑ = more hallucination)": what a row's number is, and which way is worse."""
+    name = f"{metric} {key}" if key and key != "default" else collect.ITEM_MEANING.get(metric, ("its number",))[0]
+    note = collect.direction_note(metric, key)
+    return f"{name} ({note})" if note else name
+
+
+def _expected_sign(worse: bool | None, against: str) -> str:
+    if worse is None:
+        return "unknown"
+    # people rate 5 = no hallucination; the probes' injected share grows with hallucination
+    negative = worse if against == "people" else not worse
+    return "negative" if negative else "positive"
+
+
+def _left_out_text(reasons: dict[str, int]) -> str:
+    return "; ".join(f"{n} {why}" for why, n in reasons.items()) or "none"
+
+
+def correlations_html(ctx: AppContext, labels: dict[tuple[str, str], str], source: str = APP_SOURCE,
+                      study: str | None = None) -> str:
+    rows, images = [], []
+    table = collect.correlation_table(ctx.store, source=source, study=study)
+    for r in table:
+        images.append(int(r["clusters"]))
+        rows.append({"metric": r["metric"], "per-response number": _direction(r["metric"], r["value"]),
+                     "agrees with people when": _expected_sign(r.get("higher_is_worse"), "people"),
                      "configuration": config_label(labels, r["metric"], r["config_key"]),
-                     "responses": r["n"], "images": r["clusters"],
-                     **{name.capitalize() + " (95% CI)": _interval(r[name], r[f"{name}_low"], r[f"{name}_high"])
+                     "responses used (of rated)": f"{int(r['n'])} of {int(r['rated'])}",
+                     "left out, and why": _left_out_text(r.get("left_out") or {}),
+                     "images": int(r["clusters"]),
+                     **{name.capitalize() + " (95% CI)": _interval(r[name], r[f"{name}_low"], r[f"{name}_high"],
+                                                                    int(r["clusters"]))
                         for name in ("pearson", "spearman", "kendall")}})
+    whose = "these ratings" if source == APP_SOURCE else f"the ratings of {source}"
+    empty = ("no human ratings yet (rate responses in the Annotate view)" if source == APP_SOURCE
+             else f"no ratings from {source}")
+    if study:
+        empty = f"no ratings in study {study} yet"
     note = ('<p class="hs-note">Human ratings run 1–5, higher = less hallucination: a metric where higher is '
-            'worse should correlate negatively. n/a: ' + esc(CORRELATION_NOTE) + '.</p>') if rows else ""
-    return records_table_html(rows, empty="no human ratings yet (rate responses in the Annotate view)") + note
+            'worse agrees with people when it correlates negatively (the column "agrees with people when" says '
+            f'which sign agrees, row by row). n/a: {esc(CORRELATION_NOTE)}. Each row uses the responses of '
+            f'{esc(whose)} that the metric scored with a number; the others are counted in "left out".</p>'
+            if rows else "")
+    return records_table_html(rows, empty=empty) + _few_images_note(images) + note
 
 
-def _agreement_html(ctx: AppContext) -> str:
-    a = collect.annotator_agreement(ctx.store)
-    row = {"Krippendorff's α": a.get("alpha"), "level": a.get("level"), "annotators": a.get("annotators"),
+def agreement_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None) -> str:
+    a = collect.annotator_agreement(ctx.store, source=source, study=study)
+    row = {"ratings of": study and f"study {study}" or (source if source != APP_SOURCE else "this studio"),
+           "Krippendorff's α": a.get("alpha"), "level": a.get("level"), "annotators": a.get("annotators"),
            "responses rated": a.get("items"), "rated by two or more": a.get("items_rated_twice")}
-    return records_table_html([row], undefined_note=ALPHA_NOTE)
+    alpha = a.get("alpha")
+    why = ""
+    if isinstance(alpha, float) and math.isnan(alpha):
+        why = f'<p class="hs-note">α is n/a: {esc(ALPHA_NOTE)}.</p>'
+    return records_table_html([row], undefined_note=ALPHA_NOTE) + why
 
 
-def _judges_html(ctx: AppContext, labels: dict[tuple[str, str], str]) -> str:
-    table = collect.judge_accuracy_table(ctx.store)
+def studies_html(ctx: AppContext) -> str:
+    """One row per study: its design, how far its ratings are, and its agreement so far."""
+    rows = []
+    models = {r["id"]: display_name(r["model"]) + (" [synthetic]" if r.get("synthetic") else "")
+              for r in ctx.store.list_runs()}
+    for s in ctx.store.list_studies():
+        d = s["definition"]
+        prog = annotation.study_progress(ctx.store, s["id"])
+        a = collect.annotator_agreement(ctx.store, study=s["id"])
+        rows.append({"study": s["id"], "mode": prog["mode"],
+                     "models": ", ".join(models.get(r, r) for r in d.get("runs") or []),
+                     "sample": d.get("drawn") or f"{int(prog['items'])} responses",
+                     "seed": d.get("seed"), "ratings per response": prog["ratings_per_item"],
+                     "annotators": ", ".join(d.get("annotators") or []) or "anyone",
+                     "ratings made": f"{int(prog['done'])} of {int(prog['needed'])} ({int(prog['complete'])} of "
+                                     f"{int(prog['items'])} responses complete)",
+                     "by annotator": prog["annotators"] or "none yet",
+                     "Krippendorff's α": a["alpha"], "pairable responses": a["items_rated_twice"]})
+    return records_table_html(rows, empty="no study yet: design one below", undefined_note=ALPHA_NOTE)
+
+
+def judges_html(ctx: AppContext, labels: dict[tuple[str, str], str], source: str = APP_SOURCE) -> str:
+    table = collect.judge_accuracy_table(ctx.store, source)
     rows, confusions = [], []
     for name, acc in table.items():
         judge, _, key = name.partition("@")
         title = f"{judge} ({config_label(labels, 'trihe', key)})" if key else judge
         rows.append({"judge": title, "triplets corrected": acc.n, "accuracy": acc.accuracy,
                      "binary accuracy": acc.binary_accuracy, "Cohen's κ": acc.kappa})
-        conf = [{"human ↓ · judge →": label, **{j: acc.confusion[i][k] for k, j in enumerate(acc.labels)}}
-                for i, label in enumerate(acc.labels)] if acc.confusion else []
-        confusions.append(f"<p><b>{esc(title)}</b>: confusion (rows: the people's verdict)</p>"
-                          + records_table_html(conf))
+        used = [i for i, label in enumerate(acc.labels)
+                if acc.confusion and (any(acc.confusion[i]) or any(row[i] for row in acc.confusion))]
+        conf = [{"human ↓ · judge →": acc.labels[i], **{acc.labels[k]: acc.confusion[i][k] for k in used}}
+                for i in used]
+        confusions.append(f"<p><b>{esc(title)}</b>: confusion (rows: the people's verdict; verdicts no one "
+                          "used are left out)</p>" + records_table_html(conf, empty="no triplet in common"))
     return (records_table_html(rows, empty="no human triplet corrections yet", undefined_note=KAPPA_NOTE)
             + "".join(confusions))
 
 
-def _probes_html(ctx: AppContext, labels: dict[tuple[str, str], str]) -> str:
+def probes_html(ctx: AppContext, labels: dict[tuple[str, str], str]) -> str:
     rows = []
     for r in collect.probe_detection_table(ctx.store):
-        row = {k: v for k, v in vars(r).items() if k not in ("by_type", "config_key")}
+        worse = collect.higher_is_worse(r.metric)
+        sign = _expected_sign(worse, "probes")
+        rho = r.spearman_with_injected_share
+        agrees = "" if isinstance(rho, float) and math.isnan(rho) else (
+            " (agrees)" if (rho < 0) == (sign == "negative") and rho != 0 else " (disagrees)")
+        row = {"metric": r.metric, "per-response number": _direction(r.metric)}
         if r.config_key:
             row["configuration"] = config_label(labels, r.metric, r.config_key)
-        row["by type (injected / detected)"] = r.by_type
+        row.update({"responses": r.responses, "injected": r.injected, "detected": r.detected,
+                    "detection rate": r.detection_rate, "stated (clean)": r.stated, "false alarms": r.false_alarms,
+                    "false-alarm rate": r.false_alarm_rate,
+                    "Spearman vs injected share": f"{cell_text(rho)}{agrees}",
+                    "agrees with the probes when": sign,
+                    "by type (injected / detected)": r.by_type})
         rows.append(row)
-    return records_table_html([{k.replace("_", " "): v for k, v in row.items()} for row in rows],
-                              empty="no probe runs with injected hallucinations")
+    note = ('<p class="hs-note">Spearman of each response\'s number with the share of its concepts the probe '
+            'injected: positive agrees for a metric where higher is worse, negative for one where higher is '
+            'better (HalFscore F).</p>' if rows else "")
+    return records_table_html(rows, empty="no probe runs with injected hallucinations") + note
 
 
-def _preferences_html(ctx: AppContext) -> str:
+def preferences_html(ctx: AppContext, source: str = APP_SOURCE) -> str:
     rows = []
     for aspect in ("overall", "precision", "recall"):
-        for model, s in sorted(collect.preference_strengths(ctx.store, aspect).items(), key=lambda kv: -kv[1].strength):
-            rows.append({"aspect": aspect, "model": model, "Bradley–Terry strength": s.strength, "wins": s.wins,
-                         "losses": s.losses, "comparisons": s.comparisons})
+        for model, s in sorted(collect.preference_strengths(ctx.store, aspect, source).items(),
+                               key=lambda kv: -kv[1].strength):
+            rows.append({"aspect": aspect, "model": model, "Bradley–Terry strength (↑ = preferred)": s.strength,
+                         "wins": s.wins, "losses": s.losses, "comparisons": s.comparisons})
     return records_table_html(rows, empty="no A/B preferences yet (use the `prefer` API or Inspect's compare)")
 
 
-def scatter_figure(ctx: AppContext) -> Figure:
-    """Each metric's per-response number against the mean human rating, one panel per metric."""
-    human = collect.mean_human_ratings(ctx.store)
+def source_note(ctx: AppContext, source: str) -> str:
+    """For an imported source: what it holds, and which of its kinds these tables read."""
+    found = next((s for s in ctx.store.event_sources() if s["source"] == source), None)
+    if source == APP_SOURCE:
+        return ('<p class="hs-note">Judgements of this studio\'s annotators (made in the Annotate view or through '
+                'its API); imported human judgements are never mixed in: pick their source above.</p>')
+    if found is None:
+        return f'<p class="hs-note">no judgements from {esc(source)} in the store</p>'
+    kinds = found["kinds"]
+    shown = [f"{k} ({n:,}) → {SHOWN_KINDS[k]}" for k, n in kinds.items() if k in SHOWN_KINDS]
+    other = [f"{k} ({n:,})" for k, n in kinds.items() if k not in SHOWN_KINDS]
+    text = f"Imported from {esc(source)}: {found['annotators']:,} annotators. "
+    text += ("Shown here: " + esc("; ".join(shown)) + ". ") if shown else ""
+    text += ("Kinds no table of this view reads yet: " + esc(", ".join(other)) + ".") if other else ""
+    return f'<p class="hs-note">{text}</p>'
+
+
+def scatter_figure(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None) -> Figure:
+    """Each metric's per-response number against the mean human rating, one panel per metric (three a row)."""
+    human = collect.mean_human_ratings(ctx.store, source, study)
     points: dict[str, list[tuple[float, float]]] = defaultdict(list)
     if human:
         for row in ctx.store.score_stat_rows():
@@ -106,33 +236,42 @@ def scatter_figure(ctx: AppContext) -> Figure:
                 if v is not None:
                     points[row["metric"]].append((v, human[row["response_id"]]))
     metrics = sorted(points)
-    fig, axes = plt.subplots(1, max(1, len(metrics)), figsize=(3.2 * max(1, len(metrics)), 3), squeeze=False)
+    columns = min(3, max(1, len(metrics)))
+    n_rows = max(1, math.ceil(len(metrics) / columns))
+    fig, axes = plt.subplots(n_rows, columns, figsize=(4.6 * columns, 3.6 * n_rows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
     if not metrics:
-        axes[0][0].text(0.5, 0.5, "no human ratings yet", ha="center", va="center", color="#777")
-        axes[0][0].set_axis_off()
-    for ax, metric in zip(axes[0], metrics):
+        flat[0].text(0.5, 0.5, "no human ratings yet", ha="center", va="center", color="#777")
+        flat[0].set_axis_off()
+    for ax, metric in zip(flat, metrics):
         xs, ys = zip(*points[metric])
-        ax.scatter(xs, ys, s=10, alpha=0.6)
-        ax.set_title(metric)
-        ax.set_xlabel("metric value")
-        ax.set_ylabel("mean human rating")
+        ax.scatter(xs, ys, s=14, alpha=0.6)
+        ax.set_title(f"{metric} (n = {len(xs)})")
+        ax.set_xlabel(_direction(metric))
+        ax.set_ylabel("mean human rating (5 = none)")
+        ax.set_yticks([1, 2, 3, 4, 5])
+    for ax in flat[len(metrics) or 1:]:
+        ax.set_axis_off()
     fig.tight_layout()
     return fig
 
 
-def all_tables_html(ctx: AppContext) -> dict[str, str]:
+def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None) -> dict[str, str]:
     labels = config_labels(ctx.store)
     return {
-        "correlations": _correlations_html(ctx, labels),
-        "agreement": _agreement_html(ctx),
-        "judges": _judges_html(ctx, labels),
-        "probes": _probes_html(ctx, labels),
-        "preferences": _preferences_html(ctx),
+        "studies": studies_html(ctx),
+        "correlations": source_note(ctx, source) + correlations_html(ctx, labels, source, study),
+        "agreement": agreement_html(ctx, source, study),
+        "judges": judges_html(ctx, labels, source),
+        "probes": probes_html(ctx, labels),
+        "preferences": preferences_html(ctx, source),
     }
 
 
-def compute(ctx: AppContext) -> list[Any]:
-    tables = all_tables_html(ctx)
-    fig = scatter_figure(ctx)
+def compute(ctx: AppContext, source: str | None = APP_SOURCE, study: str | None = None) -> list[Any]:
+    source = source or APP_SOURCE
+    study = (study or None) if source == APP_SOURCE else None
+    tables = all_tables_html(ctx, source, study)
+    fig = scatter_figure(ctx, source, study)
     plt.close(fig)
     return [tables[key] for key, _ in SECTIONS] + [fig]
