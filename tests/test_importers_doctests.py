@@ -7,7 +7,7 @@ import pytest
 
 MODULES = ["hallu_studio.images", "hallu_studio.importers.triplets", "hallu_studio.importers.tri_he",
            "hallu_studio.importers.reefknot_prompts", "hallu_studio.importers.recorded",
-           "hallu_studio.importers.halfscore"]
+           "hallu_studio.importers.halfscore", "hallu_studio.importers.coco", "hallu_studio.importers.reading"]
 
 
 @pytest.mark.parametrize("name", MODULES)
