@@ -6,9 +6,13 @@ re-import of the same records (nothing new to add) for comparison, side by side 
 * ``reefknot``: ``YESNO.jsonl`` + ``Multichoice.jsonl`` + ``VQA.jsonl`` (21,560 questions); target < 10 s;
 * ``tri-he``: ``tri-he.json`` with the 300 ``usage_figures`` photos (read, validated, hashed, stored);
 * ``halfscore``: the 1,000 DCI dense captions (``annotation.json``), then LLaVA-1.5-7B's captions
-  (``llava-1.5-7b_captions.jsonl``) as a recorded run.
+  (``llava-1.5-7b_captions.jsonl``) as a recorded run;
+* ``coco``: a synthetic split of COCO val2014's size (40,000 images, 200,000 captions, 290,000 instances
+  with polygons: files of about 28 and 157 MB, made up by ``tests/coco_helpers.py`` in a temporary folder, or
+  in ``--coco-dir`` to keep them between runs); its peak memory is the process's, so run it alone to read it.
 
     python benchmarks/bench_import.py [--datasets reefknot,tri-he,halfscore] [--shared ../shared/datasets]
+    python benchmarks/bench_import.py --datasets coco [--coco-dir /tmp/coco-synthetic]
     python benchmarks/bench_import.py REEFKNOT_DIR [--images DIR]     # Reefknot only, as before
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -99,6 +104,34 @@ def bench_halfscore(folder: Path) -> float:
     return parse_s + store_s + caps_s + resp_s
 
 
+def bench_coco(folder: Path) -> float:
+    from hallu_studio.importers.coco import read_coco
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from coco_helpers import write_synthetic_split
+
+    if not (folder / "instances_val2014.json").is_file():
+        write_s, _ = _timed(lambda: write_synthetic_split(folder))
+        print(f"coco: wrote the synthetic split in {write_s:.1f} s")
+    sizes = ", ".join(f"{f.name} {f.stat().st_size / 1e6:.0f} MB" for f in sorted(folder.glob("*.json")))
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    parse_s, [parsed] = _timed(lambda: read_coco(folder))
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.duckdb") as store:
+        store_s, report = _timed(lambda: import_benchmark(store, parsed))
+        again_s, again = _timed(lambda: import_benchmark(store, parsed))
+    n = len(parsed.samples)
+    captions = sum(len(s.reference_text or ()) for s in parsed.samples)
+    instances = sum(sum(s.meta.get("instance_counts", {}).values()) for s in parsed.samples)
+    print(f"coco: {sizes}; {n} images, {captions} captions, {instances} instances ({report.added} added; "
+          f"re-import added {again.added}; {parsed.records_failed} failed)")
+    for label, secs in (("parse", parse_s), ("store", store_s), ("parse+store", parse_s + store_s),
+                        ("re-import", again_s)):
+        _row(label, secs, n, "images")
+    print(f"  peak RSS: {rss_before:.0f} MB before parsing, {rss_after:.0f} MB after")
+    return parse_s + store_s
+
+
 def main() -> int:
     apply_offline_env_defaults()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -106,6 +139,7 @@ def main() -> int:
     ap.add_argument("--images", default=None, help="Reefknot image folder (optional)")
     ap.add_argument("--datasets", default="reefknot,tri-he,halfscore")
     ap.add_argument("--shared", default=str(DEFAULT_SHARED), help="folder holding reefknot/, tri-he/, halfscore/")
+    ap.add_argument("--coco-dir", default=None, help="coco: where the synthetic split is written (and kept)")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} CPUs; load average at start {os.getloadavg()[0]:.2f}")
     shared = Path(args.shared)
@@ -114,12 +148,21 @@ def main() -> int:
     else:
         jobs = {name: shared / name for name in (d.strip() for d in args.datasets.split(",")) if name}
     runners: dict[str, Callable[[Path], float]] = {
-        "reefknot": lambda p: bench_reefknot(p, args.images), "tri-he": bench_tri_he, "halfscore": bench_halfscore}
+        "reefknot": lambda p: bench_reefknot(p, args.images), "tri-he": bench_tri_he, "halfscore": bench_halfscore,
+        "coco": bench_coco}
     status = 0
     for name, folder in jobs.items():
         if name not in runners:
             print(f"unknown dataset {name!r}; known: {', '.join(runners)}", file=sys.stderr)
             return 2
+        if name == "coco":
+            if args.coco_dir:
+                Path(args.coco_dir).mkdir(parents=True, exist_ok=True)
+                bench_coco(Path(args.coco_dir))
+            else:
+                with tempfile.TemporaryDirectory() as tmp:
+                    bench_coco(Path(tmp))
+            continue
         if not folder.is_dir():
             print(f"{name}: no folder at {folder}; skipped", file=sys.stderr)
             status = 2

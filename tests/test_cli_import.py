@@ -74,7 +74,7 @@ def test_not_json_and_unknown_format_exit_2(tmp_path, capsys):
     assert main(["import", "--format", "tri-he", str(bad), "--db", str(tmp_path / "s.duckdb")]) == 2
     assert "not valid JSON" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
-        main(["import", "--format", "coco", "x"])
+        main(["import", "--format", "nope", "x"])
     assert exc.value.code == 2
 
 

@@ -16,7 +16,7 @@ from ..pipelines.importing import ImportReport, import_benchmark, import_events,
 from ..store import Store
 from .common import add_db_option, check_benchmark, settings_from
 
-FORMATS = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "lmms-eval", "vlmevalkit", "jsonl",
+FORMATS = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "coco", "lmms-eval", "vlmevalkit", "jsonl",
            "human-judgements")
 # The options each format reads; any other given would be dropped silently, so it is refused.
 FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -26,6 +26,7 @@ FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {
     "vg": ("path", "images", "regions", "benchmark"),
     "gqa": ("path", "images", "benchmark"),
     "halfscore": ("path", "images", "benchmark", "model"),
+    "coco": ("path", "images", "benchmark"),
     "lmms-eval": ("path", "benchmark", "model"),
     "vlmevalkit": ("path", "benchmark", "model"),
     "jsonl": ("path", "images", "benchmark", "model"),
@@ -123,6 +124,14 @@ def _run_format(args: argparse.Namespace, store: Store) -> list[ImportReport]:
             reports.append(import_responses(store, parsed, f.name))
         if not reports:
             raise ValueError(f"{p}: expected annotation.json, a *{halfscore.CAPTIONS_SUFFIX} file or a folder of them")
+        return reports
+    if fmt == "coco":
+        from ..importers.coco import read_coco
+        reports = []
+        for parsed in read_coco(path, args.images, benchmark=args.benchmark):
+            report = import_benchmark(store, parsed)
+            report.name += f" ({' + '.join(parsed.benchmark.meta['files'])})"  # say which files were found
+            reports.append(report)
         return reports
     if fmt == "lmms-eval":
         from ..importers.toolkits import read_lmms_eval

@@ -1,6 +1,6 @@
 """Importers: pure readers, files in, ``ParsedBenchmark`` / ``ParsedResponses`` out.
 
-One module per source format (``tri_he``, ``reefknot``, ``scene_graphs`` for VG / GQA,
+One module per source format (``tri_he``, ``reefknot``, ``scene_graphs`` for VG / GQA, ``coco``,
 ``halfscore``, ``toolkits`` for lmms-eval / VLMEvalKit, ``jsonl`` for HalluStudio's own
 format); ``pipelines.importing`` writes their results to the store. Formats are
 described in ``docs/formats.md``.
