@@ -36,6 +36,7 @@ only be passed that way. ``--write`` puts the output into docs/validity.md betwe
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import math
 import os
@@ -138,6 +139,20 @@ class SetResult:
     seconds: dict[str, float] = field(default_factory=dict)
     cached: bool = False
     responses: int = 0
+
+
+# The sets whose images are COCO's: CHAIR, the baseline, reads them as published (COCO-80 with its synonyms, the
+# objects the captions and instance annotations name as ground truth), whatever the settings file says.
+COCO_SETS = frozenset({"haelm", "mhaldetect", "faithscore"})
+
+
+def settings_for(name: str, settings: Settings) -> Settings:
+    """The settings a set is scored under: ``settings``, with CHAIR's vocabulary COCO-80 on COCO's images."""
+    if name not in COCO_SETS:
+        return settings
+    out = copy.deepcopy(settings)
+    out.scoring.chair_vocabulary = "coco-80"
+    return out
 
 
 def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dict[str, Any]) -> SetResult:
@@ -393,7 +408,7 @@ def main() -> int:
         results = {}
         for name in names:
             print(f"{name} ...", file=sys.stderr)
-            results[name] = run_set(name, args, settings, shared)
+            results[name] = run_set(name, args, settings_for(name, settings), shared)
             print(f"{name}: {', '.join(f'{k} {v:.0f} s' for k, v in results[name].seconds.items())}", file=sys.stderr)
     total = time.perf_counter() - started
     options = " ".join(x for x in (f"--sets {','.join(names)}", f"--limit {args.limit}" if args.limit else "",

@@ -228,7 +228,9 @@ class ChairMetric:
         base_evidence: dict[str, Any] = {"hallucinated": [], "mentioned": [], "reading": self.reading,
                                          "vocabulary": label}
         names = reference_names(sample)
-        if not names and not (vocab is not None and sample.reference_captions):
+        # A fixed vocabulary with captions, or with an object list (even an empty one: none of it is there), settles
+        # what the response names of it.
+        if not names and not (vocab is not None and (sample.reference_captions or sample.reference_objects is not None)):
             return ItemResult({k: 0.0 for k in stats}, values, base_evidence,
                               f"sample {sample.id} has no scene-graph objects, object list or (with a fixed "
                               "vocabulary) reference caption: CHAIR has nothing to check names against")

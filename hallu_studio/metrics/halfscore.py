@@ -475,7 +475,7 @@ class HalFscoreMetric:
             stats[f"hallucinated_{kind}"] = stats[f"omitted_{kind}"] = 0.0
         evidence: dict[str, Any] = {"matcher": self.matcher.name, "hallucinated": [], "omitted": [], "matched": []}
         empty_values = {"precision": None, "recall": None, "f": None, "matched": 0, "hallucinated": 0, "omitted": 0}
-        if not reference:
+        if not reference and item.sample.reference_objects is None:
             zero = {k: 0.0 for k in stats}
             return ItemResult(zero, empty_values, evidence,
                               f"sample {item.sample.id} has no reference concepts (no scene graph, no caption)")

@@ -239,7 +239,9 @@ class TriHEMetric:
         evidence["reference"] = reference.source
         if not reference.scope.closed:
             evidence["scope"] = reference.scope.describe()
-        if not reference.triplets and not reference.objects and not reference.listed:
+        # An object list (even an empty one: nothing of its vocabulary is there) settles what its vocabulary names.
+        if not reference.triplets and not reference.objects and not reference.listed \
+                and reference.scope.vocabulary is None:
             if reference.source in (CAPTION_SOURCE, CAPTIONS_SOURCE):
                 why = f"the reference caption of sample {item.sample.id} gave no concepts to judge against"
             elif self.reference_extract is not None:
