@@ -49,12 +49,14 @@ from typing import Any, Iterable, Sequence
 
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import (is_abstract_noun, is_activity_noun, is_adjective_only, is_colour_noun, is_compound_noun,
-                             is_noun_only, is_visual_noun)
+                             is_noun_only, is_visual_noun, names_other_kind)
 from ..lexicon.attributes import attribute_family
 from ..lexicon.words import (COLORS, FRAMING_NOUNS, HEDGE_WORDS, INFERENCE_PREDICATES, MATERIALS, NON_ATTRIBUTES,
-                             NON_PREDICATES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS, SCENE_SUBJECT)
+                             NON_PREDICATES, POSITION_ADJECTIVES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS,
+                             SCENE_SUBJECT)
 from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
 from .spacy_pipeline import load_english, loaded_model_name
+from .tree_repairs import repair_tree
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
 RULES_VERSION = "11"
@@ -114,12 +116,29 @@ def _compound_tokens(root: Any) -> list[Any]:
 
 
 def _lexical_compound(modifier: Any) -> bool:
-    """A noun spaCy's small model tagged as an adjective modifier ("oven" in "an oven mitt", "dish" in "a dish
-    rack"): WordNet knows it only as a noun, and it names no attribute. A word that is also an adjective stays
-    an attribute ("right hand", "fried egg", "light bulb"), as the extraction gold labels it."""
-    # "JJ": a comparative or superlative ("a lower level") is an adjective whatever WordNet lists.
-    return modifier.dep_ == "amod" and modifier.tag_ == "JJ" and modifier.is_alpha and \
-        attribute_family(modifier.lower_) is None and is_noun_only(modifier.lower_)
+    """A modifier spaCy's small model tagged as an adjective that is the first word of a noun:
+
+    * a word WordNet knows only as a noun ("oven" in "an oven mitt", "dish" in "a dish rack");
+    * a word that forms one noun WordNet lists with the head right after it, where that noun is no kind of the
+      head ("hot dog", "remote control", "light bulb": ``names_other_kind``) or the word is a gerund or noun
+      ("living room", "walking stick", "retaining wall").
+
+    A word that names a kind of the head stays an attribute ("polar bear", "electric guitar"), as do the words
+    of the lexicon's attribute families ("red wine", "old man", "wooden spoon"), positions ("right hand", "left
+    wing"), participles ("fried egg", "painted leaves") and comparatives or superlatives ("a lower level")."""
+    if modifier.dep_ != "amod" or not modifier.is_alpha or modifier.tag_ in ("JJR", "JJS", "RBR", "RBS") or \
+            attribute_family(modifier.lower_) is not None:
+        return False
+    if modifier.tag_ == "JJ" and is_noun_only(modifier.lower_):
+        return True
+    head = modifier.head
+    # A participle describes ("painted leaves", "fried egg"); a position places ("left wing", "front end").
+    if modifier.i + 1 != head.i or head.pos_ != "NOUN" or modifier.tag_ in ("VBN", "VBD") or \
+            modifier.lower_ in POSITION_ADJECTIVES:
+        return False
+    word, name = modifier.lower_, head.lemma_.lower() or head.lower_
+    return is_compound_noun(word, name) and (modifier.tag_ in ("NN", "NNS", "VBG") or word.endswith("ing")
+                                             or names_other_kind(word, name))
 
 
 # How spaCy's small model hangs the head noun of a compound on its first word after "and" ("a kite and a fire
@@ -134,11 +153,19 @@ def compound_tail(root: Any) -> Any | None:
     if root.pos_ != "NOUN" or _describes(root) or root.i + 1 >= len(root.doc):
         return None
     tail = root.doc[root.i + 1]
-    if not tail.is_alpha or any(c.dep_ == "det" for c in tail.children) or any(True for _ in tail.lefts):
+    if not tail.is_alpha or any(c.dep_ == "det" for c in tail.children) or any(t.i != root.i for t in tail.lefts):
         return None
     if tail.head.i == root.i and tail.dep_ in _TAIL_DEPS and tail.tag_ in ("NN", "NNS"):
         return tail
-    if tail.head.i != tail.i and root.head.i != tail.i and is_compound_noun(root.lower_, tail.lemma_ or tail.lower_):
+    # A participle is never the second word of a noun ("a dog staring": spaCy's lemma "star" makes "dog star").
+    if tail.tag_ in ("VBG", "VBN", "VBD") or not is_compound_noun(root.lower_, tail.lemma_ or tail.lower_):
+        return None
+    # "The trash can is white", "A trash can beside a bench": "trash" read as the subject of "can" (a modal in
+    # the subject's slot, or the root).
+    if root.head.i == tail.i:
+        return tail if root.dep_ == "nsubj" and (tail.dep_ in NOUN_SLOTS or (tail.dep_ == "ROOT" and
+                                                                            tail.pos_ == "NOUN")) else None
+    if tail.head.i != tail.i:
         return tail
     return None
 
@@ -231,6 +258,7 @@ class ParserExtractor:
     def _concepts(self, doc: Any) -> ConceptSet:
         if not doc.text.strip():
             return ConceptSet()
+        repair_tree(doc)
         graph = _sng_parse(doc)
         mentions = self._mentions(doc, graph)
         scene_claims = _scene_claims(doc)
