@@ -5,7 +5,8 @@ at a sentence (a dataset file under the shared datasets folder, a JSON path to t
 in it, the sentence's character range and a sha256 of it) and gives the objects,
 attributes, relations and counts a person read in it. ``resolve`` reads the sentences
 back and checks each hash, so a changed dataset fails loudly instead of scoring the
-wrong text.
+wrong text. A line may instead carry its own ``text``: a short caption written for the
+gold itself (never copied from a dataset), which needs no dataset to be scored.
 
 Matching is on comparable forms: object names through ``normalize_name``; attributes by
 object and ``same_attribute``; relations by both ends and the parsed predicate (equal, or
@@ -39,16 +40,28 @@ CONCEPT_TYPES: tuple[str, ...] = ("objects", "attributes", "relations", "counts"
 
 @dataclass(frozen=True)
 class GoldSentence:
-    dataset: str  # a file under the datasets folder: "tri-he/tri-he.json"
+    dataset: str  # a file under the datasets folder: "tri-he/tri-he.json"; "" for a written sentence
     pointer: tuple[Any, ...]  # JSON path to the text in it: ["2327560", "instance", 2, "answer"]
     chars: tuple[int, int]  # the sentence's character range in that text
     sha256: str
     labels: dict[str, list[Any]]
+    text: str | None = None  # a sentence written for the gold (no dataset text): "Sheep graze in a field."
+
+    @property
+    def written(self) -> bool:
+        return self.text is not None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GoldSentence":
+        labels = {k: list(d.get(k) or []) for k in CONCEPT_TYPES}
+        if "text" in d:
+            text = str(d["text"])
+            if not text.strip():
+                raise ValueError("a written gold sentence has no text")
+            return cls(dataset="", pointer=(), chars=(0, len(text)), sha256=sentence_hash(text), labels=labels,
+                       text=text)
         return cls(dataset=str(d["dataset"]), pointer=tuple(d["pointer"]), chars=(int(d["chars"][0]), int(d["chars"][1])),
-                   sha256=str(d["sha256"]), labels={k: list(d.get(k) or []) for k in CONCEPT_TYPES})
+                   sha256=str(d["sha256"]), labels=labels)
 
 
 def sentence_hash(text: str) -> str:
@@ -66,11 +79,18 @@ def load_gold(path: str | Path) -> list[GoldSentence]:
     return out
 
 
-def resolve(gold: Sequence[GoldSentence], datasets_dir: str | Path) -> list[str]:
-    """The sentences the labels point at, read from ``datasets_dir`` (each file read once)."""
+def resolve(gold: Sequence[GoldSentence], datasets_dir: str | Path | None) -> list[str]:
+    """The sentences the labels point at, read from ``datasets_dir`` (each file read once); a written sentence
+    is its own text (``datasets_dir`` may be None when every sentence is written)."""
     files: dict[str, Any] = {}
     out = []
     for g in gold:
+        if g.text is not None:
+            out.append(g.text)
+            continue
+        if datasets_dir is None:
+            raise ValueError(f"{g.dataset} {list(g.pointer)}: the sentence lives in a dataset, and no datasets "
+                             "folder was given")
         if g.dataset not in files:
             files[g.dataset] = json.loads((Path(datasets_dir) / g.dataset).read_text(encoding="utf-8"))
         node = files[g.dataset]

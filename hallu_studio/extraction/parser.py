@@ -172,7 +172,9 @@ def compound_tail(root: Any) -> Any | None:
 
 def _describes(compound: Any) -> bool:
     """A compound modifier that describes rather than names: "plastic table", "spiky hair"."""
-    return compound.lower_ in DESCRIPTIVE_NOUNS or (compound.pos_ != "PROPN" and is_adjective_only(compound.lower_))
+    # A lower-case word tagged as a proper noun is no name ("a grassy hill" after a verb read as a noun).
+    return compound.lower_ in DESCRIPTIVE_NOUNS or ((compound.pos_ != "PROPN" or compound.is_lower) and
+                                                    is_adjective_only(compound.lower_))
 
 
 def object_name(root: Any, tail: Any | None = None) -> str:
@@ -460,7 +462,8 @@ class ParserExtractor:
                         if obj.i in by_root and subject.root != obj.i:
                             found.setdefault((subject.root, obj.i), (predicate, [verb.head, verb, prep]))
                 continue
-            if prep.dep_ not in ("prep", "agent") or verb.pos_ not in ("VERB", "AUX"):
+            # "hikes up a trail": spaCy makes "up" a particle that holds the object.
+            if prep.dep_ not in ("prep", "agent", "prt") or verb.pos_ not in ("VERB", "AUX"):
                 continue
             lemma = verb.lemma_.lower()
             active = False

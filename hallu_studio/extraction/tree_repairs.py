@@ -125,7 +125,9 @@ def repair_glued_verbs(doc: Any) -> None:
 
 
 def repair_nouns_read_as_verbs(doc: Any) -> None:
-    """ "A small moped on a dirt road": "moped" read as a verb whose subject is "small"."""
+    """Nouns read as the root verb: "A small moped on a dirt road" ("moped" with the adjective "small" as its
+    subject), "A small moped parked on a dirt road" (an article and an adjective before it), "Street signs on a
+    metal pole" (a noun compound before it). A verb takes none of these; WordNet must know the word as a noun."""
     wn = load_wordnet()
     if wn is None:
         return
@@ -134,9 +136,13 @@ def repair_nouns_read_as_verbs(doc: Any) -> None:
                 any(c.dep_ in ("dobj", "attr", "acomp") for c in v.children):
             continue
         subjects = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
+        before = doc[v.i - 1] if v.i else None
         article = v.i >= 2 and doc[v.i - 2].dep_ == "det" and doc[v.i - 2].head.i == v.i  # "A small moped parked"
-        if not subjects and article and doc[v.i - 1].pos_ == "ADJ" and doc[v.i - 1].head.i == v.i:
-            v.pos_, v.tag_, v.lemma_ = "NOUN", "NN", wn.base_form(v.lower_, "n") or v.lower_
+        if not subjects and before is not None and before.head.i == v.i and (
+                (article and before.pos_ == "ADJ") or  # "A small moped parked on a dirt road"
+                (before.dep_ == "compound" and before.pos_ in ("NOUN", "PROPN"))):  # "Street signs on a pole"
+            v.pos_, v.lemma_ = "NOUN", wn.base_form(v.lower_, "n") or v.lower_
+            v.tag_ = "NNS" if v.lemma_ != v.lower_ else "NN"
             continue
         if len(subjects) != 1 or subjects[0].i != v.i - 1:
             continue
