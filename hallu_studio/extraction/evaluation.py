@@ -34,6 +34,7 @@ from ..lexicon.attributes import same_attribute
 from ..lexicon.forms import normalize_name
 from ..lexicon.predicates import parse_predicate
 from ..model import ConceptSet
+from .spans import sentence_spans
 
 CONCEPT_TYPES: tuple[str, ...] = ("objects", "attributes", "relations", "counts")
 
@@ -159,3 +160,97 @@ def score(found: Iterable[ConceptSet], gold: Sequence[dict[str, list[Any]]]) -> 
             t[2] += sum(any(_matches(kind, m, g) for m in mine) for g in theirs)
             t[3] += len(theirs)
     return {k: TypeScore(*v) for k, v in totals.items()}
+
+
+# ---------------------------------------------------------------- people's span labels
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class SpanCoverage:
+    """How well extracted concepts can point at spans people marked (M-HalDetect's INACCURATE spans).
+
+    A judge flags concepts, and a flag lands on the concept's span: a marked span no concept overlaps cannot be
+    pointed at by any concept-level judge (``span_recall``); concepts that overlap marks more often than the marked
+    share of the text would predict (``lift``) sit where people found errors.
+    """
+
+    marks: int
+    marks_hit: dict[str, int]  # per concept type, and "any": marked spans overlapped by at least one such concept
+    concepts: int
+    concepts_on_marks: int  # concept spans that overlap a marked span
+    marked_char_share: float  # share of the texts' characters inside marked spans
+    concept_chars: int  # total length of the concept spans (a long span overlaps more by itself)
+    marked_sentences: int
+    marked_sentences_with_concept: int
+    clean_sentences: int
+    clean_sentences_with_concept: int
+    concepts_in_marked_sentences: int
+    concepts_in_clean_sentences: int
+
+    @property
+    def span_recall(self) -> float | None:
+        return self.marks_hit["any"] / self.marks if self.marks else None
+
+    @property
+    def on_marks(self) -> float | None:
+        return self.concepts_on_marks / self.concepts if self.concepts else None
+
+    @property
+    def lift(self) -> float | None:
+        """Share of concepts on marks over the marked share of characters (1.0: concepts ignore the marks)."""
+        on = self.on_marks
+        return on / self.marked_char_share if on is not None and self.marked_char_share else None
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def span_coverage(texts: Sequence[str], marks: Sequence[Sequence[Span]], found: Sequence[ConceptSet]) -> SpanCoverage:
+    """Concept spans of ``found`` against the character spans people marked in each text.
+
+    >>> from hallu_studio.model import ObjectConcept, RelationConcept
+    >>> text = "A dog sits. A cat flies a kite."
+    >>> cs = ConceptSet(objects=[ObjectConcept("dog", (2, 5)), ObjectConcept("cat", (14, 17))],
+    ...                 relations=[RelationConcept("cat", "flies", "kite", (14, 30))])
+    >>> cov = span_coverage([text], [[(12, 31)]], [cs])
+    >>> cov.span_recall, cov.marks_hit["relations"], cov.on_marks, cov.marked_sentences_with_concept
+    (1.0, 1, 0.6666666666666666, 1)
+    """
+    hit = {k: 0 for k in ("any", *CONCEPT_TYPES)}
+    n_marks = n_concepts = on_marks = marked_chars = total_chars = concept_chars = 0
+    sent = {"marked": 0, "marked_with": 0, "clean": 0, "clean_with": 0, "in_marked": 0, "in_clean": 0}
+    for text, spans, cs in zip(texts, marks, found, strict=True):
+        typed = {"objects": [c.span for c in cs.objects], "attributes": [c.span for c in cs.attributes],
+                 "relations": [c.span for c in cs.relations], "counts": [c.span for c in cs.counts]}
+        typed = {k: [s for s in v if s is not None] for k, v in typed.items()}
+        every = [s for v in typed.values() for s in v]
+        n_marks += len(spans)
+        for m in spans:
+            hit["any"] += any(_overlaps(m, s) for s in every)
+            for kind, ss in typed.items():
+                hit[kind] += any(_overlaps(m, s) for s in ss)
+        n_concepts += len(every)
+        on_marks += sum(any(_overlaps(s, m) for m in spans) for s in every)
+        concept_chars += sum(b - a for a, b in every)
+        covered = set()
+        for a, b in spans:
+            covered.update(range(a, b))
+        marked_chars += len(covered)
+        total_chars += len(text)
+        for a, b in sentence_spans(text):
+            if not text[a:b].strip():
+                continue
+            inside = sum(a <= s[0] < b for s in every)
+            key = "marked" if any(_overlaps((a, b), m) for m in spans) else "clean"
+            sent[key] += 1
+            sent[f"{key}_with"] += inside > 0
+            sent[f"in_{key}"] += inside
+    return SpanCoverage(marks=n_marks, marks_hit=hit, concepts=n_concepts, concepts_on_marks=on_marks,
+                        marked_char_share=marked_chars / total_chars if total_chars else 0.0,
+                        concept_chars=concept_chars, marked_sentences=sent["marked"],
+                        marked_sentences_with_concept=sent["marked_with"], clean_sentences=sent["clean"],
+                        clean_sentences_with_concept=sent["clean_with"],
+                        concepts_in_marked_sentences=sent["in_marked"], concepts_in_clean_sentences=sent["in_clean"])

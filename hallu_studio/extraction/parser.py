@@ -1,8 +1,20 @@
-"""Offline concept extraction: SceneGraphParser on spaCy, plus repairs for dense captions.
+"""Offline concept extraction: SceneGraphParser on spaCy, plus repairs for dense and short captions.
 
 SceneGraphParser (``sng_parser``) finds entities (noun chunks) and the relations between them
-from spaCy's dependency parse. On real LVLM dense captions it has known failure modes, each
-repaired here on the same parse:
+from spaCy's dependency parse. On real LVLM dense captions and short COCO-style captions it has known
+failure modes, each repaired here on the same parse.
+
+Before SceneGraphParser reads it, ``tree_repairs`` mends the tree where spaCy's small model reads a short
+caption as one long noun phrase (rules 12):
+
+* verbs glued into a noun compound get their clause back: "Sheep graze in a field" -> (sheep, graze in,
+  field), not the object ``sheep graze``; "A boy and his dog herd goats" -> (boy, herd, goat), (dog, herd,
+  goat); "A truck and a taxi stop at the stop sign"; "A woman in a striped shirt smiles at the camera";
+* a participle and its object are a relation: "an elephant drinking water" -> (elephant, drinking, water),
+  not the object ``drinking water`` (which stays one where nobody drinks: "a glass of drinking water");
+* a noun read as the root verb is a noun: "A small moped parked on a dirt road", "Street signs on a pole".
+
+Then, on the tree:
 
 * framing words ("image", "scene", "background" ...) and pronouns ("it", "which") are not objects
   (spaCy 3 no longer lemmatises pronouns to ``-PRON-``, so the parser's own filter is inert);
@@ -17,9 +29,16 @@ repaired here on the same parse:
   "relaxing") and fractions ("half of the pizza") are not objects; a gerund after a compound
   ("a woven mat hanging") gives way to the compound;
 * a compound noun is one object where the small model splits it: "a kite and a fire hydrant" hangs
-  "hydrant" on "fire" as a modifier (``compound_tail``), "a trash can are" reads "can" as an auxiliary
-  (WordNet lists "trash can" as one noun), "an oven mitt" tags "oven" as an adjective (WordNet knows it
-  only as a noun), and "I see a toaster, a stop sign and a chair" leaves "sign" outside every chunk;
+  "hydrant" on "fire" as a modifier (``compound_tail``), "a trash can are" and "the trash can is white"
+  read "can" as an auxiliary (WordNet lists "trash can" as one noun; the colour stays on it), "an oven mitt"
+  tags "oven" as an adjective (WordNet knows it only as a noun), and "I see a toaster, a stop sign and a
+  chair" leaves "sign" outside every chunk; a participle is never a compound's second word ("a dog
+  staring", "a car parked": spaCy's lemmas "star", "park" would make "dog star", "car park");
+* an adjective that WordNet lists with its noun as one noun of another kind is part of the name: "a hot
+  dog" is ``hot dog`` (not a dog that is hot, and not the dog next to it), "a remote control", "a light
+  bulb", "the living room"; an adjective that names a kind of its noun ("electric guitar", "polar bear"),
+  a position ("right hand"), a participle ("fried egg") or a word of the attribute families stays an
+  attribute;
 * object names go through the lexicon's ``normalize_name`` (singular head, plural-only nouns kept);
 * inferences stay claims (Tri-HE Appendix C counts them): "a car used for transportation" ->
   (car, used for, transportation) and "the people engaged in surfing" -> (people, engaged in,
@@ -59,7 +78,7 @@ from .spacy_pipeline import load_english, loaded_model_name
 from .tree_repairs import repair_tree
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
-RULES_VERSION = "11"
+RULES_VERSION = "12"
 COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
 DESCRIPTIVE_NOUNS = COLORS | MATERIALS
 NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})

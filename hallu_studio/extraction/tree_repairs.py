@@ -1,7 +1,7 @@
 """Repairs to spaCy's dependency tree before SceneGraphParser reads it, for short captions.
 
-spaCy's small model reads many verbless-looking captions as one long noun phrase, so a verb ends up inside
-a noun compound and then inside an object's name:
+spaCy's small model reads many short captions as one long noun phrase, so a verb ends up inside a noun
+compound and then inside an object's name:
 
 * "Sheep graze in a field" -> ``sheep graze``; "A boy and his dog herd goats" -> ``dog herd goat``;
   "A truck and a taxi stop at the stop sign" -> ``taxi stop``; "A young girl inhales" -> ``girl inhale``;
@@ -10,24 +10,28 @@ a noun compound and then inside an object's name:
 ``repair_glued_verbs`` gives such a verb back its clause on the same parse: the words before it are its
 subject, the nouns after it its object, and its own dependents (prepositions, a coordinated verb) stay with
 it, so the rules downstream read (sheep, graze in, field), (dog, herd, goat), (elephant, drinking, water).
+A word is taken for a glued verb only where the sentence itself says so, beyond the tag, and never where
+the two words are one noun WordNet knows ("bus stop", "dining table"):
 
-A word is taken for a glued verb only where the sentence itself says so, beyond the tag:
+* an "-s" form after a singular article ("A girl inhales", "a summer shirt smiles", "A paved path runs"):
+  a plural head cannot follow "a", so the word is the verb of a singular subject; the subject acts (a
+  person, an animal or a vehicle: ``lexicon.nouns.is_agent``) or the word is mostly a verb (WordNet's tag
+  counts, ``lexicon.predicates.mostly_verb``), which keeps "a stop lights" (a slip) a noun;
+* a base form after a plural subject that acts: a plural noun ("cows graze", "geese swim"), a noun spelt
+  the same in both numbers ("sheep graze"), or two nouns joined by "and" that both act ("a truck and a taxi
+  stop"); and the word is mostly a verb ("stop", "graze") or has an object after it ("herd goats");
+* an "-ing" form after a noun that acts ("an elephant drinking water"), or after one that does not but hangs
+  on one that does ("a man on a bench drinking coffee", "men wearing clothing standing on a slope"); an
+  "-ing" word whose first WordNet sense is a thing stays that thing ("scaffolding", "landing").
 
-* an "-s" form after a singular article ("A young girl inhales", "a summer shirt smiles"): a plural head
-  cannot follow "a", so the word is the verb of a singular subject;
-* a base form after a subject that is plural: a plural noun ("cows graze", "geese swim"), a noun spelt the
-  same in both numbers ("sheep graze"), or two nouns joined by "and" ("a truck and a taxi stop"); and the
-  word is mostly a verb (WordNet's tag counts: "stop", "graze") or has an object after it ("herd goats");
-* an "-ing" form after a noun ("an elephant drinking water", "a man on a bench drinking coffee").
+A finite verb is repaired only in a caption whose root is a noun (a verbless reading). "A car and a street
+sign", "a bed and a night stand", "sports cars", "a hotel swimming pool" are left alone.
 
-In every case the subject is a person, an animal or a vehicle (``lexicon.nouns.is_agent``), the two words
-are not one noun WordNet knows ("bus stop", "dining table"), and a finite verb is repaired only in a caption
-whose root is a noun (a verbless reading). "A car and a street sign" (a street is no agent, "sign" is a noun
-as often as a verb), "sports car", "a hotel swimming pool" are left alone.
-
-``repair_nouns_read_as_verbs`` handles the mirror fault: "A small moped on a dirt road" reads "moped" as
-the past of "mope" with the adjective "small" as its subject; an adjective that has an article cannot be
-a subject, so the "verb" is the noun WordNet knows.
+``repair_verb_roots`` handles the verbs the parse itself marks as verbs while tagging them nouns: a noun root
+with a subject ("Horses and a dog run along the beach") and a plural noun tagged as the adjective of a verb
+("Geese swim across a pond"). ``repair_nouns_read_as_verbs`` handles the mirror fault: a root "verb" after an
+article and an adjective ("A small moped parked on a dirt road": the past of "mope") or after a noun compound
+("Street signs on a metal pole") is the noun WordNet knows.
 """
 
 from __future__ import annotations
