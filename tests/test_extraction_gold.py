@@ -74,3 +74,20 @@ def test_a_changed_sentence_is_refused(tmp_path):
     (tmp_path / "g.jsonl").write_text(json.dumps(row) + "\n")
     with pytest.raises(ValueError, match="sha256 differs"):
         resolve(load_gold(tmp_path / "g.jsonl"), tmp_path)
+
+
+def test_evaluation_examples_and_span_coverage():
+    import doctest
+
+    from hallu_studio.extraction import evaluation
+    from hallu_studio.model import ConceptSet, ObjectConcept
+
+    result = doctest.testmod(evaluation)
+    assert result.attempted > 0 and result.failed == 0
+    text = "A dog sits on a mat. Two cats play."
+    found = ConceptSet(objects=[ObjectConcept("dog", (2, 5)), ObjectConcept("mat", (16, 19))])
+    cov = evaluation.span_coverage([text], [[(21, 35)]], [found])
+    # No concept reaches the mark in the second sentence: a concept-level judge could not point at it.
+    assert cov.span_recall == 0.0 and cov.on_marks == 0.0 and cov.marked_sentences == 1
+    assert (cov.clean_sentences, cov.clean_sentences_with_concept, cov.concepts_in_clean_sentences) == (1, 1, 2)
+    assert round(cov.marked_char_share, 2) == round(14 / len(text), 2)
