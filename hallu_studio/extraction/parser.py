@@ -177,16 +177,16 @@ def compound_tail(root: Any) -> Any | None:
     if tail.head.i == root.i and tail.dep_ in _TAIL_DEPS and tail.tag_ in ("NN", "NNS"):
         return tail
     # A participle is never the second word of a noun ("a dog staring": spaCy's lemma "star" makes "dog star").
-    if tail.tag_ in ("VBG", "VBN", "VBD") or not is_compound_noun(root.lower_, tail.lemma_ or tail.lower_):
+    if tail.tag_ in ("VBG", "VBN", "VBD"):
         return None
-    # "The trash can is white", "A trash can beside a bench": "trash" read as the subject of "can" (a modal in
-    # the subject's slot, or the root).
     if root.head.i == tail.i:
-        return tail if root.dep_ == "nsubj" and (tail.dep_ in NOUN_SLOTS or (tail.dep_ == "ROOT" and
-                                                                            tail.pos_ == "NOUN")) else None
-    if tail.head.i != tail.i:
-        return tail
-    return None
+        # "The trash can is white", "A trash can beside a bench": "trash" read as the subject of "can" (a modal
+        # in the subject's slot, or the root).
+        if root.dep_ != "nsubj" or not (tail.dep_ in NOUN_SLOTS or (tail.dep_ == "ROOT" and tail.pos_ == "NOUN")):
+            return None
+    elif tail.head.i == tail.i:
+        return None
+    return tail if is_compound_noun(root.lower_, tail.lemma_ or tail.lower_) else None
 
 
 def _describes(compound: Any) -> bool:

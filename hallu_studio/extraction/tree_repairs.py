@@ -36,13 +36,12 @@ article and an adjective ("A small moped parked on a dirt road": the past of "mo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import is_plural, may_be_plural
-from ..lexicon.nouns import is_agent, is_compound_noun, names_a_thing_first
+from ..lexicon.nouns import is_agent, is_compound_noun, names_a_thing_first, noun_base
 from ..lexicon.predicates import mostly_verb, verb_base
-from ..lexicon.wordnet import load_wordnet
 
 # Articles that say their noun is one: "a girl inhales" cannot be a noun phrase headed by "inhales".
 _SINGULAR_ARTICLES = frozenset({"a", "an", "one", "each", "every", "another", "this", "that"})
@@ -53,20 +52,23 @@ _PHRASE_DEPS = frozenset({"conj", "pobj", "prep", "appos"})
 
 
 def repair_tree(doc: Any) -> None:
-    """All repairs of this module, in place."""
-    repair_nouns_read_as_verbs(doc)
-    repair_verb_roots(doc)
-    repair_glued_verbs(doc)
+    """All repairs of this module, in place (one pass over the tokens: building spaCy's token objects is most
+    of the cost)."""
+    tokens = list(doc)
+    roots = [t for t in tokens if t.dep_ == "ROOT"]
+    repair_nouns_read_as_verbs(doc, roots)
+    repair_verb_roots(doc, roots)
+    repair_glued_verbs(doc, tokens)
 
 
-def repair_verb_roots(doc: Any) -> None:
+def repair_verb_roots(doc: Any, roots: Sequence[Any] | None = None) -> None:
     """Verbs the parse itself shows to be verbs although it tags them nouns or adjectives:
 
     * a noun root with a subject: "Horses and a dog run along the beach", "A man with a hat and a backpack hikes
       up a trail" (the backpack, hung on "hikes", ends the list before it);
     * a plural noun tagged as an adjective of a verb, which is that verb's subject: "Geese swim across a pond".
     """
-    for v in list(doc):
+    for v in (roots if roots is not None else [t for t in doc if t.dep_ == "ROOT"]):
         if v.dep_ != "ROOT" or not v.is_alpha or not v.is_lower:
             continue
         if v.pos_ == "VERB" and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in v.children):
@@ -103,15 +105,15 @@ def repair_verb_roots(doc: Any) -> None:
         _as_verb(v, lemma, tag)
 
 
-def repair_glued_verbs(doc: Any) -> None:
+def repair_glued_verbs(doc: Any, tokens: Sequence[Any] | None = None) -> None:
     """Give verbs that spaCy glued into a noun compound their clause back (see the module docstring)."""
-    for w in list(doc):
+    for w in (tokens if tokens is not None else list(doc)):
         # A noun, or a participle the small model hung on the next noun ("a bench drinking coffee").
         if w.i == 0 or not w.is_alpha or not w.is_lower or \
                 not (w.pos_ == "NOUN" or (w.tag_ == "VBG" and w.dep_ in _MODIFIER_DEPS)):
             continue
         p = doc[w.i - 1]
-        if not _is_subject_word(p) or not (p.dep_ in _MODIFIER_DEPS | {"npadvmod"} and p.head.i >= w.i):
+        if p.dep_ not in _MODIFIER_DEPS | {"npadvmod"} or p.head.i < w.i or not _is_subject_word(p):
             continue
         lemma = verb_base(w.lower_)
         if lemma is None or is_compound_noun(p.lower_, w.lower_):
@@ -128,35 +130,36 @@ def repair_glued_verbs(doc: Any) -> None:
             _repair_finite(doc, p, w, head, lemma, "VBP", plural_subject=True)
 
 
-def repair_nouns_read_as_verbs(doc: Any) -> None:
+def repair_nouns_read_as_verbs(doc: Any, roots: Sequence[Any] | None = None) -> None:
     """Nouns read as the root verb: "A small moped on a dirt road" ("moped" with the adjective "small" as its
     subject), "A small moped parked on a dirt road" (an article and an adjective before it), "Street signs on a
     metal pole" (a noun compound before it). A verb takes none of these; WordNet must know the word as a noun."""
-    wn = load_wordnet()
-    if wn is None:
-        return
-    for v in list(doc):
-        if v.pos_ not in ("VERB", "AUX") or not v.is_alpha or v.dep_ != "ROOT" or not wn.synsets(v.lower_, "n") or \
+    for v in (roots if roots is not None else [t for t in doc if t.dep_ == "ROOT"]):
+        if v.dep_ != "ROOT" or v.pos_ not in ("VERB", "AUX") or v.i == 0 or not v.is_alpha or \
                 any(c.dep_ in ("dobj", "attr", "acomp") for c in v.children):
             continue
         subjects = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
-        before = doc[v.i - 1] if v.i else None
-        article = v.i >= 2 and doc[v.i - 2].dep_ == "det" and doc[v.i - 2].head.i == v.i  # "A small moped parked"
-        if not subjects and before is not None and before.head.i == v.i and (
+        before = doc[v.i - 1]
+        article = v.i >= 2 and doc[v.i - 2].dep_ == "det" and doc[v.i - 2].head.i == v.i
+        if not subjects and before.head.i == v.i and (
                 (article and before.pos_ == "ADJ") or  # "A small moped parked on a dirt road"
                 (before.dep_ == "compound" and before.pos_ in ("NOUN", "PROPN"))):  # "Street signs on a pole"
-            v.pos_, v.lemma_ = "NOUN", wn.base_form(v.lower_, "n") or v.lower_
-            v.tag_ = "NNS" if v.lemma_ != v.lower_ else "NN"
-            continue
-        if len(subjects) != 1 or subjects[0].i != v.i - 1:
-            continue
-        adj = subjects[0]
-        if adj.pos_ != "ADJ" or not any(c.dep_ == "det" for c in adj.children):
-            continue
-        v.pos_, v.tag_, v.lemma_ = "NOUN", "NN", wn.base_form(v.lower_, "n") or v.lower_
-        for c in list(adj.children):
-            c.head = v
-        adj.head, adj.dep_ = v, "amod"
+            _read_as_noun(v)
+        elif len(subjects) == 1 and subjects[0].i == v.i - 1 and subjects[0].pos_ == "ADJ" and \
+                any(c.dep_ == "det" for c in subjects[0].children) and _read_as_noun(v):  # "A small moped on"
+            adj = subjects[0]
+            for c in list(adj.children):
+                c.head = v
+            adj.head, adj.dep_ = v, "amod"
+
+
+def _read_as_noun(v: Any) -> bool:
+    """Tag ``v`` as the noun WordNet knows it as; False (and nothing changed) where WordNet knows no such noun."""
+    lemma = noun_base(v.lower_)
+    if lemma is None:
+        return False
+    v.pos_, v.lemma_, v.tag_ = "NOUN", lemma, ("NNS" if lemma != v.lower_ else "NN")
+    return True
 
 
 def _is_subject_word(p: Any) -> bool:

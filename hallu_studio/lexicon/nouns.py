@@ -211,6 +211,13 @@ def names_other_kind(modifier: str, head: str) -> bool:
 
 
 @lru_cache(maxsize=100_000)
+def noun_base(word: str) -> str | None:
+    """The noun WordNet knows ``word`` as ("moped" -> "moped", "signs" -> "sign"), or None (or WordNet absent)."""
+    wn = load_wordnet()
+    return wn.base_form(word.strip().lower(), "n") if wn is not None else None
+
+
+@lru_cache(maxsize=100_000)
 def is_noun_only(word: str) -> bool:
     """Whether WordNet knows a word as a noun and never as an adjective ("oven" in "an oven mitt", which
     spaCy's small model sometimes tags as an adjective): the mirror of ``is_adjective_only``."""
