@@ -91,6 +91,8 @@ _VERBS: dict[str, str] = {v: canon for canon, vs in _VERB_GROUPS.items() for v i
 VISUAL_VERBS: frozenset[str] = frozenset(_VERB_GROUPS) | frozenset({"drop", "lack", "face", "touch", "follow",
                                                                      "chase", "cross", "climb", "swim", "jump", "run"})
 # Verbs that only say where a thing is placed: "sitting on" states no more than "on" can check.
+# Verbs whose subject has one object at a time: one sits, stands, lies, rides on one thing, drives one car.
+ONE_AT_A_TIME: frozenset[str] = frozenset({"sit", "stand", "lie", "ride", "drive", "perch", "sleep"})
 PLACEMENT_VERBS: frozenset[str] = frozenset({"sit", "lie", "stand", "hang", "park", "lean", "place", "set", "put",
                                              "locate", "situate", "position", "mount", "attach", "float", "sleep",
                                              "stack", "display", "grow", "perch", "rest"})
