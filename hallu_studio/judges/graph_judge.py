@@ -166,9 +166,12 @@ class SceneGraphAlignmentJudge:
 
     def __init__(self, encoder: PhraseEncoder | None = None, *, model_name: str = "",
                  grounding_threshold: float = 0.8, gold_threshold: float = 0.8,
-                 unverifiable: str = "scene-graph") -> None:
+                 unverifiable: str = "scene-graph", unverifiable_weight: float = 0.1) -> None:
         if unverifiable not in UNVERIFIABLE_POLICIES:
             raise ValueError(f"unverifiable must be one of {UNVERIFIABLE_POLICIES}, got {unverifiable!r}")
+        if not 0 <= unverifiable_weight <= 1:
+            raise ValueError(f"unverifiable_weight must be between 0 and 1, got {unverifiable_weight!r}")
+        self.unverifiable_weight = unverifiable_weight
         self.encoder = encoder
         self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
         self.grounder = Grounder(encoder, grounding_threshold)
@@ -177,21 +180,33 @@ class SceneGraphAlignmentJudge:
 
     def config(self) -> dict[str, Any]:
         return {"judge": self.name, "version": 3, "model": self.model_name or None, **self.grounder.config(),
-                "gold_threshold": self.gold_threshold, "unverifiable": self.unverifiable}
+                "gold_threshold": self.gold_threshold, "unverifiable": self.unverifiable,
+                "unverifiable_weight": self.unverifiable_weight}
 
     def counts_as_hallucination(self, verdict: str, closed: bool = True) -> bool:
-        """Whether a verdict counts as hallucinated against a reference that is complete (``closed``: a scene
-        graph) or open-world (captions, an object list): silence as the policy says (module docstring, "Silence")."""
+        """Whether a verdict counts whole as a hallucination (``hallucination_weight`` 1)."""
+        return self.hallucination_weight(verdict, closed) >= 1.0
+
+    def hallucination_weight(self, verdict: str, closed: bool = True) -> float:
+        """How much of a hallucination a verdict counts as against a reference that is complete (``closed``: a
+        scene graph) or open-world (captions, an object list): object and relation hallucinations 1; silence as
+        the policy says (module docstring, "Silence"): 1 against a scene graph, ``unverifiable_weight`` against
+        open references (scene-graph), 1 (hallucination) or 0 (ignore) always; anything else 0."""
         if verdict != "unverifiable":
-            return verdict in ("object", "relation")
-        return self.unverifiable == "hallucination" or (self.unverifiable == "scene-graph" and closed)
+            return 1.0 if verdict in ("object", "relation") else 0.0
+        if self.unverifiable == "scene-graph":
+            return 1.0 if closed else self.unverifiable_weight
+        return 1.0 if self.unverifiable == "hallucination" else 0.0
 
     def _counted(self, reference: JudgeReference) -> str:
         """What a reason says of an unverifiable verdict's counting."""
-        if not self.counts_as_hallucination("unverifiable", reference.scope.closed):
+        weight = self.hallucination_weight("unverifiable", reference.scope.closed)
+        if weight >= 1.0:
+            return "; counted as a hallucination, as the paper does"
+        if weight == 0.0:
             return ("; not counted" if self.unverifiable == "ignore" else
                     "; not counted: captions and object lists are no complete graph")
-        return "; counted as a hallucination, as the paper does"
+        return f"; counted as {weight:g} of a hallucination (scoring.unverifiable_weight)"
 
     def warm(self, batches: Sequence[tuple[Sequence[Triplet], JudgeReference]]) -> None:
         """Encode every name the embedding fallback may compare, in one call."""

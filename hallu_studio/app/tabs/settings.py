@@ -35,7 +35,8 @@ def settings_html(ctx: AppContext) -> str:
         {"setting": "NLI threshold", "value": s.scoring.nli_threshold},
         {"setting": "HalFscore matching threshold", "value": s.scoring.halfscore_match_threshold},
         {"setting": "EMD ground cost / empty side", "value": f"{s.scoring.emd_ground_cost} / {s.scoring.emd_empty_side}"},
-        {"setting": "unverifiable claims (Tri-HE, HalFscore)", "value": s.scoring.unverifiable},
+        {"setting": "unverifiable claims (Tri-HE, HalFscore) / their weight against captions and object lists",
+         "value": f"{s.scoring.unverifiable} / {s.scoring.unverifiable_weight:g}"},
         {"setting": "readings: POPE / Reefknot / Reefknot entropy / CHAIR (studio; released: the papers' code)",
          "value": f"{s.scoring.pope_reading} / {s.scoring.reefknot_reading} / {s.decoding.entropy_reading} / "
                   f"{s.scoring.chair_reading}"},
@@ -84,6 +85,7 @@ EDITABLE: tuple[tuple[str, str, str], ...] = (
     ("scoring", "trihe_judge", "Tri-HE judge"),
     ("scoring", "trihe_extraction", "Tri-HE extraction style"),
     ("scoring", "unverifiable", "unverifiable claims (Tri-HE, HalFscore): what the reference cannot settle"),
+    ("scoring", "unverifiable_weight", "weight of an unverifiable claim against captions and object lists (0–1)"),
     ("scoring", "extractor", "concept extractor"),
     ("scoring", "reviser", "Evaluate-by-Edit reviser"),
     ("scoring", "halfscore_matcher", "HalFscore matcher"),
