@@ -13,6 +13,7 @@ from hallu_studio.importers.reefknot import read_reefknot
 from hallu_studio.importers.scene_graphs import read_gqa, read_visual_genome
 from hallu_studio.importers.toolkits import read_lmms_eval, read_vlmevalkit
 from hallu_studio.grounding import ReferenceGraph
+from hallu_studio.lexicon.wordnet import load_wordnet
 from hallu_studio.importers.tri_he import build_scene_graph, read_tri_he
 from hallu_studio.importers.triplets import parse_triplet, parse_triplets
 
@@ -120,6 +121,19 @@ def test_tri_he_ends_are_the_listed_objects_and_their_numbers_the_annotators_cou
     graph, added = build_scene_graph(["umbrella"], [("Two people", "sharing", "one umbrella")])
     assert [o.name for o in graph.objects] == ["umbrella", "people", "people"] and added == ["people"]
     assert graph.triplets() == [("people", "sharing", "umbrella")]
+
+
+@pytest.mark.skipif(load_wordnet() is None, reason="which ends are things is WordNet's to say")
+def test_tri_he_ends_naming_several_things_are_read_as_the_annotators_meant_them():
+    graph, added = build_scene_graph(["book", "magazine", "table", "snow", "mountain", "person", "hat", "chair"], [
+        ("books and magazines", "on", "table"), ("snow on the ground", "covers", "mountains"),
+        ("people wearing hat", "sit on", "chair"), ("Pedestrian crossing signal", "displays", "WAIT"),
+        ("team sports and solo activities", "for", "person")])
+    assert graph.triplets() == [
+        ("book", "on", "table"), ("magazine", "on", "table"), ("snow", "on", "ground"),
+        ("snow", "covers", "mountain"), ("person", "wearing", "hat"), ("person", "sit on", "chair"),
+        ("Pedestrian crossing signal", "displays", "WAIT"), ("team sports and solo activities", "for", "person")]
+    assert added == ["ground", "Pedestrian crossing signal", "WAIT", "team sports and solo activities"]
 
 
 def test_reefknot_malformed_lines_missing_fields_and_recorded_responses(tmp_path):
