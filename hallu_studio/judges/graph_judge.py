@@ -56,7 +56,7 @@ from ..grounding import (Edge, Grounder, Match, ReferenceGraph, attribute_suppor
 from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
-from ..lexicon.predicates import VISUAL_VERBS, Predicate, entails, parse_predicate
+from ..lexicon.predicates import VISUAL_VERBS, Predicate, entails, is_generic, parse_predicate
 from ..lexicon.words import CAUSAL_WORDS, INFERENCE_PREDICATES, NEGATIONS
 from ..vectors import PhraseEncoder, unit_rows
 from ..config import TRIHE_UNVERIFIABLE_POLICIES as UNVERIFIABLE_POLICIES
@@ -398,14 +398,18 @@ class SceneGraphAlignmentJudge:
         said = [f"the {' '.join(q)} one" if q and meant[k] else "" for k, q in enumerate(qualifiers)]
         ends = (f"{', '.join(m.describe() for m in subjects)}{' (' + said[0] + ')' if said[0] else ''} and "
                 f"{', '.join(m.describe() for m in objects)}{' (' + said[1] + ')' if said[1] else ''}")
-        if support.between:
+        # An edge that only joins the two ("person with helmet") says nothing against how the claim relates them.
+        joined = f" says {pred.text()!r}; it only has {_edge_text(graph, support.between[0])}" \
+            if support.between and all(is_generic(e.predicate) for e in support.between) else ""
+        if support.between and not joined:
             edges = "; ".join(_edge_text(graph, e) for e in support.between)
             return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "
                                     f"{edges}, not {pred.text()!r}", kind="relation")
         if reference.source == CAPTION_SOURCE:
             return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the reference caption names {ends} "
                                     f"but does not say how they relate{self._counted(reference)}", kind="relation")
-        return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph", kind="relation")
+        return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph{joined}",
+                                kind="relation")
 
     @staticmethod
     def _supported(claim: Triplet, why: str, subjects: list[Match], objects: list[Match]) -> TripletJudgement:
