@@ -308,3 +308,17 @@ def test_vqa_relation_error_only_between_two_objects():
         text, sig = describe(s, ProbeOptions(rate=1.0, mix=("relation",), seed=seed), random.Random(seed))
         assert [r["concept"][0::2] for r in sig["injected"]] == [["tower", "hill"]]
         assert [r["concept"] for r in sig["stated"]] == [["tower", "size", "tall"]]
+
+
+def test_gold_triplet_sentences_say_the_only_before_a_thing():
+    from hallu_studio.model import Sample
+
+    # "(sky, is, clear)" written "The sky is the clear." was read as a thing called "clear" that the graph lacks:
+    # one false object hallucination per such gold answer.
+    s = Sample(id="r/4", benchmark="r", image_key="4", task="vqa", question="What is the weather like?",
+               answer="Sunny.", gold_triplets=[("sky", "is", "clear"), ("man", "is", "shirtless"),
+                                               ("hydrant", "has", "no water flowing"), ("cup", "on", "table"),
+                                               ("field", "is", "well-maintained")])
+    text, _ = describe(s, ProbeOptions(rate=0.0), random.Random(0))
+    assert text == ("Sunny. The sky is clear. The man is shirtless. The hydrant has no water flowing. "
+                    "The cup is on the table. The field is well-maintained.")

@@ -47,14 +47,16 @@ from ..model import Sample, SceneGraph, SceneObject, content_key
 from .base import GenerationRequest, GenerationResult
 from ..lexicon.attributes import alternatives, attribute_family
 from ..lexicon.forms import count_of, is_countable, normalize_name, takes_plural_verb
-from ..lexicon.nouns import is_adjective_only, is_visual_noun
+from ..lexicon.nouns import is_adjective_only, is_noun, is_noun_only, is_visual_noun
 from ..lexicon.predicates import PREPOSITIONS, parse_predicate
+from ..lexicon.words import NEGATIONS, PRONOUNS
 from .probe_text import (
     CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS, SpanText,
     concept_record, counted,
 )
 
 INJECTION_TYPES: tuple[str, ...] = ("object", "attribute", "relation", "count")
+_ARTICLES = frozenset({"a", "an", "the"})
 MAX_OBJECT_GROUPS = 12
 MAX_RELATIONS = 15
 
@@ -291,6 +293,23 @@ def _wrong_count(n: int, rng: random.Random) -> int:
     return 2 if n <= 1 else rng.choice([n - 1, n + 1])
 
 
+def _takes_article(pred: str, obj: str) -> bool:
+    """Whether a sentence says "the" before a triplet's object: before a noun ("is left of the cube"), not before
+    an adjective or participle a copula gives ("(sky, is, clear)": "the sky is clear", not "the sky is the clear",
+    which a parser reads as a thing called "clear"), nor before a phrase with its own determiner, number, negation
+    or preposition ("two giraffes", "no water flowing", "in the image")."""
+    words = obj.lower().split()
+    if not words:
+        return False
+    first, head = words[0], words[-1]
+    if first in PRONOUNS or first in _ARTICLES or first in NEGATIONS or first in PREPOSITIONS or count_of(first) is not None:
+        return False
+    if is_noun(head) is False or is_adjective_only(first):
+        return False  # "shirtless", "well-maintained", "alone in the room"
+    copula = pred.lower() in ("is", "are")
+    return not (copula and len(words) == 1 and (attribute_family(obj) is not None or is_noun_only(obj) is False))
+
+
 def _relation_sentence(t: SpanText, subj: str, pred: str, obj: str, subject_attributes: Sequence[str] = (),
                        object_attributes: Sequence[str] = ()) -> tuple[int, int]:
     """ "The red cube is left of the small cube. ": the span runs from the subject's first word to the object's
@@ -299,8 +318,10 @@ def _relation_sentence(t: SpanText, subj: str, pred: str, obj: str, subject_attr
     start = t.length
     verb_led = pred.split()[0] in {"has", "have", "is", "are", "wears", "holds"}
     said_subj = " ".join([*subject_attributes, subj])
-    t.add(f"{said_subj} {pred if verb_led else ('are ' if takes_plural_verb(subj) else 'is ') + pred} the "
-          f"{' '.join([*object_attributes, obj])}")
+    said_obj = " ".join([*object_attributes, obj])
+    article = "the " if object_attributes or _takes_article(pred, obj) else ""
+    t.add(f"{said_subj} {pred if verb_led else ('are ' if takes_plural_verb(subj) else 'is ') + pred} {article}"
+          f"{said_obj}")
     end = t.length
     t.add(". ")
     return start, end

@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .attributes import attribute_family
-from .forms import head_noun, normalize_name
+from .forms import head_noun, normalize_name, singular
 from .wordnet import load_wordnet
 from .words import (ABSTRACT_LEXNAMES, FRAMING_NOUNS, MASS_NOUNS, NON_VISUAL_LEXNAMES, VISIBLE_ABSTRACT_NOUNS,
                     VISUAL_LEXNAMES)
@@ -186,6 +186,17 @@ def is_compound_noun(modifier: str, head: str) -> bool:
     if wn is None or not m.isalpha() or not h.isalpha():
         return False
     return any(s.lexname in VISUAL_LEXNAMES for s in wn.synsets(f"{m}_{h}", "n")[:3])
+
+
+@lru_cache(maxsize=100_000)
+def is_noun(word: str) -> bool | None:
+    """Whether WordNet knows a word (or its singular) as a noun at all: "sky", "clear" are, "shirtless",
+    "well-maintained", "appear" are not; None where WordNet is missing."""
+    wn = load_wordnet()
+    w = word.strip().lower()
+    if wn is None:
+        return None
+    return bool(wn.synsets(w, "n") or wn.synsets(singular(w), "n"))
 
 
 @lru_cache(maxsize=100_000)
