@@ -1,7 +1,8 @@
 """Does each offline score track hallucination? Probes with known injected errors, and real data, in one run.
 
-Sections (each prints a Markdown table; ``--write`` puts them all into docs/validity.md between the
-``<!-- bench_validity -->`` markers):
+Sections (each prints a Markdown table; ``--write`` puts those run into docs/validity.md, each between its own
+``<!-- bench_validity:NAME -->`` markers inside the ``<!-- bench_validity -->`` block, with the command and date
+that made it; a section not run keeps its table):
 
 * ``sample``: the embedded sample's captions, probe at ``--rate`` (all four types), extracted with the
   offline parser. Per metric × injected type: injected, detected, detection rate; per metric: false
@@ -345,22 +346,41 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="write the tables into docs/validity.md")
     args = ap.parse_args()
     extractor = ParserExtractor()
-    out = [f"_Produced by `python benchmarks/bench_validity.py --sections {args.sections}` on "
-           f"{time.strftime('%Y-%m-%d')}._"]
+    produced = (f"_Produced by `python benchmarks/bench_validity.py --sections {args.sections}` on "
+                f"{time.strftime('%Y-%m-%d')}._")
+    out: dict[str, str] = {}
     for name in args.sections.split(","):
         t0 = time.perf_counter()
-        out.append(SECTIONS[name](args, extractor))
-        print(out[-1] + "\n", flush=True)
+        out[name] = SECTIONS[name](args, extractor)
+        print(out[name] + "\n", flush=True)
         print(f"[{name}: {time.perf_counter() - t0:.0f}s]", file=sys.stderr)
     if args.write:
         path = ROOT / "docs" / "validity.md"
-        text = path.read_text(encoding="utf-8") if path.exists() else "# Validity\n"
-        block = f"{MARK_BEGIN}\n" + "\n\n".join(out) + f"\n{MARK_END}"
-        if MARK_BEGIN in text:
-            text = text[: text.index(MARK_BEGIN)] + block + text[text.index(MARK_END) + len(MARK_END):]
+        path.write_text(write_sections(path.read_text(encoding="utf-8") if path.exists() else "# Validity\n",
+                                       out, produced), encoding="utf-8")
+
+
+def write_sections(text: str, tables: dict[str, str], produced: str) -> str:
+    """``text`` with each section's table put between its own markers inside the bench_validity block (a section
+    not run keeps the table an earlier run wrote, with the line that says which run that was).
+
+    >>> doc = write_sections("# V\\n", {"trihe": "T1", "dci": "D1"}, "_run 1_")
+    >>> doc = write_sections(doc, {"trihe": "T2"}, "_run 2_")
+    >>> [line for line in doc.splitlines() if line and not line.startswith("<!--")]
+    ['# V', '_run 2_', 'T2', '_run 1_', 'D1']
+    """
+    if MARK_BEGIN not in text:
+        text = text.rstrip() + f"\n\n{MARK_BEGIN}\n{MARK_END}\n"
+    head, rest = text.split(MARK_BEGIN, 1)
+    block, tail = rest.split(MARK_END, 1)
+    for name, table in tables.items():
+        begin, end = f"<!-- bench_validity:{name} -->", f"<!-- /bench_validity:{name} -->"
+        section = f"{begin}\n{produced}\n\n{table}\n{end}"
+        if begin in block:
+            block = block[: block.index(begin)] + section + block[block.index(end) + len(end):]
         else:
-            text = text.rstrip() + "\n\n" + block + "\n"
-        path.write_text(text, encoding="utf-8")
+            block = block.rstrip("\n") + f"\n{section}\n"
+    return head + MARK_BEGIN + block.rstrip("\n") + "\n" + MARK_END + tail
 
 
 if __name__ == "__main__":
