@@ -25,9 +25,8 @@ only where the triplet's object is such a thing, replaced by one the judges do n
 find in the scene by lemma, synonym or kind ("plant" where the graph has trees is no
 error). A corrupted triplet is said in a sentence of its own, never inside an answer
 that only guesses ("they are likely still on the oven rack"), since a guess claims
-nothing seen. Whether a
-swap is true of the scene is decided, for captions and answers alike, by the judges'
-own check (``grounding.edge_support`` on the sample's ``ReferenceGraph``: entailment,
+nothing seen. Whether a swap is true of the scene is decided, for captions and answers
+alike, by the judges' own check (``grounding.edge_support`` on the sample's ``ReferenceGraph``: entailment,
 inverses, symmetric predicates, agentive edges written backwards), so a probe never
 injects an error the judges would have to call supported.
 
@@ -321,7 +320,8 @@ def _takes_article(pred: str, obj: str) -> bool:
     if not words:
         return False
     first, head = words[0], words[-1]
-    if first in PRONOUNS or first in _ARTICLES or first in NEGATIONS or first in PREPOSITIONS or count_of(first) is not None:
+    if first in PRONOUNS or first in _ARTICLES or first in NEGATIONS or first in PREPOSITIONS or \
+            count_of(first) is not None:
         return False
     if is_noun(head) is False or is_adjective_only(first):
         return False  # "shirtless", "well-maintained", "alone in the room"

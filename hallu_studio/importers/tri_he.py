@@ -19,10 +19,11 @@ Scene graph of an image (one per image, shared by its questions):
   an end names a listed object when their names normalise alike (``lexicon.forms.normalize_name``:
   "Giraffes", "two giraffes" and "another giraffe" are the listed "giraffe", the first one listed);
   an end naming none is added as object ``t0, t1, ...`` and named in the sample's
-  ``meta["added_objects"]`` (the graph's own objects are the others). A number an end states ("(Two people, sharing, one umbrella)") is the
-  annotators' count of that thing: where the list holds fewer objects of that name, objects are added
-  (named without the number) up to the largest number stated, as ``grounding.stated_counts`` reads a
-  caption's counts; where it holds more, the list stands (two of six giraffes).
+  ``meta["added_objects"]`` (the graph's own objects are the others). A number an end states
+  ("(Two people, sharing, one umbrella)") is the annotators' count of that thing: where the list holds
+  fewer objects of that name, objects are added (named without the number) up to the largest number
+  stated, as ``grounding.stated_counts`` reads a caption's counts; where it holds more, the list stands
+  (two of six giraffes).
 
   Ends that name more than one thing are read as the annotators meant them, where every part is a
   thing (a listed object, or a noun WordNet files under things one sees):
