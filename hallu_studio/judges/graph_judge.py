@@ -56,7 +56,8 @@ from ..grounding import (Edge, Grounder, Match, ReferenceGraph, attribute_suppor
 from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
-from ..lexicon.predicates import ONE_AT_A_TIME, VISUAL_VERBS, Predicate, contradicts, entails, parse_predicate
+from ..lexicon.predicates import (ONE_AT_A_TIME, VISUAL_VERBS, Predicate, contradicts, entails, is_generic,
+                                  parse_predicate)
 from ..lexicon.words import CAUSAL_WORDS, INFERENCE_PREDICATES, NEGATIONS
 from ..vectors import PhraseEncoder, unit_rows
 from ..config import UNVERIFIABLE_POLICIES
@@ -492,11 +493,15 @@ class SceneGraphAlignmentJudge:
                      if support.between else "they do not say how they relate")
             return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the references name {ends}, and "
                                     f"{other}{self._counted(reference)}", kind="relation")
-        if support.between:
+        # An edge that only joins the two ("person with helmet") says nothing against how the claim relates them.
+        joined = f" says {pred.text()!r}; it only has {_edge_text(graph, support.between[0])}" \
+            if support.between and all(is_generic(e.predicate) for e in support.between) else ""
+        if support.between and not joined:
             edges = "; ".join(_edge_text(graph, e) for e in support.between)
             return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "
                                     f"{edges}, not {pred.text()!r}", kind="relation")
-        return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph", kind="relation")
+        return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph{joined}",
+                                kind="relation")
 
     @staticmethod
     def _supported(claim: Triplet, why: str, subjects: list[Match], objects: list[Match]) -> TripletJudgement:

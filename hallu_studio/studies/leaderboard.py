@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
 from ..config import Settings
 from ..metrics.aggregate import bootstrap_intervals
@@ -70,16 +70,20 @@ def metric_computes(names: Sequence[str]) -> dict[str, Compute]:
 
 def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = False, *,
                 metrics: Sequence[str] | None = None, n_boot: int = 200, alpha: float = 0.05, seed: int = 0,
-                computes: Mapping[str, Compute] | None = None) -> list[dict[str, Any]]:
+                computes: Mapping[str, Compute] | None = None,
+                sample_ids: Collection[str] | None = None) -> list[dict[str, Any]]:
     """One row per run x metric config x headline number (x domain), with a bootstrap interval.
 
-    Row keys: model, run_id, synthetic, benchmark, domain (with ``by_domain``), metric,
+    ``sample_ids``: only the responses to these samples (a split: the questions a method was tuned on, the
+    rest); None, all. Row keys: model, run_id, synthetic, benchmark, domain (with ``by_domain``), metric,
     config_key, key, value, low, high, n, images, aggregation ("metric" or "mean of values").
     """
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     only = metrics[0] if metrics is not None and len(metrics) == 1 else None
     for row in store.score_stat_rows(only, benchmark=benchmark):
         if row["metric"] == CONCEPTS or (metrics and row["metric"] not in metrics):
+            continue
+        if sample_ids is not None and row["sample_id"] not in sample_ids:
             continue
         domain = row["domain"] if by_domain else None
         groups[(row["run_id"], row["metric"], row["config_key"], domain)].append(row)
