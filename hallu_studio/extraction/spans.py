@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..lexicon.forms import plural, singular_phrase
-from ..lexicon.words import SPECULATION_WORDS
+from ..lexicon.words import PREMISE_OPENINGS, SPECULATION_WORDS
 
 
 def _variants(word: str) -> list[str]:
@@ -65,23 +65,37 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 _CLAUSE_BREAK = re.compile(r"[,;:(]|\s[-\u2013\u2014]\s")
+# Hedges that open a clause of their own after what the sentence reports ("..., suggesting a party", "..., possibly
+# a market"); any other hedge (a modal or a verb of the main clause: "could", "seems", "suggest"; a premise:
+# "given", "considering") makes the whole sentence a guess.
+_CLAUSE_HEDGES = frozenset({"suggesting", "indicating", "implying", "possibly", "likely", "probably", "perhaps",
+                            "presumably", "apparently", "seemingly", "potentially", "typically", "usually", "often",
+                            "maybe"})
 
 
 def speculative_spans(text: str) -> list[tuple[int, int]]:
     """The parts of ``text`` that guess rather than report ("the person might be commuting"), as character
-    spans: from the start of the clause holding the first modal verb, hedge or reasoning word
-    (``SPECULATION_WORDS``) of a sentence to the sentence's end. What the sentence states before that clause
-    is reported, not guessed ("there are cups on the floor, suggesting a party": the cups are a claim).
+    spans, for each sentence holding a modal verb, a hedge or a reasoning word (``SPECULATION_WORDS``): the
+    whole sentence, unless its first such word opens a clause of its own after what the sentence reports
+    ("there are cups on the floor, suggesting a party": the cups are a claim, the party a guess), where the
+    span starts at that clause. A sentence that opens with its premise ("Based on the shadows, it might be
+    afternoon": ``PREMISE_OPENINGS``) is a guess as a whole. A claim is a guess when its span ends inside one.
 
     >>> t = "A man rides a horse. He might be going to a market. Cups lie around, suggesting a party."
     >>> [t[a:b] for a, b in speculative_spans(t)]
     [' He might be going to a market.', ', suggesting a party.']
+    >>> t = "Given the shadows, it could be late. Warm clothes, a coat and a hat, would be wise."
+    >>> [t[a:b] for a, b in speculative_spans(t)]
+    ['Given the shadows, it could be late.', ' Warm clothes, a coat and a hat, would be wise.']
     """
     out: list[tuple[int, int]] = []
     for a, b in sentence_spans(text):
-        hedge = next((m for m in re.finditer(r"[a-z]+", text[a:b].lower()) if m.group(0) in SPECULATION_WORDS), None)
+        words = list(re.finditer(r"[a-z]+", text[a:b].lower()))
+        hedge = next((m for m in words if m.group(0) in SPECULATION_WORDS), None)
         if hedge is None:
             continue
-        breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text, a, a + hedge.start())]
+        opening = " ".join(m.group(0) for m in words[:3])
+        own_clause = hedge.group(0) in _CLAUSE_HEDGES and not any(opening.startswith(p) for p in PREMISE_OPENINGS)
+        breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text, a, a + hedge.start())] if own_clause else []
         out.append((breaks[-1] if breaks else a, b))
     return out

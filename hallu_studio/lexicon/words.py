@@ -99,9 +99,14 @@ HEDGE_WORDS: frozenset[str] = frozenset({
 # commuting to work"): modal verbs and verbs of reasoning, beside the hedging adverbs above.
 SPECULATION_WORDS: frozenset[str] = HEDGE_WORDS - {"either"} | frozenset({
     "might", "may", "could", "would", "should", "suggest", "suggests", "suggesting", "indicate", "indicates",
+    "seem", "seems", "seemed", "appear", "appears", "appeared", "indicated", "suggested",
     "indicating", "imply", "implies", "assume", "guess", "speculate", "perhaps", "possible", "possibility",
     "unlikely", "considering", "given", "because", "since", "if", "typically", "usually", "often", "reason",
 })
+# How a sentence that reasons from what it sees begins ("Based on the shadows, it might be afternoon"): its
+# premise is part of the guess, not a report of its own.
+PREMISE_OPENINGS: tuple[str, ...] = ("based on", "given", "judging by", "judging from", "considering", "from the",
+                                     "as indicated", "due to", "because of")
 
 # Nouns whose singular lemma is a different thing or no word ("pants" -> "pant", "glasses" -> "glass").
 # Those of two parts are counted in pairs ("two pairs of glasses"); the others not at all ("the eaves").

@@ -264,8 +264,9 @@ class TriHEMetric:
                               "no triplets in the response (empty, or nothing the extractor could parse); "
                               "Hallu_Q skips this question")
         guesses = speculative_spans(item.response)
+        # A claim ends where its last part is said ("a game, possibly on a console": the console is guessed).
         reference.speculative = frozenset(i for i, (_, span) in enumerate(claims)
-                                          if span and any(a <= span[0] < b for a, b in guesses))
+                                          if span and any(a < span[1] <= b for a, b in guesses))
         bounds = sentence_spans(item.response)
         reference.sentences = tuple(next((k for k, (a, b) in enumerate(bounds) if a <= span[0] < b), -1) if span else -1
                                     for _, span in claims)
