@@ -110,6 +110,10 @@ _CONTRARY_PREP = {"on": "under", "under": "on", "above": "below", "in": "outside
                   "near": "far from", "far from": "next to", "left of": "right of", "right of": "left of",
                   "in front of": "behind", "behind": "in front of"}
 
+# The same pairs as canonical prepositions, either way round ("above" is as contrary to "under" as "on" is).
+_CONTRARY_PAIRS = frozenset({frozenset({PREPOSITIONS.get(a, a), PREPOSITIONS.get(b, b)}) for a, b in _CONTRARY_PREP.items()}
+                            | {frozenset({"above", "under"})})
+
 
 @dataclass(frozen=True)
 class Predicate:
@@ -261,14 +265,15 @@ def contradicts(edge: Predicate, claim: Predicate, the_other_way: bool = False) 
     >>> on, under, near = parse_predicate("on top of"), parse_predicate("under"), parse_predicate("next to")
     >>> contradicts(under, on), contradicts(near, on), contradicts(on, on, the_other_way=True)
     (True, False, True)
+    >>> contradicts(near, parse_predicate("far from")), contradicts(parse_predicate("in"), parse_predicate("outside"))
+    (True, True)
     """
     if edge.passive or claim.passive or claim.prep is None or edge.prep is None:
         return False
     said = _INVERSE_PREP.get(edge.prep) if the_other_way else edge.prep
     if said is None or (the_other_way and edge.prep in _SYMMETRIC):
         return False
-    contrary = _CONTRARY_PREP.get(claim.prep)
-    return said == contrary or (contrary == "inside" and said == "in") or (said == "under" and contrary == "below")
+    return frozenset({said, claim.prep}) in _CONTRARY_PAIRS
 
 
 def part_of(edge: Predicate, claim: Predicate) -> bool:
