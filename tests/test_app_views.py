@@ -64,7 +64,7 @@ def test_browse_rounds_numbers_orders_by_hallucinated_claims_and_explains_empty_
     counts = [r["trihe.hallucinated"] for r in store.browse_responses({}, ["trihe.hallucinated"],
                                                                       sort="trihe.hallucinated", limit=1000)]
     assert counts == sorted(counts, key=lambda v: (v is None, -(v or 0)))
-    assert "sorted by halluc. claims" in status
+    assert "sorted by Tri-HE hallucinated claims ↓ (claims)" in status
     # one response: an exact EMD with many digits, a CHAIR value left undefined
     rid = ids[0]
     config = store.get_scores(rid, "emd")[0].config_key
@@ -73,9 +73,9 @@ def test_browse_rounds_numbers_orders_by_hallucinated_claims_and_explains_empty_
     frame, ids, _ = browse.query(ctx, browse.filters_from_controls([], [], [], [], {}, "any", "any", "", "emd.total",
                                                                    True))
     row = frame[frame["id"] == rid].iloc[0]
-    assert ">96.4<" in row["EMD"] and 'title="96.39007275803542"' in row["EMD"]
-    assert "undefined: no object of the vocabulary" in row["CHAIR-i"]
-    others = frame[frame["id"] != rid]["CHAIR-i"]
+    assert ">96.4<" in row["VISCON EMD ↓ (×100)"] and 'title="96.39007275803542"' in row["VISCON EMD ↓ (×100)"]
+    assert "undefined: no object of the vocabulary" in row["CHAIR CHAIRi ↓ (% of objects)"]
+    others = frame[frame["id"] != rid]["CHAIR CHAIRi ↓ (% of objects)"]
     assert all("not scored yet" in cell or "not applicable" in cell for cell in others)
 
 

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from ..metrics.spec import MetricSpec, Number
 from .render.palette import model_label
 
 if TYPE_CHECKING:
@@ -22,60 +23,71 @@ GUIDE = "docs/guide/metrics-and-weaknesses.md"
 
 @dataclass(frozen=True)
 class Headline:
-    """One headline number: where it comes from, how to read it, and where it misleads."""
+    """One metric's headline number as the Overview ranks and shows it; everything about it is its spec's."""
 
-    metric: str
-    key: str
-    family: str
-    name: str
-    lower_is_better: bool
-    unit: str
-    meaning: str
-    misleads: str
+    spec: MetricSpec
+
+    @property
+    def metric(self) -> str:
+        return self.spec.name
+
+    @property
+    def number(self) -> Number:
+        return self.spec.headline
+
+    @property
+    def key(self) -> str:
+        return self.number.key
+
+    @property
+    def family(self) -> str:
+        return self.spec.family
+
+    @property
+    def name(self) -> str:
+        return self.number.name
+
+    @property
+    def unit(self) -> str:
+        return self.number.unit
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.number.lower_is_better
+
+    @property
+    def meaning(self) -> str:
+        return self.number.meaning
+
+    @property
+    def misleads(self) -> str:
+        return self.number.misleads
 
     @property
     def column(self) -> str:
-        return f"{self.metric}.{self.key}"
+        return self.spec.column(self.number)
 
     @property
     def arrow(self) -> str:
-        return "↓" if self.lower_is_better else "↑"
+        return self.number.arrow
 
     @property
     def tooltip(self) -> str:
-        better = "lower is better" if self.lower_is_better else "higher is better"
-        return f"{self.family} {self.name} ({self.unit}, {better}): {self.meaning} Misleads: {self.misleads} ({GUIDE})"
+        return (f"{self.spec.title(self.number)} ({self.unit}, {self.number.better}): {self.meaning} "
+                f"Misleads: {self.misleads} ({GUIDE})")
 
 
-# In ranking priority: a benchmark's runs are ranked by the first of these it has numbers for.
-HEADLINES: tuple[Headline, ...] = (
-    Headline("trihe", "hallu_q", "Tri-HE", "Hallu_Q", True, "% of claims",
-             "share of each answer's claims (triplets) the judge finds hallucinated, averaged over questions.",
-             "precision-like: an answer that claims little scores well; the offline graph judge reads claims "
-             "by name, so with several objects of one name a swapped relation may still hold for some pair "
-             "(docs/validity.md)."),
-    Headline("emd", "total", "VISCON", "EMD", True, "×100",
-             "Earth Mover's Distance between the answer's concepts and the reference's.",
-             "an answer with no relation drops out of the relation part; short correct VQA answers can score "
-             "high against a whole scene graph."),
-    Headline("edit", "per_word", "VISCON", "edits/word", True, "per word",
-             "word edits the reviser makes to fit the scene graph, per word of the answer.",
-             "the offline reviser only deletes objects and fixes colours, and over-deletes things the graph "
-             "does not list."),
-    Headline("halfscore", "f", "HalFscore", "F", False, "0–1",
-             "balance of concept precision (1 − hallucinated share) and recall (1 − omitted share).",
-             "recall follows answer length; against a scene graph, omissions the graph lacks are invisible."),
-    Headline("reefknot", "r_score", "Reefknot", "R_score", False, "%",
-             "mean of 100 − Halr over the yes/no, multiple-choice and open relation questions.",
-             "only defined when all three question types were answered; yes-bias inflates yes/no accuracy."),
-    Headline("chair", "chair_i", "CHAIR", "CHAIRi", True, "% of objects",
-             "share of mentioned objects that are not in the image's objects (synonyms counted).",
-             "object-only and precision-like: says nothing about attributes or relations, and rewards "
-             "naming few objects."),
-    Headline("pope", "f1", "POPE", "F1", False, "0–1",
-             "F1 of yes/no answers to object-existence questions.",
-             "existence only; the negatives' sampling (random, popular, adversarial) changes it a lot."),
-)
+# The ranking rule: a benchmark's runs are ranked by the first of these metrics' headlines it has numbers for.
+RANKING: tuple[str, ...] = ("trihe", "emd", "edit", "halfscore", "reefknot", "chair", "pope")
+
+
+def _headlines() -> tuple[Headline, ...]:
+    from ..metrics.registry import metric_spec
+
+    return tuple(Headline(metric_spec(m)) for m in RANKING)
+
+
+HEADLINES: tuple[Headline, ...] = _headlines()
 FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(h.family for h in HEADLINES))
 
 
@@ -188,23 +200,23 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
 
 def applicability(store: "Store", benchmark: str) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
     """Per metric, how many of each run's responses it applies to; and why a metric applies to none."""
-    from ..metrics.registry import METRIC_TASKS, not_applicable_reason
+    from ..metrics.registry import METRIC_NAMES, not_applicable_reason
 
-    applies: dict[str, set[str]] = {m: set() for m in METRIC_TASKS}
-    why: dict[str, Counter[str]] = {m: Counter() for m in METRIC_TASKS}
+    applies: dict[str, set[str]] = {m: set() for m in METRIC_NAMES}
+    why: dict[str, Counter[str]] = {m: Counter() for m in METRIC_NAMES}
     for sample in store.iter_samples(benchmark):
-        for metric in METRIC_TASKS:
+        for metric in METRIC_NAMES:
             reason = not_applicable_reason(metric, sample)
             if reason is None:
                 applies[metric].add(sample.id)
             else:
                 why[metric][reason] += 1
-    counts: dict[str, dict[str, int]] = {m: {} for m in METRIC_TASKS}
+    counts: dict[str, dict[str, int]] = {m: {} for m in METRIC_NAMES}
     for run in store.list_runs(benchmark):
         answered = store.done_sample_ids(run["id"])
         for metric, ids in applies.items():
             counts[metric][run["id"]] = len(answered & ids)
-    reasons = {m: why[m].most_common(1)[0][0] for m in METRIC_TASKS if not applies[m] and why[m]}
+    reasons = {m: why[m].most_common(1)[0][0] for m in METRIC_NAMES if not applies[m] and why[m]}
     return counts, reasons
 
 

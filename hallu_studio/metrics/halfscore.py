@@ -46,6 +46,7 @@ from ..lexicon.forms import number_word
 from ..llm.dispatch import list_answer_tokens
 from ..model import ConceptSet, Sample, SceneGraph, Span
 from .base import ItemResult, ScoringItem
+from .spec import MetricSpec, Number
 from .reference_concepts import open_world_concepts
 
 if TYPE_CHECKING:
@@ -422,7 +423,19 @@ def build_matcher(settings: "Settings", matcher: str | None = None, *, store: "S
 
 
 class HalFscoreMetric:
-    name = "halfscore"
+    spec = MetricSpec(
+        "halfscore", "HalFscore", tasks=("caption", "vqa"),
+        headline=Number("f", "F", "0–1", lower_is_better=False,
+                        meaning="balance of concept precision (1 − hallucinated share) and recall (1 − omitted "
+                                "share), over the summed counts of a model's answers.",
+                        misleads="recall follows answer length; against a scene graph, omissions the graph lacks "
+                                 "are invisible."),
+        summary=("precision", "recall"),
+        item=Number("f", "F", "0–1", lower_is_better=False, meaning="this answer's F."),
+        settings=("scoring.halfscore_matcher", "scoring.halfscore_match_threshold",
+                  "scoring.graph_grounding_threshold", "scoring.unverifiable", "scoring.embedding_model",
+                  "llm.model"))
+    name = spec.name
 
     def __init__(self, matcher: ConceptMatcher,
                  reference: Callable[[Sample], ConceptSet | None] = reference_concepts, *,

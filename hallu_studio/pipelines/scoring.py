@@ -24,8 +24,7 @@ from ..config import Settings
 from ..importers.reading import json_error_text
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..metrics.base import ItemResult, Metric, ScoringItem
-from ..metrics.registry import (METRIC_TASKS, check_llm_configured, make_extractor, make_metrics,
-                                not_applicable_reason)
+from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
 from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, iter_chunks
 
 if TYPE_CHECKING:
@@ -98,10 +97,8 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _reason(metric: Metric, sample: Sample) -> str | None:
-    own = getattr(metric, "not_applicable_reason", None)
-    if callable(own):
-        return own(sample)
-    return not_applicable_reason(metric.name, sample) if metric.name in METRIC_TASKS else None
+    spec = getattr(metric, "spec", None)  # a metric object made elsewhere (a test's) may have none: it applies
+    return spec.not_applicable(sample) if spec is not None else None
 
 
 def _resolve(metrics: Sequence[str | Metric], settings: Settings, store: "Store | None",

@@ -22,18 +22,6 @@ if TYPE_CHECKING:
 CONCEPTS = "concepts"
 Compute = Callable[[Sequence[Mapping[str, float]]], Any]
 
-# The headline numbers of each metric's ``compute`` (others are left out of the table).
-MAIN_KEYS: dict[str, tuple[str, ...]] = {
-    "emd": ("total", "object", "attribute", "relation"),
-    "trihe": ("hallu_q", "hallu_i", "hallu_q_object", "hallu_q_relation"),
-    "halfscore": ("precision", "recall", "f"),
-    "edit": ("per_word", "distance", "alpha"),
-    "chair": ("chair_i", "chair_s"),
-    "reefknot": ("r_score", "halr.yes_no", "halr.mcq", "halr.vqa"),
-    "pope": ("accuracy", "f1", "yes_ratio"),
-}
-
-
 def _mean_of_values(stats: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """Fallback aggregation: the mean of each numeric per-response value."""
     sums: dict[str, float] = defaultdict(float)
@@ -68,6 +56,13 @@ def metric_computes(names: Sequence[str]) -> dict[str, Compute]:
     return out
 
 
+def _leaderboard_keys(metric: str) -> tuple[str, ...]:
+    """The numbers of ``metric``'s ``compute`` the leaderboard lists: its spec's headline and summary keys."""
+    from ..metrics.registry import METRIC_NAMES, metric_spec
+
+    return metric_spec(metric).leaderboard_keys if metric in METRIC_NAMES else ()
+
+
 def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = False, *,
                 metrics: Sequence[str] | None = None, n_boot: int = 200, alpha: float = 0.05, seed: int = 0,
                 computes: Mapping[str, Compute] | None = None) -> list[dict[str, Any]]:
@@ -92,7 +87,7 @@ def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = 
         compute = computes[metric] if with_stats else _mean_of_values
         point = compute(stats)
         point = point if isinstance(point, Mapping) else {"value": point}
-        keys = [k for k in MAIN_KEYS.get(metric, ()) if k in point] or [
+        keys = [k for k in _leaderboard_keys(metric) if k in point] or [
             k for k, v in point.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
         clusters = [f"{r['benchmark']}/{r['image_key'] or r['sample_id']}" for r in rows]
         intervals = bootstrap_intervals(stats, compute, clusters, n_boot=n_boot, alpha=alpha, seed=seed, keys=keys)

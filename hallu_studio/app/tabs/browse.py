@@ -8,9 +8,9 @@ from typing import Any, Sequence
 import gradio as gr
 import pandas as pd
 
-from ...metrics.registry import METRIC_TASKS, not_applicable_reason
+from ...metrics.registry import METRIC_NAMES, not_applicable_reason
 from ...model import ValidationError
-from ..columns import BY_KEY, DEFAULT_SORT, HEADLINE_COLUMNS, headline_keys, metric_of
+from ..columns import DEFAULT_SORT, column_of, headline_columns, headline_keys, metric_of
 from ..context import AppContext
 from ..render.palette import esc, md, short_model_label
 from ..render.tables import readable_number
@@ -42,7 +42,7 @@ def ranges_from_bounds(bounds: Sequence[float | None]) -> dict[str, list[float |
     {'emd.total': [10.0, None], 'halfscore.f': [None, 0.5]}
     """
     ranges = {}
-    for column, low, high in zip(HEADLINE_COLUMNS, bounds[0::2], bounds[1::2]):
+    for column, low, high in zip(headline_columns(), bounds[0::2], bounds[1::2]):
         if low is not None or high is not None:
             ranges[column.key] = [None if low is None else float(low), None if high is None else float(high)]
     return ranges
@@ -65,20 +65,20 @@ def filters_from_controls(models: list[str] | None, benchmarks: list[str] | None
                          "text": (text or "").strip() or None, "ranges": {}}
     for column, (low, high) in (ranges or {}).items():
         if low is not None and high is not None and float(low) > float(high):
-            title = BY_KEY[column].title if column in BY_KEY else column
+            title = column_of(column).title if column_of(column) else column
             raise Mistake(f"{title}: the minimum {low} is above the maximum {high}")
         if low is not None or high is not None:
             f["ranges"][column] = [None if low is None else float(low), None if high is None else float(high)]
     f["sort"] = sort or None
     # "Worst first" means descending when higher is worse, ascending when lower is worse.
-    column = BY_KEY.get(sort or "")
+    column = column_of(sort or "")
     f["descending"] = bool(worst_first) == (column.higher_is_worse if column else True)
     return f
 
 
 def filters_from_ui(values: Sequence[Any]) -> dict[str, Any]:
     """The filter from the controls' values in ``BrowseTab.controls`` order (the range bounds flattened)."""
-    n = 2 * len(HEADLINE_COLUMNS)
+    n = 2 * len(headline_columns())
     models, benchmarks, domains, tasks = values[:4]
     bounds, rest = values[4:4 + n], values[4 + n:]
     return filters_from_controls(models, benchmarks, domains, tasks, ranges_from_bounds(bounds), *rest)
@@ -87,7 +87,7 @@ def filters_from_ui(values: Sequence[Any]) -> dict[str, Any]:
 def missing_reason(column: str, sample: Any, gaps: dict[str, Any]) -> tuple[str, str]:
     """(short text, hover) for an empty metric cell: not applicable, undefined, failed, or not scored yet."""
     metric = metric_of(column)
-    if metric in METRIC_TASKS and sample is not None:
+    if metric in METRIC_NAMES and sample is not None:
         reason = not_applicable_reason(metric, sample)
         if reason is not None:
             return "n/a", f"not applicable to this task: {reason}"
@@ -119,7 +119,7 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
                                         descending=filters.get("descending", True))
     # a metric the store holds scores of gets its column, so its empty cells can say why they are empty
     scored = set(ctx.store.browse_facets()["metrics"])
-    present = [c for c in HEADLINE_COLUMNS if metric_of(c.key) in scored or any(r.get(c.key) is not None for r in rows)]
+    present = [c for c in headline_columns() if metric_of(c.key) in scored or any(r.get(c.key) is not None for r in rows)]
     gaps = ctx.store.score_gaps([r["id"] for r in rows if any(r.get(c.key) is None for c in present)])
     samples = ctx.store.get_samples(sorted({r["sample_id"] for r in rows if r["id"] in gaps}))
     records = []
@@ -137,7 +137,7 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     columns = [*LEADING, *[c.title for c in present], *TRAILING]
     frame = pd.DataFrame(records, columns=columns)
     shown = f"{offset + 1}–{offset + len(rows)}" if rows else "none"
-    order = BY_KEY[filters["sort"]].title if filters.get("sort") in BY_KEY else "store order"
+    order = column_of(filters["sort"]).title if column_of(filters.get("sort") or "") else "store order"
     status = (f"{len(ids)} responses match; showing {shown} (page {offset // PAGE_SIZE + 1}), "
               f"sorted by {order}. Hover an empty cell for why it is empty; click a row to inspect it.")
     return frame, ids[:], status
@@ -155,12 +155,12 @@ def controls_from_filters(filters: dict[str, Any]) -> list[Any]:
     """The control values that reproduce a saved filter (the inverse of ``filters_from_ui``)."""
     ranges = filters.get("ranges") or {}
     bounds: list[Any] = []
-    for column in HEADLINE_COLUMNS:
+    for column in headline_columns():
         low, high = ranges.get(column.key) or (None, None)
         bounds += [low, high]
     annotated = {True: "yes", False: "no"}.get(filters.get("annotated"), "any")
     sort = filters.get("sort")
-    col = BY_KEY.get(sort or "")
+    col = column_of(sort or "")
     worst = bool(filters.get("descending", True)) == (col.higher_is_worse if col else True)
     return [filters.get("models") or [], filters.get("benchmarks") or [], filters.get("domains") or [],
             filters.get("tasks") or [], *bounds, annotated, filters.get("disagreement") or "any",
@@ -169,7 +169,7 @@ def controls_from_filters(filters: dict[str, Any]) -> list[Any]:
 
 def build(ctx: AppContext) -> BrowseTab:
     facets = ctx.store.browse_facets()
-    metric_choices = [(c.title, c.key) for c in HEADLINE_COLUMNS]
+    metric_choices = [(c.title, c.key) for c in headline_columns()]
     with gr.Row():
         models = gr.Dropdown(facets["models"], multiselect=True, label="model")
         benchmarks = gr.Dropdown(facets["benchmarks"], multiselect=True, label="benchmark")
@@ -179,7 +179,7 @@ def build(ctx: AppContext) -> BrowseTab:
     with gr.Accordion("metric ranges (set any number at once; empty: no limit)", open=False,
                       elem_id="browse-ranges"):
         with gr.Row():
-            for c in HEADLINE_COLUMNS:
+            for c in headline_columns():
                 with gr.Column(min_width=150):
                     slug = c.key.replace(".", "-")
                     bounds.append(gr.Number(label=f"{c.title} min", value=None, elem_id=f"browse-min-{slug}"))

@@ -78,7 +78,7 @@ def _few_images_note(images: list[int]) -> str:
 
 def _direction(metric: str, key: str | None = None) -> str:
     """"share of claims hallucinated (↑ = more hallucination)": what a row's number is, and which way is worse."""
-    name = f"{metric} {key}" if key and key != "default" else collect.ITEM_MEANING.get(metric, ("its number",))[0]
+    name = f"{metric} {key}" if key and key != "default" else collect.item_meaning(metric)
     note = collect.direction_note(metric, key)
     return f"{name} ({note})" if note else name
 
