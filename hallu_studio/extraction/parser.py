@@ -54,7 +54,7 @@ from ..lexicon.attributes import attribute_family
 from ..lexicon.words import (COLORS, FRAMING_NOUNS, HEDGE_WORDS, INFERENCE_PREDICATES, MATERIALS, NON_ATTRIBUTES,
                              NON_PREDICATES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS, SCENE_SUBJECT)
 from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
-from .spacy_pipeline import load_english, loaded_model_name
+from .spacy_pipeline import installed_model_name, load_english, loaded_model_name
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
 RULES_VERSION = "11"
@@ -202,7 +202,9 @@ class ParserExtractor:
         return self._nlp
 
     def config(self) -> dict[str, Any]:
-        return {"extractor": self.name, "spacy_model": loaded_model_name(self.nlp), "rules": RULES_VERSION}
+        # The installed model's name, read without loading spaCy while the parser has not been used yet.
+        name = loaded_model_name(self._nlp) if self._nlp is not None else installed_model_name(self.model)
+        return {"extractor": self.name, "spacy_model": name or loaded_model_name(self.nlp), "rules": RULES_VERSION}
 
     def extract(self, texts: Sequence[str]) -> list[ConceptSet]:
         for i, text in enumerate(texts):
