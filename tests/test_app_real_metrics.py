@@ -37,5 +37,5 @@ def test_every_response_renders_from_real_evidence(scored):
 
 
 def test_settings_marks_the_configurations_in_force(scored):
-    html = configs_html(AppContext(store=scored), True)
+    html = configs_html(AppContext(store=scored))
     assert html.count("<td>yes</td>") >= 4 and "<td>no</td>" not in html

@@ -49,24 +49,8 @@ ALLOWED = {
     ("tabs/browse.py", "failed[stage]"): "missing_reason()'s hover text: escaped by _missing_cell with esc()",
     ("tabs/browse.py", "order"): "query(): the title of one of the app's own sort columns (BY_KEY), a constant",
     ("tabs/browse.py", "max(100, 8 * len(str(c)) + 28)"): "a column width in pixels, a number",
-    ("tabs/settings.py", "key"): "save(): a setting name from the form's own EDITABLE list, a constant",
-    ("tabs/settings.py", "section"): "save(): a settings table name from EDITABLE, a constant",
     ("tabs/settings.py", "k"): "save(): wrapped in md() as a whole one line below",
     ("tabs/settings.py", "v"): "save(): wrapped in md() as a whole one line below",
-    # settings_html() builds rows for records_table_html, which escapes every cell.
-    ("tabs/settings.py", "s.scoring.extractor"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.scoring.reviser"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.scoring.trihe_judge"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.scoring.halfscore_matcher"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.scoring.emd_ground_cost"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.scoring.pope_reading"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.scoring.reefknot_reading"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.decoding.entropy_reading"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.scoring.chair_reading"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.scoring.emd_empty_side"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.decoding.dtc_alpha"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.decoding.dtc_gamma"): "a settings_html row: records_table_html escapes it",
-    ("tabs/settings.py", "s.decoding.dtc_lambda"): "a settings_html row: records_table_html escapes it",
 }
 
 

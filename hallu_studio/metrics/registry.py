@@ -228,3 +228,15 @@ def make_trihe_extractor(settings: Settings, store: "Store | None" = None) -> "C
 
         return LLMExtractor(LLMClient(settings.llm, store), style="trihe", model_name=settings.llm.model)
     raise ValueError(f"unknown scoring.trihe_extraction {kind!r}; choose parser or llm-trihe")
+
+
+def metrics_depending_on(setting: str) -> list[str]:
+    """The metrics whose scores' config key ``setting`` (dotted) may enter: those whose spec lists it, and every
+    metric for a setting of the concept extractor.
+
+    >>> metrics_depending_on("scoring.unverifiable"), metrics_depending_on("scoring.batch_size")
+    (['trihe', 'halfscore'], [])
+    """
+    if setting in EXTRACTOR_SETTINGS:
+        return list(METRIC_NAMES)
+    return [spec.name for spec in metric_specs() if setting in spec.settings]
