@@ -57,7 +57,7 @@ def _rgb(hex_colour: str) -> str:
 
 
 def check_layout(page) -> dict:
-    from hallu_studio.app.render.palette import model_colour
+    from hallu_studio.presentation import model_colour
 
     got = page.evaluate(LAYOUT_JS)
     assert got["scroll"] <= got["client"], f"horizontal scroll at 1,400 px: {got['scroll']} > {got['client']}"

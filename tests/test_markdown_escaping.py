@@ -38,7 +38,8 @@ ALLOWED = {
     ("tabs/run.py", "spec"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
     ("tabs/run.py", "benchmark"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
     # Browse's metric cells are HTML in a Dataframe (datatype "html"), escaped with esc(), not Markdown.
-    ("tabs/browse.py", "esc(readable_number(value))"): "a Dataframe HTML cell, escaped with esc()",
+    ("tabs/browse.py", "esc(number(value))"): "a Dataframe HTML cell, escaped with esc()",
+    ("tabs/browse.py", "shown_under"): "query(): an f-string whose one value is md() of the notes, two lines above",
     ("tabs/browse.py", "esc(repr(value))"): "a Dataframe HTML cell's title, escaped with esc()",
     ("tabs/browse.py", "esc(text)"): "a Dataframe HTML cell, escaped with esc()",
     ("tabs/browse.py", "esc(why)"): "a Dataframe HTML cell's title, escaped with esc()",

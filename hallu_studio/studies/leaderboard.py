@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from ..store import Store
 
 CONCEPTS = "concepts"
+# Bootstrap replicates of every interval the Overview, the report and the command-line leaderboard show (one
+# number, so that they show the same intervals).
+N_BOOT = 1000
 Compute = Callable[[Sequence[Mapping[str, float]]], Any]
 
 def _mean_of_values(stats: Sequence[Mapping[str, float]]) -> dict[str, float]:
@@ -64,10 +67,12 @@ def _leaderboard_keys(metric: str) -> tuple[str, ...]:
 
 
 def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = False, *,
-                metrics: Sequence[str] | None = None, n_boot: int = 200, alpha: float = 0.05, seed: int = 0,
-                computes: Mapping[str, Compute] | None = None) -> list[dict[str, Any]]:
+                metrics: Sequence[str] | None = None, n_boot: int = N_BOOT, alpha: float = 0.05, seed: int = 0,
+                computes: Mapping[str, Compute] | None = None,
+                configs: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """One row per run x metric config x headline number (x domain), with a bootstrap interval.
 
+    ``configs`` (``{metric: config key}``, ``studies.in_force``): only those configurations; None: every one.
     Row keys: model, run_id, synthetic, benchmark, domain (with ``by_domain``), metric,
     config_key, key, value, low, high, n, images, aggregation ("metric" or "mean of values").
     """
@@ -75,6 +80,8 @@ def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = 
     only = metrics[0] if metrics is not None and len(metrics) == 1 else None
     for row in store.score_stat_rows(only, benchmark=benchmark):
         if row["metric"] == CONCEPTS or (metrics and row["metric"] not in metrics):
+            continue
+        if configs is not None and configs.get(row["metric"]) != row["config_key"]:
             continue
         domain = row["domain"] if by_domain else None
         groups[(row["run_id"], row["metric"], row["config_key"], domain)].append(row)

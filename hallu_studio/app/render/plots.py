@@ -17,7 +17,7 @@ matplotlib.use("Agg")  # the app renders off-screen; no display is assumed
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from .palette import model_colour, short_model_label  # noqa: E402
+from ...presentation import model_colour, short_model_label  # noqa: E402
 
 FIGSIZE = (6.4, 3.0)  # inches at 110 dpi: half of a 1,400 px page, legend included
 

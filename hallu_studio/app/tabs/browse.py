@@ -12,8 +12,8 @@ from ...metrics.registry import METRIC_NAMES, not_applicable_reason
 from ...model import ValidationError
 from ..columns import DEFAULT_SORT, column_of, headline_columns, headline_keys, metric_of
 from ..context import AppContext
-from ..render.palette import esc, md, short_model_label
-from ..render.tables import readable_number
+from ...presentation import UNDEFINED, number, short_model_label
+from ..render.palette import esc, md
 from ..toasts import Mistake, toast_mistakes
 from ..view_names import check_view_name
 
@@ -92,7 +92,7 @@ def missing_reason(column: str, sample: Any, gaps: dict[str, Any]) -> tuple[str,
         if reason is not None:
             return "n/a", f"not applicable to this task: {reason}"
     if metric in gaps.get("undefined", {}):
-        return "undef.", f"undefined: {gaps['undefined'][metric] or 'the metric gives no value here'}"
+        return UNDEFINED, f"undefined: {gaps['undefined'][metric] or 'the metric gives no value here'}"
     failed = gaps.get("failed", {})
     for stage in (f"score:{metric}", "score:concepts", "score"):
         if stage in failed:
@@ -102,7 +102,7 @@ def missing_reason(column: str, sample: Any, gaps: dict[str, Any]) -> tuple[str,
 
 def _number_cell(value: float) -> str:
     # the rounded number, the exact one on hover
-    return f'<span class="hs-num" title="{esc(repr(value))}">{esc(readable_number(value))}</span>'
+    return f'<span class="hs-num" title="{esc(repr(value))}">{esc(number(value))}</span>'
 
 
 def _missing_cell(text: str, why: str) -> str:
@@ -113,14 +113,16 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     """One page of the table, every matching id (in order, for Inspect), and a status line."""
     store_filters = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
     offset = (max(1, int(page or 1)) - 1) * PAGE_SIZE
-    rows = ctx.store.browse_responses(store_filters, headline_keys(), sort=filters.get("sort"),
+    in_force = ctx.in_force()
+    configs = in_force.keys()
+    rows = ctx.store.browse_responses(store_filters, headline_keys(), sort=filters.get("sort"), configs=configs,
                                       descending=filters.get("descending", True), limit=PAGE_SIZE, offset=offset)
-    ids = ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"),
+    ids = ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"), configs=configs,
                                         descending=filters.get("descending", True))
     # a metric the store holds scores of gets its column, so its empty cells can say why they are empty
     scored = set(ctx.store.browse_facets()["metrics"])
     present = [c for c in headline_columns() if metric_of(c.key) in scored or any(r.get(c.key) is not None for r in rows)]
-    gaps = ctx.store.score_gaps([r["id"] for r in rows if any(r.get(c.key) is None for c in present)])
+    gaps = ctx.store.score_gaps([r["id"] for r in rows if any(r.get(c.key) is None for c in present)], configs)
     samples = ctx.store.get_samples(sorted({r["sample_id"] for r in rows if r["id"] in gaps}))
     records = []
     for r in rows:
@@ -138,8 +140,11 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     frame = pd.DataFrame(records, columns=columns)
     shown = f"{offset + 1}–{offset + len(rows)}" if rows else "none"
     order = column_of(filters["sort"]).title if column_of(filters.get("sort") or "") else "store order"
+    notes = in_force.notes({c.spec.name for c in present})
+    shown_under = f" Shown under another configuration than the current settings': {md('; '.join(notes))}." \
+        if notes else ""
     status = (f"{len(ids)} responses match; showing {shown} (page {offset // PAGE_SIZE + 1}), "
-              f"sorted by {order}. Hover an empty cell for why it is empty; click a row to inspect it.")
+              f"sorted by {order}. Hover an empty cell for why it is empty; click a row to inspect it.{shown_under}")
     return frame, ids[:], status
 
 

@@ -8,12 +8,13 @@ from typing import Any, Sequence
 import gradio as gr
 
 from ...annotation import PREFERENCE_ASPECTS
+from ...presentation import model_label
 from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
 from ..id_lists import STORE_ORDER
 from ..inspection import InspectPanels, inspect_response
-from ..render.palette import empty_note, esc, md, model_label
+from ..render.palette import empty_note, esc, md
 from ..toasts import Mistake, toast_mistakes
 
 
@@ -40,7 +41,7 @@ def _filter_ids(ctx: AppContext, filters: dict[str, Any]) -> list[str]:
     """Every id the Browse filter keeps, in Browse order (the same query as ``browse.query``)."""
     store_filters = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
     return ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"),
-                                         descending=filters.get("descending", True))
+                                         descending=filters.get("descending", True), configs=ctx.in_force().keys())
 
 
 def nav_for(ctx: AppContext, filters: dict[str, Any], ids: list[str] | tuple[str, ...], index: int,
@@ -90,7 +91,7 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
         blank = empty_note("no responses match the current filter")
         return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
     try:
-        panels = inspect_response(ctx.store, rid)
+        panels = inspect_response(ctx.store, rid, ctx.in_force())
     except KeyError as exc:
         blank = empty_note(str(exc))
         return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
@@ -114,7 +115,7 @@ def compare_with(ctx: AppContext, other_id: str | None) -> list[Any]:
     """The other response and its verdicts, and the A/B panel shown only while there is a comparison."""
     if not other_id:
         return ["", "", gr.update(visible=False), gr.update(visible=False)]
-    p = inspect_response(ctx.store, other_id, with_graphs=False)
+    p = inspect_response(ctx.store, other_id, ctx.in_force(), with_graphs=False)
     return [p.header + p.response_text, f"<h4>{esc('the other response: Tri-HE verdicts')}</h4>{p.triplets}"
             f"{p.halfscore}", gr.update(visible=True), gr.update(visible=True)]
 

@@ -14,7 +14,6 @@ from ...config import (SettingInfo, Settings, load_settings, overriding_env, set
 from ...llm.endpoint import in_force
 from ...metrics.keys import current_config_keys
 from ...metrics.registry import EXTRACTOR_SETTINGS, METRIC_NAMES, metric_spec, metrics_depending_on
-from ..config_names import config_label, config_labels
 from ..context import AppContext
 from ..render import records_table_html
 from ..render.palette import md
@@ -45,11 +44,11 @@ def settings_html(ctx: AppContext) -> str:
 def configs_html(ctx: AppContext) -> str:
     """The store's scoring configurations by name (the name Study uses), with their keys and counts, and whether
     the current settings produce each (``metrics.keys``)."""
-    current = current_config_keys(ctx.settings)
-    labels = config_labels(ctx.store)
-    rows = [{"configuration": config_label(labels, r["metric"], r["config_key"]), "key": r["config_key"],
+    in_force = ctx.in_force()
+    rows = [{"configuration": in_force.label(r["metric"], r["config_key"]), "key": r["config_key"],
              "scores": r["scores"], "last computed": str(r["computed_at"] or "")[:16],
-             "made under the current settings": "yes" if current.get(r["metric"]) == r["config_key"] else "no"}
+             "made under the current settings": "yes" if in_force.shown[r["metric"]].current == r["config_key"]
+             else "no", "shown by the views": "yes" if in_force.key(r["metric"]) == r["config_key"] else "no"}
             for r in ctx.store.score_configs()]
     return records_table_html(rows, empty="no scores yet")
 

@@ -14,7 +14,8 @@ from ... import annotation
 from ...model import APP_SOURCE
 from ...studies.design import StudyDesign
 from ..context import AppContext
-from ..render.palette import md, model_label
+from ...presentation import model_label
+from ..render.palette import md
 from ..toasts import toast_mistakes
 from . import annotate, study_analyses, study_compute
 

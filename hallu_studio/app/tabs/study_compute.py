@@ -16,11 +16,12 @@ from matplotlib.figure import Figure
 from ... import annotation
 from ...model import APP_SOURCE
 from ...studies import collect
-from ..config_names import config_label, config_labels
+from ...studies.in_force import config_label
 from ..context import AppContext
 from ..render import records_table_html
-from ..render.palette import display_name, esc
-from ..render.tables import cell_text, readable_number
+from ...presentation import UNDEFINED, display_name, number
+from ..render.palette import esc
+from ..render.tables import cell_text
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("studies", "studies: their design and progress (ratings made of those needed, agreement so far)"),
@@ -58,12 +59,12 @@ def _interval(value: float, low: float, high: float, images: int) -> str:
     """"0.412 [0.20, 0.58]": the estimate with its 95% bootstrap interval by image; marked ⚠ when it rests on fewer
     than ``MIN_IMAGES_FOR_INTERVAL`` images, and left out (said so) when on one image."""
     if isinstance(value, float) and math.isnan(value):
-        return "n/a"
+        return UNDEFINED
     if images < 2:
-        return f"{readable_number(value)} (no interval: one image)"
+        return f"{number(value)} (no interval: one image)"
     if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
         return cell_text(value)
-    text = f"{readable_number(value)} [{readable_number(low)}, {readable_number(high)}]"
+    text = f"{number(value)} [{number(low)}, {number(high)}]"
     return f"{text} {WARNING}" if images < collect.MIN_IMAGES_FOR_INTERVAL else text
 
 
@@ -257,7 +258,7 @@ def scatter_figure(ctx: AppContext, source: str = APP_SOURCE, study: str | None 
 
 
 def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None) -> dict[str, str]:
-    labels = config_labels(ctx.store)
+    labels = ctx.in_force().labels
     return {
         "studies": studies_html(ctx),
         "correlations": source_note(ctx, source) + correlations_html(ctx, labels, source, study),

@@ -1,9 +1,10 @@
-"""The Overview's numbers: per benchmark, the runs ranked best first on a few headline numbers.
+"""Per benchmark, the runs ranked best first on the metrics' headline numbers: the Overview, the report and the
+command-line leaderboard rank by this one rule.
 
-``rank_benchmark`` is a pure function of ``studies.leaderboard`` rows, the runs (with their
-response counts) and which metrics apply to which of a run's responses; ``benchmark_boards``
-reads those from the store. The numbers themselves (micro-averages with bootstrap intervals
-resampled by image) are the studies module's, not computed here.
+``rank_benchmark`` is a pure function of ``studies.leaderboard`` rows (of the configurations in force,
+``studies.in_force``), the runs (with their response counts) and which metrics apply to which of a run's
+responses; ``benchmark_boards`` reads those from the store. The numbers themselves (micro-averages with bootstrap
+intervals resampled by image, ``N_BOOT`` replicates) are ``studies.leaderboard``'s, not computed here.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..metrics.spec import MetricSpec, Number
-from .render.palette import model_label
+from ..presentation import model_label, with_interval
+from .leaderboard import N_BOOT
 
 if TYPE_CHECKING:
     from ..store import Store
+    from .in_force import InForce
 
 GUIDE = "docs/guide/metrics-and-weaknesses.md"
 
@@ -125,26 +128,20 @@ class BenchmarkBoard:
     runs: list[RankedRun]
     ranked_by: Headline | None
     problems: list[str] = field(default_factory=list)  # metrics that could not be aggregated
+    # Which configuration is shown where it is not the current settings' (``InForce.notes``).
+    config_notes: list[str] = field(default_factory=list)
 
     @property
     def families(self) -> list[str]:
         return [f for f in FAMILIES if any(h.family == f for h in self.headlines)]
 
 
-def _main_config(rows: Sequence[Mapping[str, Any]], metric: str) -> str | None:
-    """The configuration shown for a metric: the one with the most scored responses (ties: the first)."""
-    counts: dict[str, int] = {}
-    for r in rows:
-        if r["metric"] == metric:
-            counts[r["config_key"]] = max(counts.get(r["config_key"], 0), int(r.get("n") or 0))
-    return max(counts, key=lambda k: counts[k]) if counts else None
-
-
 def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]],
                    applicable: Mapping[str, Mapping[str, int]], reasons: Mapping[str, str]) -> BenchmarkBoard:
     """Runs of one benchmark ranked best first.
 
-    ``rows``: leaderboard rows of this benchmark; ``runs``: ``Store.list_runs`` dicts (with
+    ``rows``: leaderboard rows of this benchmark, one configuration per metric (the one in force);
+    ``runs``: ``Store.list_runs`` dicts (with
     ``responses``); ``applicable[metric][run_id]``: how many of the run's responses the metric
     applies to; ``reasons[metric]``: why a metric applies to none of the benchmark's samples.
 
@@ -156,7 +153,6 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
     >>> [(r.model, r.rank, r.cells["emd.total"].partial) for r in board.runs], board.ranked_by.name
     ([('B', 1, True), ('A', 2, False)], 'EMD')
     """
-    configs = {m: _main_config(rows, m) for m in {h.metric for h in HEADLINES}}
     headlines = [h for h in HEADLINES if h.metric not in reasons]
     not_applicable: dict[str, str] = {}
     for family in FAMILIES:
@@ -167,8 +163,7 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
     for run in runs:
         rr = RankedRun(run["id"], str(run["model"]), bool(run.get("synthetic")), int(run.get("responses") or 0))
         for h in headlines:
-            found = [r for r in rows if r["run_id"] == run["id"] and r["metric"] == h.metric
-                     and r["config_key"] == configs[h.metric]]
+            found = [r for r in rows if r["run_id"] == run["id"] and r["metric"] == h.metric]
             total = int(applicable.get(h.metric, {}).get(run["id"], 0))
             scored = max((int(r.get("n") or 0) for r in found), default=0)
             hit = next((r for r in found if r["key"] == h.key and r.get("value") is not None), None)
@@ -220,57 +215,45 @@ def applicability(store: "Store", benchmark: str) -> tuple[dict[str, dict[str, i
     return counts, reasons
 
 
-def _headline_rows(store: "Store", benchmark: str, n_boot: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """Leaderboard rows of the headline metrics; a metric that cannot be aggregated is named, not fatal."""
-    from ..studies.leaderboard import leaderboard
+def _headline_rows(store: "Store", benchmark: str, n_boot: int, configs: dict[str, str]
+                   ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Leaderboard rows of the headline metrics under ``configs``; a metric that cannot be aggregated is named, not
+    fatal."""
+    from .leaderboard import leaderboard
 
     metrics = sorted({h.metric for h in HEADLINES})
     try:
-        return leaderboard(store, benchmark, metrics=metrics, n_boot=n_boot), []
+        return leaderboard(store, benchmark, metrics=metrics, n_boot=n_boot, configs=configs), []
     except (ValueError, TypeError, KeyError):
         rows, problems = [], []
         for metric in metrics:
             try:
-                rows += leaderboard(store, benchmark, metrics=[metric], n_boot=n_boot)
+                rows += leaderboard(store, benchmark, metrics=[metric], n_boot=n_boot, configs=configs)
             except (ValueError, TypeError, KeyError) as exc:
                 problems.append(f"{metric}: not aggregated ({exc})")
         return rows, problems
 
 
-def benchmark_boards(store: "Store", benchmark: str | None = None, n_boot: int = 200) -> list[BenchmarkBoard]:
-    """One ranked board per benchmark (or for the one named) that has runs."""
+def benchmark_boards(store: "Store", in_force: "InForce", benchmark: str | None = None,
+                     n_boot: int = N_BOOT) -> list[BenchmarkBoard]:
+    """One ranked board per benchmark (or for the one named) that has runs, of the configurations ``in_force``."""
     names = [benchmark] if benchmark else [b.name for b in store.benchmark_infos()]
     boards = []
     for name in names:
         runs = store.list_runs(name)
         if not runs:
             continue
-        rows, problems = _headline_rows(store, name, n_boot)
+        rows, problems = _headline_rows(store, name, n_boot, in_force.keys())
         counts, reasons = applicability(store, name)
         board = rank_benchmark(name, rows, runs, counts, reasons)
         board.problems = problems
+        board.config_notes = in_force.notes({h.metric for h in board.headlines})
         boards.append(board)
     return boards
 
 
 def display_key(r: RankedRun) -> str:
     return model_label(r.model, r.synthetic)
-
-
-def _num(x: float) -> str:
-    return f"{0.0 if abs(x) < 1e-9 else x:.3g}"  # float noise of an exact match (1e-14) reads as 0
-
-
-def _cell(row: dict[str, Any]) -> str:
-    value, low, high = row.get("value"), row.get("low"), row.get("high")
-    if value is None:
-        return "—"
-    text = _num(value)
-    if low is not None and high is not None:
-        text += f" [{_num(low)}, {_num(high)}]"
-    if row.get("aggregation") == "mean of values":
-        text += " (mean)"
-    return text
 
 
 def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -> list[dict[str, Any]]:
@@ -280,6 +263,12 @@ def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -
     ...                     "config_key": "k", "key": "total", "value": 12.0, "low": 10.0, "high": 14.0, "n": 5}])
     [{'model': 'm [synthetic]', 'benchmark': 'b', 'scored': 5, 'emd.total': '12 [10, 14]'}]
     """
+
+    def cell(row: dict[str, Any]) -> str:
+        text = with_interval(row.get("value"), row.get("low"), row.get("high"))
+        return text + (" (mean)" if row.get("value") is not None and row.get("aggregation") == "mean of values"
+                       else "")
+
     configs: dict[str, set[str]] = {}
     for r in rows:
         configs.setdefault(r["metric"], set()).add(r["config_key"])
@@ -292,5 +281,5 @@ def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -
         rec["scored"] = max(rec["scored"], int(r.get("n") or 0))
         # Several configurations of one metric (two judges, say) get a column each.
         column = f"{r['metric']}.{r['key']}" + (f"@{r['config_key'][:6]}" if len(configs[r["metric"]]) > 1 else "")
-        rec[column] = _cell(r)
+        rec[column] = cell(r)
     return sorted(table.values(), key=lambda rec: (str(rec["benchmark"]), str(rec.get("domain")), str(rec["model"])))
