@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:
+    from ...config import Settings
     from ...store import Store
 
 
@@ -61,22 +61,13 @@ def run_labels(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
     return labels
 
 
-def latest_config(rows: Sequence[dict[str, Any]], metric: str) -> tuple[str | None, list[str]]:
-    """The config key of ``metric`` to read from ``score_stat_rows``-like rows, and a note when there is a choice.
+def config_in_force(store: "Store", settings: "Settings", metric: str) -> tuple[str | None, list[str]]:
+    """The config key of ``metric`` an analysis reads: its configuration in force, as every view's
+    (``studies.in_force``), and the note naming it where it is not the current settings' one."""
+    from ..in_force import configs_in_force
 
-    Scores under different settings never mix: the most common configuration among
-    the rows is used (ties: the first in sort order) and the others are named.
-    """
-    keys = Counter(r["config_key"] for r in rows if r["metric"] == metric)
-    if not keys:
-        return None, []
-    chosen = min(keys.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    notes = []
-    if len(keys) > 1:
-        others = ", ".join(k for k in sorted(keys) if k != chosen)
-        notes.append(f"{metric}: scores under {len(keys)} configurations; using {chosen} "
-                     f"({keys[chosen]} scores), not {others}")
-    return chosen, notes
+    in_force = configs_in_force(store, settings)
+    return in_force.key(metric), in_force.notes([metric])
 
 
 def cluster_of(row: dict[str, Any]) -> str:
@@ -88,17 +79,18 @@ def mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values)) if values else math.nan
 
 
-def stored_rows(store: "Store", metric: str, run_ids: Sequence[str],
+def stored_rows(store: "Store", settings: "Settings", metric: str, run_ids: Sequence[str],
                 benchmark: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """``score_stat_rows`` of one metric on these runs, under one configuration (see ``latest_config``)."""
+    """``score_stat_rows`` of one metric on these runs, under its configuration in force (``config_in_force``)."""
     wanted = set(run_ids)
-    rows = [r for r in store.score_stat_rows(metric, benchmark=benchmark) if r["run_id"] in wanted]
-    key, notes = latest_config(rows, metric)
-    return [r for r in rows if r["config_key"] == key], notes
+    key, notes = config_in_force(store, settings, metric)
+    return [r for r in store.score_stat_rows(metric, benchmark=benchmark)
+            if r["run_id"] in wanted and r["config_key"] == key], notes
 
 
-def metric_intervals(store: "Store", metric: str, key: str, run_ids: Sequence[str], *, benchmark: str | None = None,
-                     n_boot: int = 200, seed: int = 0, by_domain: bool = False) -> tuple[dict[Any, Any], list[str]]:
+def metric_intervals(store: "Store", settings: "Settings", metric: str, key: str, run_ids: Sequence[str], *,
+                     benchmark: str | None = None, n_boot: int = 200, seed: int = 0,
+                     by_domain: bool = False) -> tuple[dict[Any, Any], list[str]]:
     """The leaderboard's ``key`` of ``metric`` (the metric's own ``compute``, bootstrap by image) per run.
 
     Returns ``{run_id: row}`` (``{(run_id, domain): row}`` with ``by_domain``); rows have value / low / high / n.
@@ -106,8 +98,9 @@ def metric_intervals(store: "Store", metric: str, key: str, run_ids: Sequence[st
     from ..leaderboard import leaderboard
 
     wanted = set(run_ids)
-    rows = [r for r in leaderboard(store, benchmark, by_domain, metrics=[metric], n_boot=n_boot, seed=seed)
+    config, notes = config_in_force(store, settings, metric)
+    rows = [r for r in leaderboard(store, benchmark, by_domain, metrics=[metric], n_boot=n_boot, seed=seed,
+                                   configs={metric: config} if config else {})
             if r["run_id"] in wanted and r["key"] == key]
-    config, notes = latest_config(rows, metric)
-    out = {((r["run_id"], r["domain"]) if by_domain else r["run_id"]): r for r in rows if r["config_key"] == config}
+    out = {((r["run_id"], r["domain"]) if by_domain else r["run_id"]): r for r in rows}
     return out, notes

@@ -92,15 +92,14 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     selected = select_runs(store, benchmark, runs)
     labels = run_labels(selected)
     run_ids = [r["id"] for r in selected]
-    by_domain, more = metric_intervals(store, "emd", "total", run_ids, benchmark=benchmark, n_boot=n_boot, seed=seed,
-                                       by_domain=True)
+    by_domain, more = metric_intervals(store, settings, "emd", "total", run_ids, benchmark=benchmark, n_boot=n_boot,
+                                       seed=seed, by_domain=True)
     notes += more
     if not by_domain:
         return empty_result(NAME, TITLE, COLUMNS, "no EMD scores on the selected runs: score them with "
                             "`hallu-studio score --metrics emd`", notes)
-    config = next(iter(by_domain.values()))["config_key"]
-    rows_emd, _ = stored_rows(store, "emd", run_ids, benchmark)
-    kinds = _source_kind_rows(store, [r for r in rows_emd if r["config_key"] == config], n_boot, seed)
+    rows_emd, _ = stored_rows(store, settings, "emd", run_ids, benchmark)
+    kinds = _source_kind_rows(store, rows_emd, n_boot, seed)
     fids = domain_fids(store, benchmark, notes)
     rows: list[dict[str, Any]] = []
     for (run_id, domain), r in sorted(by_domain.items(), key=lambda kv: (labels[kv[0][0]], str(kv[0][1]))):

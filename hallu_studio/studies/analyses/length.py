@@ -90,10 +90,10 @@ def _derive_and_score(store: "Store", settings: Settings, run_ids: Sequence[str]
                 notes.append(f"{derived}: {report.summary()}")
 
 
-def _length_points(store: "Store", metric: str, value_key: str, run_ids: Sequence[str],
+def _length_points(store: "Store", settings: Settings, metric: str, value_key: str, run_ids: Sequence[str],
                    benchmark: str | None, notes: list[str]) -> dict[str, list[tuple[float, float]]]:
     """Per run: (response length in words, the metric's per-response value)."""
-    rows, more = stored_rows(store, metric, run_ids, benchmark)
+    rows, more = stored_rows(store, settings, metric, run_ids, benchmark)
     notes.extend(more)
     lengths = {}
     for run_id in run_ids:
@@ -129,11 +129,11 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     variants = {(run_id, "full"): run_id for run_id in base_ids}
     variants.update({(run_id, k): truncated_run_id(run_id, k) for run_id in base_ids for k in ks})
     all_ids = list(variants.values())
-    hallu, more = metric_intervals(store, "trihe", "hallu_q", all_ids, n_boot=n_boot, seed=seed)
-    emd, more2 = metric_intervals(store, "emd", "total", all_ids, n_boot=n_boot, seed=seed)
+    hallu, more = metric_intervals(store, settings, "trihe", "hallu_q", all_ids, n_boot=n_boot, seed=seed)
+    emd, more2 = metric_intervals(store, settings, "emd", "total", all_ids, n_boot=n_boot, seed=seed)
     notes += more + more2
-    emd_points = _length_points(store, "emd", "total", base_ids, benchmark, notes)
-    edit_points = _length_points(store, "edit", "distance", base_ids, benchmark, notes)
+    emd_points = _length_points(store, settings, "emd", "total", base_ids, benchmark, notes)
+    edit_points = _length_points(store, settings, "edit", "distance", base_ids, benchmark, notes)
     rows = []
     for (run_id, k), variant in variants.items():
         h, e = hallu.get(variant), emd.get(variant)
