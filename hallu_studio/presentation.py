@@ -149,7 +149,7 @@ def model_colour(model: Any) -> str:
     >>> model_colour("llava") == model_colour("llava [synthetic]"), model_colour("llava") in MODEL_COLOURS
     (True, True)
     >>> [model_colour(f"probe rate={r} seed=0") for r in (0, 0.1, 0.5)]
-    ['#b5de2b', '#2ab07f', '#3a538b']
+    ['#b5de2b', '#24a386', '#404285']
     """
     name = str(model).replace(_SYNTHETIC_MARK, "").strip()
     probe = _PROBE.match(name)

@@ -172,3 +172,14 @@ def test_a_scored_store_keeps_its_scores_under_a_key_no_setting_makes(store):
     assert in_force.key("emd") == "made-by-an-older-version"
     assert "emd: the current settings' configuration is not scored yet" in in_force.notes()[0]
     assert store.browse_responses({}, ["emd.total"], configs=in_force.keys())[0]["emd.total"] == 12.5
+
+
+@pytest.mark.parametrize("module", ["hallu_studio.studies.in_force", "hallu_studio.studies.ranking",
+                                    "hallu_studio.presentation", "hallu_studio.metrics.spec",
+                                    "hallu_studio.metrics.registry", "hallu_studio.config"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

@@ -33,7 +33,7 @@ ALLOWED = {
     ("tabs/browse.py", "shown"): "query(): 'none' or an f-string of two numbers, two lines above",
     ("tabs/browse.py", "message"): "query()'s status line, built from numbers and scanned here",
     ("tabs/inspect.py", "where"): "show(): an f-string of numbers one line above",
-    ("tabs/inspect.py", "model_label(o['model'], o['synthetic'])"): "a dropdown choice: plain text in Gradio",
+    ("tabs/inspect.py", "short_model_label(o['model'], o['synthetic'])"): "a dropdown choice: plain text in Gradio",
     ("tabs/inspect.py", "o['run_id']"): "a dropdown choice: plain text in Gradio",
     ("tabs/run.py", "spec"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
     ("tabs/run.py", "benchmark"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..metrics.spec import MetricSpec, Number
-from ..presentation import model_label, with_interval
+from ..presentation import model_label, short_model_label, with_interval
 from .leaderboard import N_BOOT
 
 if TYPE_CHECKING:
@@ -261,7 +261,7 @@ def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -
 
     >>> pivot_leaderboard([{"model": "m", "run_id": "r", "synthetic": True, "benchmark": "b", "metric": "emd",
     ...                     "config_key": "k", "key": "total", "value": 12.0, "low": 10.0, "high": 14.0, "n": 5}])
-    [{'model': 'm [synthetic]', 'benchmark': 'b', 'scored': 5, 'emd.total': '12 [10, 14]'}]
+    [{'model': 'm (synthetic)', 'benchmark': 'b', 'scored': 5, 'emd.total': '12 [10, 14]'}]
     """
 
     def cell(row: dict[str, Any]) -> str:
@@ -275,7 +275,7 @@ def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -
     table: dict[tuple[Any, ...], dict[str, Any]] = {}
     for r in rows:
         key = (r["run_id"], r.get("domain")) if by_domain else (r["run_id"],)
-        rec = table.setdefault(key, {"model": model_label(r["model"], r.get("synthetic")),
+        rec = table.setdefault(key, {"model": short_model_label(r["model"], r.get("synthetic")),
                                      "benchmark": r["benchmark"], **({"domain": r.get("domain")} if by_domain else {}),
                                      "scored": 0})
         rec["scored"] = max(rec["scored"], int(r.get("n") or 0))

@@ -167,7 +167,9 @@ def halr_figure(rows: Sequence[dict[str, Any]]) -> Figure:
 # (figure, caption, what it shows) in page order.
 OVERVIEW_FIGURES: tuple[tuple[Any, str, str], ...] = (
     (object_relation_figure, "Tri-HE: object vs relation hallucination", "share of each model's triplets"),
-    (emd_by_domain_figure, "VISCON: EMD per image domain", "Fig. 4a; lower is closer to the reference"),
+    (emd_by_domain_figure, "VISCON: EMD per image domain",
+     "Fig. 4a; each bar the mean over a model's captions of one domain (the table's EMD: over all its answers); "
+     "lower is closer to the reference"),
     (edit_vs_length_figure, "VISCON: edit distance vs length", "Fig. 5b; α is the per-model slope"),
     (halr_figure, "Reefknot: Halr by task and relation category", "hallucinated answers"),
 )

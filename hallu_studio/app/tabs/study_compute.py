@@ -19,7 +19,7 @@ from ...studies import collect
 from ...studies.in_force import config_label
 from ..context import AppContext
 from ..render import records_table_html
-from ...presentation import UNDEFINED, display_name, number
+from ...presentation import UNDEFINED, number, short_model_label
 from ..render.palette import esc
 from ..render.tables import cell_text
 
@@ -139,7 +139,7 @@ def agreement_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None 
 def studies_html(ctx: AppContext) -> str:
     """One row per study: its design, how far its ratings are, and its agreement so far."""
     rows = []
-    models = {r["id"]: display_name(r["model"]) + (" [synthetic]" if r.get("synthetic") else "")
+    models = {r["id"]: short_model_label(r["model"], r.get("synthetic"))
               for r in ctx.store.list_runs()}
     for s in ctx.store.list_studies():
         d = s["definition"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from ...presentation import display_name, model_colour
+
 if TYPE_CHECKING:
     from ...config import Settings
     from ...store import Store
@@ -35,19 +37,21 @@ def _setting(run: dict[str, Any], key: str) -> str:
 
 
 def run_labels(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """A display name per run: its model, plus what sets it apart where runs share a model.
+    """A display name per run: its model's short name (``presentation.display_name``, as every view names it),
+    plus what sets it apart where runs share a model.
 
     >>> run_labels([{"id": "r1", "model": "llava", "generation": {"strategy": "greedy"}, "mitigation": "none"},
     ...             {"id": "r2", "model": "llava", "generation": {"strategy": "beam"}, "mitigation": "none"},
-    ...             {"id": "r3", "model": "qwen"}])
-    {'r1': 'llava [generation=greedy]', 'r2': 'llava [generation=beam]', 'r3': 'qwen'}
+    ...             {"id": "r3", "model": "transformers:Qwen/Qwen2-VL-7B"}])
+    {'r1': 'llava [generation=greedy]', 'r2': 'llava [generation=beam]', 'r3': 'Qwen2-VL-7B'}
     """
     runs = list(runs)
     by_model: dict[str, list[dict[str, Any]]] = {}
     for r in runs:
         by_model.setdefault(r["model"], []).append(r)
     labels = {}
-    for model, group in by_model.items():
+    for full, group in by_model.items():
+        model = display_name(full)
         if len(group) == 1:
             labels[group[0]["id"]] = model
             continue
@@ -59,6 +63,11 @@ def run_labels(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
     if len(set(labels.values())) < len(labels):  # two runs the settings above cannot tell apart
         labels = {r["id"]: f"{labels[r['id']]} ({r['id']})" for r in runs}
     return labels
+
+
+def run_colours(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Each run's colour in the analyses' plots: its model's, as in every view (``presentation.model_colour``)."""
+    return {r["id"]: model_colour(r["model"]) for r in runs}
 
 
 def config_in_force(store: "Store", settings: "Settings", metric: str) -> tuple[str | None, list[str]]:

@@ -31,7 +31,7 @@ from scipy import stats as st
 
 from ...config import Settings
 from ...metrics.edit_distance import edit_slope_alpha
-from .common import metric_intervals, run_labels, select_runs, stored_rows
+from .common import metric_intervals, run_colours, run_labels, select_runs, stored_rows
 from .result import AnalysisResult, empty_result, figure
 
 if TYPE_CHECKING:
@@ -158,13 +158,14 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     if not rows:
         return empty_result(NAME, TITLE, COLUMNS, "no Tri-HE or EMD scores on these runs or their truncations: "
                             "score them first (`hallu-studio score --metrics trihe,emd`)", notes)
-    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(rows, labels, emd_points, edit_points, ks), notes)
+    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(rows, labels, run_colours(base), emd_points, edit_points,
+                                                             ks), notes)
 
 
-def _figure(rows: list[dict[str, Any]], labels: dict[str, str], emd_points: dict[str, list[tuple[float, float]]],
-            edit_points: dict[str, list[tuple[float, float]]], ks: Sequence[int]) -> Any:
+def _figure(rows: list[dict[str, Any]], labels: dict[str, str], colors: dict[str, str],
+            emd_points: dict[str, list[tuple[float, float]]], edit_points: dict[str, list[tuple[float, float]]],
+            ks: Sequence[int]) -> Any:
     fig, (ax_k, ax_emd, ax_edit) = figure(3)
-    colors = {run_id: f"C{i % 10}" for i, run_id in enumerate(labels)}  # one colour per model in every panel
     by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_run[r["run_id"]].append(r)
@@ -173,20 +174,20 @@ def _figure(rows: list[dict[str, Any]], labels: dict[str, str], emd_points: dict
         pts = sorted(((full_x if r["K"] == "full" else r["K"]), r["hallu_q"]) for r in rs
                      if not math.isnan(r["hallu_q"]))
         if pts:
-            ax_k.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colors[run_id],
+            ax_k.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colors.get(run_id),
                       label=labels[run_id])
     ax_k.set_xticks([*ks, full_x], [*map(str, ks), "full"])
     ax_k.set_xlabel("first K tokens")
     ax_k.set_ylabel("Hallu_Q (%)")
     ax_k.set_title("Tri-HE rate of truncated responses", fontsize=9)
     for run_id, pts in emd_points.items():
-        ax_emd.scatter([p[0] for p in pts], [p[1] for p in pts], s=8, alpha=0.6, color=colors[run_id],
+        ax_emd.scatter([p[0] for p in pts], [p[1] for p in pts], s=8, alpha=0.6, color=colors.get(run_id),
                        label=labels[run_id])
     ax_emd.set_xlabel("response length (words)")
     ax_emd.set_ylabel("EMD total")
     ax_emd.set_title("EMD vs length", fontsize=9)
     for run_id, pts in edit_points.items():
-        color = colors[run_id]
+        color = colors.get(run_id)
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         ax_edit.scatter(xs, ys, s=8, alpha=0.6, color=color, label=labels[run_id])
         if len(pts) >= 2 and len(set(xs)) > 1:
