@@ -57,13 +57,15 @@ from hallu_studio.config import Settings, apply_offline_env_defaults, load_setti
 apply_offline_env_defaults()
 
 from hallu_studio.importers.human import ParsedHumanStudy, read_human_judgements  # noqa: E402
-from hallu_studio.model import SceneGraph, SceneObject  # noqa: E402
+from hallu_studio.model import Response, Run, SceneGraph, SceneObject  # noqa: E402
 from hallu_studio.pipelines.importing import import_human_study  # noqa: E402
 from hallu_studio.pipelines.scoring import score_store  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
 from hallu_studio.studies.human_sources import HumanAgreementReport, human_agreement  # noqa: E402
 
-SETS: tuple[str, ...] = ("haelm", "mhaldetect", "faithscore", "iiw400")
+SETS: tuple[str, ...] = ("haelm", "mhaldetect", "faithscore", "iiw400", "haelm-heldout")
+# A variant of a set: its folder, and what is done to the study read from it.
+VARIANT_OF = {"haelm-heldout": "haelm"}
 METRICS: tuple[str, ...] = ("trihe", "halfscore", "emd", "chair")
 HEADLINE: tuple[str, ...] = ("trihe share", "halfscore 1-precision", "emd object", "emd total", "chair-i")
 SHOWN: tuple[str, ...] = (*HEADLINE, "naive 1-cosine")
@@ -78,6 +80,8 @@ DESCRIPTIONS = {
                   "object set",
     "iiw400": "IIW-400: PaLI-5B descriptions rated side by side against a person's (5 points, hallucination "
               "aspect); reference: the human description and object annotations",
+    "haelm-heldout": "HaELM, one caption held out: the first of each image's five COCO captions scored as people's "
+                     "output beside the LVLM captions, all against the other four",
 }
 MARK_BEGIN, MARK_END = "<!-- bench_human_agreement -->", "<!-- /bench_human_agreement -->"
 
@@ -143,7 +147,7 @@ class SetResult:
 
 # The sets whose images are COCO's: CHAIR, the baseline, reads them as published (COCO-80 with its synonyms, the
 # objects the captions and instance annotations name as ground truth), whatever the settings file says.
-COCO_SETS = frozenset({"haelm", "mhaldetect", "faithscore"})
+COCO_SETS = frozenset({"haelm", "mhaldetect", "faithscore", "haelm-heldout"})
 
 
 def settings_for(name: str, settings: Settings) -> Settings:
@@ -155,8 +159,23 @@ def settings_for(name: str, settings: Settings) -> Settings:
     return out
 
 
+def held_out_caption(study: ParsedHumanStudy) -> None:
+    """HaELM with the first of each image's five COCO captions written as a response of people (a run written by
+    "human") and judged, as the machines' captions are, against the other four: how hallucinated a person's
+    caption reads to each score beside the models'."""
+    people = Run(id="run-heldout-coco-caption", benchmark=study.benchmark.benchmark.name,
+                 model="people (a held-out COCO caption)", backend="recorded", meta={"written_by": "human"})
+    for sample in study.benchmark.samples:
+        captions = sample.reference_captions
+        if len(captions) < 2:
+            continue
+        sample.reference_text = captions[1:]
+        study.responses.responses.append(Response(people.id, sample.id, captions[0]))
+    study.responses.runs.append(people)
+
+
 def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dict[str, Any]) -> SetResult:
-    folder = shared_human() / name
+    folder = shared_human() / VARIANT_OF.get(name, name)
     key = cache_key(settings, folder, args)
     # One cached store per set and variant (options), replaced when the code or settings change.
     variant = name + ("-objects-as-graph" if args.objects_as_scene_graph else "") + \
@@ -176,6 +195,8 @@ def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dic
     seconds: dict[str, float] = {}
     t = time.perf_counter()
     study = limited(read_human_judgements(folder), args.limit)
+    if name == "haelm-heldout":
+        held_out_caption(study)
     if args.objects_as_scene_graph:
         objects_as_scene_graph(study)
     with Store(path) as store:
@@ -187,9 +208,10 @@ def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dic
         print(f"  {scored.summary()}", file=sys.stderr)
         seconds["score"] = time.perf_counter() - t
         t = time.perf_counter()
-        kinds = next((s["kinds"] for s in store.event_sources() if s["source"] == name), [])
+        source = VARIANT_OF.get(name, name)
+        kinds = next((s["kinds"] for s in store.event_sources() if s["source"] == source), [])
         # The naive baseline's encoder is the study's own, backed by this store: a cached rerun encodes nothing.
-        report = human_agreement(store, name, settings=settings, metrics=list(args.metrics), n_boot=args.n_boot,
+        report = human_agreement(store, source, settings=settings, metrics=list(args.metrics), n_boot=args.n_boot,
                                  fact_judges=shared["fact_judges"]() if "fact_label" in kinds else None)
         seconds["study"] = time.perf_counter() - t
     return SetResult(name, report, seconds, cached, len(study.responses.responses))
@@ -292,7 +314,8 @@ def section(result: SetResult) -> str:
              f"{result.report.judged} judged responses; import {s['import']:.0f} s, score {s['score']:.0f} s"
              f"{' (cached store)' if result.cached else ''}, study {s['study']:.0f} s.", ""]
     what = {"haelm": "\"people call it hallucinated\"", "mhaldetect": "\"has a marked span\"",
-            "faithscore": "\"has a fact labelled hallucinated\"", "iiw400": ""}[result.name]
+            "faithscore": "\"has a fact labelled hallucinated\"", "iiw400": "",
+            "haelm-heldout": "\"people call it hallucinated\" (against four captions)"}[result.name]
     if what:
         lines += binary_table(result, what)
     lines += rank_table(result) + span_table(result) + fact_table(result) + group_table(result)
@@ -350,8 +373,16 @@ def targets(results: dict[str, SetResult]) -> str:
             add(f"{name}: accurate outputs score lower than hallucinated ones, every headline score",
                 ", ".join(f"{s} {f(m['accurate'])} < {f(m['hallucinated'])}" for s, m in both.items()),
                 all(m["accurate"] < m["hallucinated"] for m in both.values()))
-    add("Human-written vs machine outputs score lower", "no set here has both (IIW-400's human text is the "
-        "reference itself)", None)
+    for name, result in results.items():
+        means = {}
+        for g in result.report.groups:
+            if g["split"] == "human vs machine":
+                means.setdefault(g["score"], {})[g["group"]] = g["mean"]
+        both = {s: m for s, m in means.items() if s in HEADLINE and {"human-written", "machine"} <= set(m)}
+        if both:
+            add(f"{name}: human-written outputs score lower than machine ones, every headline score",
+                ", ".join(f"{s} {f(m['human-written'])} < {f(m['machine'])}" for s, m in both.items()),
+                all(m["human-written"] < m["machine"] for m in both.values()))
     return "\n".join(rows)
 
 
@@ -386,7 +417,7 @@ def main() -> int:
         print(f"skipped: {shared_human()} is not here (the human-judgement sets live in ../shared/datasets/human; "
               "set HALLU_STUDIO_SHARED to the folder holding datasets/ elsewhere)")
         return 0
-    missing = [s for s in names if not (shared_human() / s).is_dir()]
+    missing = [s for s in names if not (shared_human() / VARIANT_OF.get(s, s)).is_dir()]
     if missing:
         print(f"skipped sets not present in {shared_human()}: {', '.join(missing)}", file=sys.stderr)
         names = [s for s in names if s not in missing]

@@ -283,3 +283,137 @@ def test_every_pair_of_added_objects_reads_back_as_two_objects(ex):
     wrong = [(t, c.to_dict()["objects"]) for t, (a, b), c in zip(texts, pairs, ex.extract(texts))
              if sorted(o.name for o in c.objects) != sorted((a, b))]
     assert not wrong, wrong[:5]
+
+
+# ---------------------------------------------------------------- short captions (rules 12)
+
+@pytest.mark.parametrize("text, objects, relations", [
+    # spaCy's small model reads the caption as one noun phrase and glues the verb into the subject's name.
+    ("Sheep graze in a field.", ["sheep", "field"], [["sheep", "graze in", "field"]]),
+    ("Cows graze near a barn.", ["cow", "barn"], [["cow", "graze near", "barn"]]),
+    ("A boy and his dog herd goats.", ["boy", "dog", "goat"], [["boy", "herd", "goat"], ["dog", "herd", "goat"]]),
+    ("A truck and a taxi stop at the stop sign.", ["truck", "taxi", "stop sign"],
+     [["truck", "stop at", "stop sign"], ["taxi", "stop at", "stop sign"]]),
+    ("Horses and a dog run along the beach.", ["horse", "dog", "beach"],
+     [["horse", "run along", "beach"], ["dog", "run along", "beach"]]),
+    ("Geese swim across a pond.", ["goose", "pond"], [["goose", "swim across", "pond"]]),
+    # an "-s" verb after "a": a plural head cannot follow a singular article
+    ("A woman in a striped shirt smiles at the camera.", ["woman", "shirt", "camera"],
+     [["woman", "in", "shirt"], ["woman", "smiles at", "camera"]]),
+    ("A baseball player swings at the ball.", ["baseball player", "ball"], [["baseball player", "swings at", "ball"]]),
+])
+def test_a_verb_glued_into_a_noun_compound_gets_its_clause_back(ex, text, objects, relations):
+    d = concepts(ex, text)
+    assert d["objects"] == objects, d
+    assert all(r in d["relations"] for r in relations), d
+
+
+def test_a_singular_verb_leaves_the_noun_after_and_in_the_list_before_it(ex):
+    d = concepts(ex, "A woman with glasses and a scarf skateboards down the street.")
+    assert "scarf" in d["objects"] and ["woman", "with", "scarf"] in d["relations"], d
+    assert ["woman", "skateboards down", "street"] in d["relations"], d
+    assert not any(r[0] == "scarf" and r[1].startswith("skateboard") for r in d["relations"]), d
+
+
+@pytest.mark.parametrize("text, name", [
+    ("A car and a street sign on a corner.", "street sign"),  # a street does not act; "sign" is as much a noun
+    ("A bed and a night stand.", "night stand"),
+    ("A bus stop on a busy street.", "bus stop"),  # one noun WordNet knows
+    ("Sports cars parked along the road.", "sports car"),
+    ("A woman and a fruit stand.", "fruit stand"),  # only one of the two could stand
+])
+def test_noun_compounds_without_a_verb_stay_one_object(ex, text, name):
+    assert name in concepts(ex, text)["objects"]
+
+
+def test_a_participle_and_its_object_are_a_relation(ex):
+    d = concepts(ex, "An elephant drinking water in the jungle.")
+    assert {"elephant", "water", "jungle"} <= set(d["objects"]) and "drinking water" not in d["objects"], d
+    assert ["elephant", "drinking", "water"] in d["relations"], d
+    # The participle of a noun that does not act belongs to the person the phrase hangs on.
+    d = concepts(ex, "A man on a bench drinking coffee.")
+    assert ["man", "drinking", "coffee"] in d["relations"] and ["man", "on", "bench"] in d["relations"], d
+    d = concepts(ex, "Two men wearing blue clothing standing on a slope.")
+    assert "clothing" in d["objects"] and ["man", "standing on", "slope"] in d["relations"], d
+    # "drinking water" with no one drinking it is what WordNet says it is: one thing.
+    assert "drinking water" in concepts(ex, "A glass of drinking water on a table.")["objects"]
+    # An "-ing" word whose first sense is a thing is that thing, not a verb.
+    assert "scaffolding" in concepts(ex, "White scaffolding holds up the tracks.")["objects"]
+    # ... and one whose next word makes a noun with it names that noun ("parking lot"), nobody's act.
+    assert not any(r[1] == "parking" for r in concepts(ex, "A motorcycle parked in a dirt parking lot.")["relations"])
+
+
+def test_a_participle_is_never_the_second_word_of_a_name(ex):
+    # spaCy lemmatises "staring" to "star" and "parked" to "park": "dog star", "car park" are WordNet nouns.
+    assert concepts(ex, "A dog staring at a plate of food.")["objects"][0] == "dog"
+    d = concepts(ex, "A red car parked near a parking meter.")
+    assert d["objects"] == ["car", "parking meter"] and ["car", "red"] in d["attributes"], d
+
+
+def test_a_compound_noun_of_another_kind_is_one_object(ex):
+    d = concepts(ex, "A man eats a hot dog next to his dog.")
+    assert d["objects"] == ["man", "hot dog", "dog"], d
+    assert d["attributes"] == [], d
+    assert ["man", "eats", "hot dog"] in d["relations"] and ["man", "next to", "dog"] in d["relations"], d
+    for text, name in (("A cat sleeps in the living room.", "living room"),
+                       ("A light bulb hangs over the table.", "light bulb"),
+                       ("A remote control lies on the sofa.", "remote control")):
+        d = concepts(ex, text)
+        assert name in d["objects"] and not any(a[0] == name.split()[1] for a in d["attributes"]), d
+
+
+@pytest.mark.parametrize("text, attribute", [
+    ("A boy holds an electric guitar.", ["guitar", "electric"]),  # an electric guitar is a guitar
+    ("An old man holds a red umbrella.", ["man", "old"]),  # an attribute family's word
+    ("The boxes are decorated with tiny painted leaves.", ["leaf", "painted"]),  # a participle
+])
+def test_adjectives_that_describe_stay_attributes(ex, text, attribute):
+    d = concepts(ex, text)
+    assert attribute in d["attributes"] and attribute[0] in d["objects"], d
+
+
+def test_a_position_does_not_name_a_part(ex):
+    # WordNet lists "right hand" (and "left wing", "front end") as nouns; the word still only places the part.
+    assert concepts(ex, "A man holds a cup in his right hand.")["objects"] == ["man", "cup", "hand"]
+
+
+def test_a_compound_read_as_a_modal_keeps_its_attribute(ex):
+    d = concepts(ex, "The trash can is white.")
+    assert d["objects"] == ["trash can"] and d["attributes"] == [["trash can", "white"]], d
+    d = concepts(ex, "A trash can beside a park bench.")
+    assert d["objects"] == ["trash can", "park bench"] and ["trash can", "beside", "park bench"] in d["relations"]
+
+
+@pytest.mark.parametrize("text, objects, attribute", [
+    ("A small moped parked on a dirt road.", ["moped", "dirt road"], ["moped", "small"]),  # "moped": past of "mope"
+    ("A small moped on a dirt road.", ["moped", "dirt road"], ["moped", "small"]),
+    ("Street signs on a metal pole.", ["street sign", "pole"], ["pole", "metal"]),
+])
+def test_a_noun_read_as_the_root_verb_is_a_noun(ex, text, objects, attribute):
+    d = concepts(ex, text)
+    assert d["objects"] == objects and attribute in d["attributes"], d
+
+
+def test_tree_repairs_leave_real_verbs_and_nouns_alone(ex):
+    assert concepts(ex, "Behind the person, the hallway curves to the left.")["objects"] == ["person"]
+    assert ["dog", "sleeping on", "sofa"] in concepts(ex, "Two dogs are sleeping on a sofa.")["relations"]
+    d = concepts(ex, "Birds fly over the sea.")
+    assert d["objects"] == ["bird", "sea"] and ["bird", "fly over", "sea"] in d["relations"]
+    # a typo ("a stop lights") is no verb: "light" is mostly a noun, and a stop does not act
+    assert "stop light" in concepts(ex, "A pole with a stop lights attached to it.")["objects"]
+
+
+def test_lexicon_helpers_for_the_tree_repairs():
+    from hallu_studio.lexicon.forms import may_be_plural
+    from hallu_studio.lexicon.nouns import is_agent, names_a_thing_first, names_other_kind
+    from hallu_studio.lexicon.predicates import mostly_verb, verb_base
+
+    assert [verb_base(w) for w in ("inhales", "drinking", "graze", "table", "xyzzy")] == \
+        ["inhale", "drink", "graze", "table", None]
+    assert (mostly_verb("stop"), mostly_verb("graze"), mostly_verb("sign"), mostly_verb("herd")) == \
+        (True, True, False, False)
+    assert [is_agent(w) for w in ("girl", "sheep", "taxi", "scarf", "field")] == [True, True, True, False, False]
+    assert [may_be_plural(w) for w in ("cows", "geese", "sheep", "dog")] == [True, True, True, False]
+    assert (names_other_kind("hot", "dog"), names_other_kind("remote", "control"),
+            names_other_kind("electric", "guitar"), names_other_kind("red", "wine")) == (True, True, False, False)
+    assert (names_a_thing_first("scaffolding"), names_a_thing_first("standing")) == (True, False)

@@ -31,7 +31,8 @@ def test_import_human_judgements_cli_names_bad_records_and_reimport_adds_nothing
         "pilot responses: 1 runs added, 1 responses; 1 added, 0 already present; 0 problems",
         "pilot judgements: 3 judgements; 3 added, 0 already present; 2 problems"]
     assert out.err.splitlines() == [
-        "error: pilot.jsonl line 4: not valid JSON (Expecting property name enclosed in double quotes)",
+        "error: pilot.jsonl line 4: not valid JSON at column 2: expecting property name enclosed in double quotes; "
+        "found 'o' in '{oops'",
         "error: pilot.jsonl line 3: a label must be one of ('accurate', 'hallucinated', 'unsure'), got 'maybe'"]
     assert main(["import", "--format", "human-judgements", str(path), "--db", db]) == 1
     again = capsys.readouterr().out.splitlines()

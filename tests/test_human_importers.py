@@ -83,7 +83,8 @@ def test_haelm_groups_the_lines_of_a_caption_and_numbers_each_images_captions(tm
                        "A bus with people.": "hallucinated"}
     assert all(e.source == "haelm" and e.kind == "label" for e in study.events)
     problems = [str(p) for p in study.problems]
-    assert problems == ["eval_data.jsonl line 6: not valid JSON (Expecting property name enclosed in double quotes)",
+    assert problems == ["eval_data.jsonl line 6: not valid JSON at column 2: expecting property name enclosed in double "
+                        "quotes; found 'n' in '{not json'",
                         "eval_data.jsonl line 7: output must be 'yes' or 'no', got 'maybe'"]
 
 
@@ -205,7 +206,7 @@ def test_iiw400_comparisons_and_references(tmp_path):
             {"IIW": "no key"}]
     study = read_iiw400(_jsonl(tmp_path / "data.jsonl", rows))
     samples = {s.id: s for s in study.benchmark.samples}
-    assert samples["iiw400/k1"].reference_text == ["A red kite over a beach.", "Kite. A red kite with a long tail."]
+    assert samples["iiw400/k1"].reference_text == "A red kite over a beach.\n\nKite. A red kite with a long tail."
     assert samples["iiw400/k1"].meta["objects"][0]["label"] == "Kite" and "iiw400/k2" in samples
     assert [r.model for r in study.responses.runs] == ["IIW-P5B"]
     scores = {e.value["aspect"]: (e.value["score"], e.target) for e in study.events}

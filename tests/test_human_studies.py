@@ -218,3 +218,17 @@ def test_worked_examples_in_the_docstrings(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_study_view_shows_an_imported_sources_tables(store, tmp_path):
+    from hallu_studio.app.context import AppContext
+    from hallu_studio.app.tabs.study_compute import all_tables_html, source_choices
+
+    _study_store(store, tmp_path)
+    ctx = AppContext(store)
+    assert [value for _, value in source_choices(ctx)] == ["app", "pilot"]
+    html = all_tables_html(ctx, "pilot")["correlations"]
+    for shown in ("AUROC", "trihe share", "chair-i", "naive 1-cosine", "Flagged spans", "Mean score by group",
+                  "Spearman"):
+        assert shown in html, shown
+    assert "Kinds no table of this view reads yet" not in html  # labels, spans and ratings all have their table

@@ -248,6 +248,8 @@ def print_human_agreement(report: Any) -> None:
                   f"{with_interval(r['mean'], r['mean_low'], r['mean_high']):<26}")
     for note in report.notes:
         print(f"  note: {note}")
+
+
 def row_notes(row: dict[str, Any]) -> str:
     """Under a correlation row: its number's direction, what it left out and why, and a warning when its
     intervals rest on few images."""

@@ -1,8 +1,20 @@
-"""Offline concept extraction: SceneGraphParser on spaCy, plus repairs for dense captions.
+"""Offline concept extraction: SceneGraphParser on spaCy, plus repairs for dense and short captions.
 
 SceneGraphParser (``sng_parser``) finds entities (noun chunks) and the relations between them
-from spaCy's dependency parse. On real LVLM dense captions it has known failure modes, each
-repaired here on the same parse:
+from spaCy's dependency parse. On real LVLM dense captions and short COCO-style captions it has known
+failure modes, each repaired here on the same parse.
+
+Before SceneGraphParser reads it, ``tree_repairs`` mends the tree where spaCy's small model reads a short
+caption as one long noun phrase (rules 12):
+
+* verbs glued into a noun compound get their clause back: "Sheep graze in a field" -> (sheep, graze in,
+  field), not the object ``sheep graze``; "A boy and his dog herd goats" -> (boy, herd, goat), (dog, herd,
+  goat); "A truck and a taxi stop at the stop sign"; "A woman in a striped shirt smiles at the camera";
+* a participle and its object are a relation: "an elephant drinking water" -> (elephant, drinking, water),
+  not the object ``drinking water`` (which stays one where nobody drinks: "a glass of drinking water");
+* a noun read as the root verb is a noun: "A small moped parked on a dirt road", "Street signs on a pole".
+
+Then, on the tree:
 
 * framing words ("image", "scene", "background" ...) and pronouns ("it", "which") are not objects
   (spaCy 3 no longer lemmatises pronouns to ``-PRON-``, so the parser's own filter is inert);
@@ -17,9 +29,16 @@ repaired here on the same parse:
   "relaxing") and fractions ("half of the pizza") are not objects; a gerund after a compound
   ("a woven mat hanging") gives way to the compound;
 * a compound noun is one object where the small model splits it: "a kite and a fire hydrant" hangs
-  "hydrant" on "fire" as a modifier (``compound_tail``), "a trash can are" reads "can" as an auxiliary
-  (WordNet lists "trash can" as one noun), "an oven mitt" tags "oven" as an adjective (WordNet knows it
-  only as a noun), and "I see a toaster, a stop sign and a chair" leaves "sign" outside every chunk;
+  "hydrant" on "fire" as a modifier (``compound_tail``), "a trash can are" and "the trash can is white"
+  read "can" as an auxiliary (WordNet lists "trash can" as one noun; the colour stays on it), "an oven mitt"
+  tags "oven" as an adjective (WordNet knows it only as a noun), and "I see a toaster, a stop sign and a
+  chair" leaves "sign" outside every chunk; a participle is never a compound's second word ("a dog
+  staring", "a car parked": spaCy's lemmas "star", "park" would make "dog star", "car park");
+* an adjective that WordNet lists with its noun as one noun of another kind is part of the name: "a hot
+  dog" is ``hot dog`` (not a dog that is hot, and not the dog next to it), "a remote control", "a light
+  bulb", "the living room"; an adjective that names a kind of its noun ("electric guitar", "polar bear"),
+  a position ("right hand"), a participle ("fried egg") or a word of the attribute families stays an
+  attribute;
 * object names go through the lexicon's ``normalize_name`` (singular head, plural-only nouns kept);
 * inferences stay claims (Tri-HE Appendix C counts them): "a car used for transportation" ->
   (car, used for, transportation) and "the people engaged in surfing" -> (people, engaged in,
@@ -49,15 +68,17 @@ from typing import Any, Iterable, Sequence
 
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import (is_abstract_noun, is_activity_noun, is_adjective_only, is_colour_noun, is_compound_noun,
-                             is_noun_only, is_visual_noun)
+                             is_noun_only, is_visual_noun, names_other_kind)
 from ..lexicon.attributes import attribute_family
 from ..lexicon.words import (COLORS, FRAMING_NOUNS, HEDGE_WORDS, INFERENCE_PREDICATES, MATERIALS, NON_ATTRIBUTES,
-                             NON_PREDICATES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS, SCENE_SUBJECT)
+                             NON_PREDICATES, POSITION_ADJECTIVES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS,
+                             SCENE_SUBJECT)
 from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
 from .spacy_pipeline import installed_model_name, load_english, loaded_model_name
+from .tree_repairs import repair_tree
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
-RULES_VERSION = "11"
+RULES_VERSION = "12"
 COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
 DESCRIPTIVE_NOUNS = COLORS | MATERIALS
 NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})
@@ -114,12 +135,29 @@ def _compound_tokens(root: Any) -> list[Any]:
 
 
 def _lexical_compound(modifier: Any) -> bool:
-    """A noun spaCy's small model tagged as an adjective modifier ("oven" in "an oven mitt", "dish" in "a dish
-    rack"): WordNet knows it only as a noun, and it names no attribute. A word that is also an adjective stays
-    an attribute ("right hand", "fried egg", "light bulb"), as the extraction gold labels it."""
-    # "JJ": a comparative or superlative ("a lower level") is an adjective whatever WordNet lists.
-    return modifier.dep_ == "amod" and modifier.tag_ == "JJ" and modifier.is_alpha and \
-        attribute_family(modifier.lower_) is None and is_noun_only(modifier.lower_)
+    """A modifier spaCy's small model tagged as an adjective that is the first word of a noun:
+
+    * a word WordNet knows only as a noun ("oven" in "an oven mitt", "dish" in "a dish rack");
+    * a word that forms one noun WordNet lists with the head right after it, where that noun is no kind of the
+      head ("hot dog", "remote control", "light bulb": ``names_other_kind``) or the word is a gerund or noun
+      ("living room", "walking stick", "retaining wall").
+
+    A word that names a kind of the head stays an attribute ("polar bear", "electric guitar"), as do the words
+    of the lexicon's attribute families ("red wine", "old man", "wooden spoon"), positions ("right hand", "left
+    wing"), participles ("fried egg", "painted leaves") and comparatives or superlatives ("a lower level")."""
+    if modifier.dep_ != "amod" or not modifier.is_alpha or modifier.tag_ in ("JJR", "JJS", "RBR", "RBS") or \
+            attribute_family(modifier.lower_) is not None:
+        return False
+    if modifier.tag_ == "JJ" and is_noun_only(modifier.lower_):
+        return True
+    head = modifier.head
+    # A participle describes ("painted leaves", "fried egg"); a position places ("left wing", "front end").
+    if modifier.i + 1 != head.i or head.pos_ != "NOUN" or modifier.tag_ in ("VBN", "VBD") or \
+            modifier.lower_ in POSITION_ADJECTIVES:
+        return False
+    word, name = modifier.lower_, head.lemma_.lower() or head.lower_
+    return is_compound_noun(word, name) and (modifier.tag_ in ("NN", "NNS", "VBG") or word.endswith("ing")
+                                             or names_other_kind(word, name))
 
 
 # How spaCy's small model hangs the head noun of a compound on its first word after "and" ("a kite and a fire
@@ -134,18 +172,28 @@ def compound_tail(root: Any) -> Any | None:
     if root.pos_ != "NOUN" or _describes(root) or root.i + 1 >= len(root.doc):
         return None
     tail = root.doc[root.i + 1]
-    if not tail.is_alpha or any(c.dep_ == "det" for c in tail.children) or any(True for _ in tail.lefts):
+    if not tail.is_alpha or any(c.dep_ == "det" for c in tail.children) or any(t.i != root.i for t in tail.lefts):
         return None
     if tail.head.i == root.i and tail.dep_ in _TAIL_DEPS and tail.tag_ in ("NN", "NNS"):
         return tail
-    if tail.head.i != tail.i and root.head.i != tail.i and is_compound_noun(root.lower_, tail.lemma_ or tail.lower_):
-        return tail
-    return None
+    # A participle is never the second word of a noun ("a dog staring": spaCy's lemma "star" makes "dog star").
+    if tail.tag_ in ("VBG", "VBN", "VBD"):
+        return None
+    if root.head.i == tail.i:
+        # "The trash can is white", "A trash can beside a bench": "trash" read as the subject of "can" (a modal
+        # in the subject's slot, or the root).
+        if root.dep_ != "nsubj" or not (tail.dep_ in NOUN_SLOTS or (tail.dep_ == "ROOT" and tail.pos_ == "NOUN")):
+            return None
+    elif tail.head.i == tail.i:
+        return None
+    return tail if is_compound_noun(root.lower_, tail.lemma_ or tail.lower_) else None
 
 
 def _describes(compound: Any) -> bool:
     """A compound modifier that describes rather than names: "plastic table", "spiky hair"."""
-    return compound.lower_ in DESCRIPTIVE_NOUNS or (compound.pos_ != "PROPN" and is_adjective_only(compound.lower_))
+    # A lower-case word tagged as a proper noun is no name ("a grassy hill" after a verb read as a noun).
+    return compound.lower_ in DESCRIPTIVE_NOUNS or ((compound.pos_ != "PROPN" or compound.is_lower) and
+                                                    is_adjective_only(compound.lower_))
 
 
 def object_name(root: Any, tail: Any | None = None) -> str:
@@ -233,6 +281,7 @@ class ParserExtractor:
     def _concepts(self, doc: Any) -> ConceptSet:
         if not doc.text.strip():
             return ConceptSet()
+        repair_tree(doc)
         graph = _sng_parse(doc)
         mentions = self._mentions(doc, graph)
         scene_claims = _scene_claims(doc)
@@ -434,7 +483,8 @@ class ParserExtractor:
                         if obj.i in by_root and subject.root != obj.i:
                             found.setdefault((subject.root, obj.i), (predicate, [verb.head, verb, prep]))
                 continue
-            if prep.dep_ not in ("prep", "agent") or verb.pos_ not in ("VERB", "AUX"):
+            # "hikes up a trail": spaCy makes "up" a particle that holds the object.
+            if prep.dep_ not in ("prep", "agent", "prt") or verb.pos_ not in ("VERB", "AUX"):
                 continue
             lemma = verb.lemma_.lower()
             active = False

@@ -56,7 +56,7 @@ from ..grounding import (Edge, Grounder, Match, ReferenceGraph, attribute_suppor
 from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
-from ..lexicon.predicates import VISUAL_VERBS, Predicate, contradicts, entails, parse_predicate
+from ..lexicon.predicates import ONE_AT_A_TIME, VISUAL_VERBS, Predicate, contradicts, entails, parse_predicate
 from ..lexicon.words import CAUSAL_WORDS, INFERENCE_PREDICATES, NEGATIONS
 from ..vectors import PhraseEncoder, unit_rows
 from ..config import UNVERIFIABLE_POLICIES
@@ -74,27 +74,28 @@ def _edge_text(graph: ReferenceGraph, e: Edge) -> str:
 
 
 def _named_instead(graph: ReferenceGraph, grounded: Sequence[Match], pred: Predicate, name: str,
-                   mentioned: set[int] | frozenset[int], *, subject_side: bool) -> Edge | None:
-    """The reference edge that puts another thing where a claim puts ``name``: from (or, ``subject_side``, to) the
-    claim's grounded end, with the claim's relation or one it entails or is entailed by ("sitting on top of" for
-    "sitting on"), to a thing of another kind that the response names nowhere ("a child sitting on a box" where the
-    captions say "a boy sitting on a briefcase"). A loose relation ("with", "of", "near") places nothing."""
-    if not grounded or pred.copula or (pred.verb is None and pred.prep in _LOOSE):
+                   mentioned: set[int] | frozenset[int]) -> Edge | None:
+    """The reference edge that puts another thing where a claim puts ``name``: from the claim's grounded subject,
+    with a relation its subject has with one thing at a time (one sits, stands, lies or rides on one thing:
+    ``predicates.ONE_AT_A_TIME``) and the claim's own verb (or, from an edge with none, its preposition), to a thing
+    of another kind that the response names nowhere ("a child sitting on a box" where the captions say "a boy
+    sitting on top of a briefcase"). Where a subject may have many ("in", "with", "next to", "holding"), another
+    thing in the references' sentence does not make the response's untrue."""
+    if not grounded or pred.verb not in ONE_AT_A_TIME or pred.passive:
         return None
     ends = {m.index for m in grounded}
     for e in graph.edges:
-        end, other = (e.object, e.subject) if subject_side else (e.subject, e.object)
-        if end not in ends or other in ends or other in mentioned or e.predicate.passive != pred.passive:
+        if e.subject not in ends or e.object in ends or e.object in mentioned or e.predicate.passive:
             continue
-        if not (entails(e.predicate, pred) or entails(pred, e.predicate)):
+        same_slot = e.predicate.verb == pred.verb if e.predicate.verb is not None else (
+            e.predicate.prep is not None and e.predicate.prep == pred.prep)
+        if not same_slot or (pred.prep is not None and e.predicate.prep not in (None, pred.prep)):
             continue
-        node = graph.nodes[other]
-        if noun_relation(name, node.name) is None and is_visual_noun(node.name) and is_visual_noun(name):
+        node = graph.nodes[e.object]
+        if noun_relation(name, node.name) is None and is_visual_noun(node.name) and is_visual_noun(name) \
+                and attribute_family(name) is None:
             return e
     return None
-
-
-_LOOSE = frozenset({"with", "of", "near", "toward", "along", "across"})
 
 
 def _is_visual(pred: Predicate) -> bool:
@@ -300,10 +301,7 @@ class SceneGraphAlignmentJudge:
                                     "or noun), and no gold triplet of the question says it", kind="inference")
         subjects = self.grounder.ground(s, graph)
         if not subjects:
-            instead = None
-            if not graph.scope.objects and not pred.copula:
-                instead = _named_instead(graph, self.grounder.ground(o, graph), pred, s, mentioned, subject_side=True)
-            return self._absent(claim, "subject", s, graph, reference, instead)
+            return self._absent(claim, "subject", s, graph, reference)
         if pred.copula:
             n = count_of(o)
             if n is not None:
@@ -330,8 +328,7 @@ class SceneGraphAlignmentJudge:
             if spelled:
                 return TripletJudgement(claim, "supported", 1.0, f"the question's gold triplet {spelled} says it in "
                                         "its own words", kind="relation")
-            instead = None if graph.scope.objects else _named_instead(graph, subjects, pred, o, mentioned,
-                                                                     subject_side=False)
+            instead = None if graph.scope.objects else _named_instead(graph, subjects, pred, o, mentioned)
             return self._absent(claim, "object", o, graph, reference, instead)
         return self._relation(claim, subjects, pred, objects, graph, reference, qualifiers)
 
@@ -384,7 +381,7 @@ class SceneGraphAlignmentJudge:
             return TripletJudgement(claim, "object", 0.0, f"{role} {name!r} is not in the picture: {absent}",
                                     kind="object")
         if instead is not None:
-            other = graph.nodes[instead.subject if role == "subject" else instead.object]
+            other = graph.nodes[instead.object]
             return TripletJudgement(claim, "object", 0.0, f"{role} {name!r} takes the place of "
                                     f"{other.labels[0] if other.labels else other.name!r}, which the references "
                                     f"put there ({_edge_text(graph, instead)}) and the response never names",

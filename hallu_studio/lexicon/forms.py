@@ -80,6 +80,16 @@ def is_plural(word: str) -> bool:
     return singular(w) != w
 
 
+def may_be_plural(word: str) -> bool:
+    """Whether a noun can stand for several: a plural form, or a noun spelt the same in both numbers.
+
+    >>> [may_be_plural(w) for w in ("cows", "geese", "sheep", "people", "dog", "glasses")]
+    [True, True, True, True, False, False]
+    """
+    w = word.strip().lower()
+    return w in _INVARIANT or w in _UNMARKED_PLURALS or is_plural(w)
+
+
 @lru_cache(maxsize=50_000)
 def plural(noun: str) -> str:
     """The plural of a noun phrase (its last word); plural-only and mass nouns are returned as they are."""

@@ -195,6 +195,35 @@ def is_compound_noun(modifier: str, head: str) -> bool:
 
 
 @lru_cache(maxsize=100_000)
+def names_other_kind(modifier: str, head: str) -> bool:
+    """Whether "modifier head", a noun WordNet knows, names something that is no kind of ``head`` in its most
+    frequent sense: a hot dog is no dog, a remote control no control, a light bulb no (plant) bulb, a great dane
+    no Dane; a right hand is a hand, a polar bear a bear, an electric guitar a guitar. False where WordNet does
+    not know the compound (or is not installed).
+
+    >>> names_other_kind("hot", "dog"), names_other_kind("right", "hand")   # doctest: +SKIP
+    (True, False)
+    """
+    wn = load_wordnet()
+    m, h = modifier.strip().lower(), head.strip().lower()
+    if wn is None or not m.isalpha() or not h.isalpha():
+        return False
+    compound = f"{m}_{h}"
+    senses = wn.synset_offsets(compound, "n")[:3]
+    first = wn.synset_offsets(h, "n")[:1]
+    if not senses or not first:
+        return False
+    return first[0] not in set(senses) | wn.hypernym_closure(compound, "n", senses=3)
+
+
+@lru_cache(maxsize=100_000)
+def noun_base(word: str) -> str | None:
+    """The noun WordNet knows ``word`` as ("moped" -> "moped", "signs" -> "sign"), or None (or WordNet absent)."""
+    wn = load_wordnet()
+    return wn.base_form(word.strip().lower(), "n") if wn is not None else None
+
+
+@lru_cache(maxsize=100_000)
 def is_noun_only(word: str) -> bool:
     """Whether WordNet knows a word as a noun and never as an adjective ("oven" in "an oven mitt", which
     spaCy's small model sometimes tags as an adjective): the mirror of ``is_adjective_only``."""
@@ -217,6 +246,17 @@ def is_activity_noun(word: str) -> bool:
     if wn is None:
         return True
     return not any(s.lexname in _THING_LEXNAMES for s in wn.synsets(w, "n"))
+
+
+@lru_cache(maxsize=100_000)
+def names_a_thing_first(word: str) -> bool:
+    """Whether an "-ing" word's most frequent WordNet sense is a thing: "scaffolding", "landing", "building" are
+    (read as the object they name even after another noun); "standing", "drinking", "grazing" are not (there
+    they are the verb of the noun before them). Stricter than ``is_activity_noun``, which any thing sense
+    decides."""
+    wn = load_wordnet()
+    senses = wn.synsets(word.strip().lower(), "n")[:1] if wn is not None else []
+    return bool(senses) and senses[0].lexname in _THING_LEXNAMES
 
 
 @lru_cache(maxsize=100_000)
@@ -273,3 +313,20 @@ def is_animate(name: str) -> bool:
         return False
     senses = wn.synsets(head, "n")[:1]
     return bool(senses) and senses[0].lexname in _ANIMATE_LEXNAMES
+
+
+@lru_cache(maxsize=100_000)
+def is_agent(name: str) -> bool:
+    """Whether a name is something that acts on its own in a picture: a person, an animal, or a vehicle
+    (anything WordNet files under conveyance, by its most frequent sense): who can graze, herd or stop.
+
+    >>> is_agent("girl"), is_agent("sheep"), is_agent("taxi"), is_agent("scarf"), is_agent("field")   # doctest: +SKIP
+    (True, True, True, False, False)
+    """
+    if is_animate(name):
+        return True
+    wn = load_wordnet()
+    head = head_noun(name)
+    if wn is None or not head:
+        return False
+    return any("conveyance" in wn.synset(off, "n").words for off in wn.hypernym_closure(head, "n", senses=1))

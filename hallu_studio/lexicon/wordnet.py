@@ -41,6 +41,8 @@ LEXNAMES: tuple[str, ...] = (
     "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl")
 # Adjective satellites ("s") live in data.adj with the head adjectives.
 _FILE_POS = {"n": "n", "v": "v", "a": "a", "s": "a", "r": "r"}
+# A sense key's synset type digit (wndb(5WN): senseidx), satellites counted as adjectives.
+_SS_TYPE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class WordNet:
         self.root = root
         self._index: dict[str, dict[str, list[int]]] = {}
         self._exceptions: dict[str, dict[str, str]] = {}
+        self._tag_counts: dict[tuple[str, str], int] | None = None
 
     def _load_index(self, pos: str) -> dict[str, list[int]]:
         if pos not in self._index:
@@ -111,6 +114,24 @@ class WordNet:
                 if key.endswith(suffix) and key[:len(key) - len(suffix)] + repl in index:
                     return key[:len(key) - len(suffix)] + repl
         return None
+
+    def tag_count(self, lemma: str, pos: str = "n") -> int:
+        """How often ``lemma`` was tagged with part of speech ``pos`` in WordNet's sense-tagged corpus (SemCor,
+        ``cntlist.rev``), over all its senses: "stop" is a verb 162 times, a noun 11. 0 where the file is absent."""
+        if self._tag_counts is None:
+            counts: dict[tuple[str, str], int] = {}
+            path = self.root / "cntlist.rev"
+            if path.exists():
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    for line in fh:
+                        # "stop%2:38:00:: 1 75": sense key (lemma%ss_type:...), sense number, tag count
+                        parts = line.split()
+                        if len(parts) == 3 and "%" in parts[0]:
+                            word, rest = parts[0].split("%", 1)
+                            key = (word, _SS_TYPE_POS.get(rest[:1], "?"))
+                            counts[key] = counts.get(key, 0) + int(parts[2])
+            self._tag_counts = counts
+        return self._tag_counts.get((lemma.strip().lower().replace(" ", "_"), _FILE_POS.get(pos, pos)), 0)
 
     def synset_offsets(self, word: str, pos: str = "n") -> list[int]:
         base = self.base_form(word, pos)

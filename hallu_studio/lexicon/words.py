@@ -39,6 +39,13 @@ FRAMING_NOUNS: frozenset[str] = frozenset({
     "indoors", "outdoors", "indoor", "outdoor",
 })
 
+# Words that say where on a thing a part is: attributes of the part ("left hand", "rear window", "upper deck"),
+# even where WordNet lists the pair as one noun of another kind ("right bank", "left wing", "front end").
+POSITION_ADJECTIVES: frozenset[str] = frozenset({
+    "left", "right", "front", "rear", "back", "upper", "lower", "top", "bottom", "middle", "inner", "outer",
+    "central", "center", "centre", "side", "far", "near",
+})
+
 # Collective nouns in "a group of people": the thing is the noun after "of".
 QUANTIFIER_NOUNS: frozenset[str] = frozenset({
     "group", "couple", "pair", "number", "lot", "variety", "bunch", "array", "assortment", "handful",

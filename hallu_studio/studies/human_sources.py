@@ -146,6 +146,17 @@ class ScoredResponses:
     undefined: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
+def human_written_peers(store: "Store", response_ids: set[str]) -> set[str]:
+    """Responses of runs written by people (``Run.meta["written_by"] == "human"``) to the samples of
+    ``response_ids``, those themselves left out."""
+    human_runs = {r["id"] for r in store.list_runs() if (r.get("meta") or {}).get("written_by") == "human"}
+    if not human_runs or not response_ids:
+        return set()
+    samples = {r.sample_id for r in store.get_responses(sorted(response_ids)).values()}
+    return {row["id"] for sid in sorted(samples) for row in store.responses_to_sample(sid)
+            if row["run_id"] in human_runs and row["id"] not in response_ids}
+
+
 def stored_scores(store: "Store", response_ids: set[str], metrics: Sequence[str] | None = None,
                   scores: Sequence[HallucinationScore] = HALLUCINATION_SCORES) -> ScoredResponses:
     """The hallucination scores stored for these responses (None values left out)."""
@@ -243,7 +254,10 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
     events = store.list_events_of_kinds(HUMAN_KINDS, source=source)
     judged = {e.response_id for e in active_events(events) if e.response_id}
     report = HumanAgreementReport(source, len(judged))
-    scored = stored_scores(store, judged, metrics)
+    # People's own outputs on the same samples (a held-out reference caption, say): compared with the machines'
+    # in the groups table even when the study judged only the machines'.
+    peers = human_written_peers(store, judged)
+    scored = stored_scores(store, judged | peers, metrics)
     if baseline and judged:
         if encoder is None:
             from ..embedding import Embedder
@@ -251,7 +265,7 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
             # Backed by the store when it can be written: a second study of the same texts encodes nothing.
             encoder = Embedder(settings.scoring.embedding_model, store=None if store.read_only else store,
                                batch_size=settings.scoring.batch_size)
-        add_naive_baseline(store, scored, judged, encoder)
+        add_naive_baseline(store, scored, judged | peers, encoder)
     if not scored.values:
         report.notes.append(f"no stored score of the {len(judged)} responses {source} judged: run "
                             "`hallu-studio score` first")

@@ -19,7 +19,7 @@ from ...studies import collect
 from ...studies.in_force import config_label
 from ..context import AppContext
 from ..render import records_table_html
-from ...presentation import UNDEFINED, number, short_model_label
+from ...presentation import UNDEFINED, number, short_model_label, with_interval
 from ..render.palette import esc
 from ..render.tables import cell_text
 
@@ -39,7 +39,9 @@ ALPHA_NOTE = "not defined: fewer than two annotators rated the same response, or
 WARNING = "⚠"
 # Kinds of human judgement the tables below read; an imported source's other kinds are listed as not shown here.
 SHOWN_KINDS = {"rating": "correlations and agreement", "correction": "judge accuracy",
-               "preference": "Bradley–Terry strengths"}
+               "preference": "Bradley–Terry strengths", "label": "AUROC and AP of the labels",
+               "span_label": "flagged spans against the marked ones", "fact_label": "judges on the labelled facts",
+               "comparison": "rank correlation with the side-by-side ratings"}
 
 
 def source_choices(ctx: AppContext) -> list[tuple[str, str]]:
@@ -118,7 +120,7 @@ def correlations_html(ctx: AppContext, labels: dict[tuple[str, str], str], sourc
         empty = f"no ratings in study {study} yet"
     note = ('<p class="hs-note">Human ratings run 1–5, higher = less hallucination: a metric where higher is '
             'worse agrees with people when it correlates negatively (the column "agrees with people when" says '
-            f'which sign agrees, row by row). n/a: {esc(CORRELATION_NOTE)}. Each row uses the responses of '
+            f'which sign agrees, row by row). {UNDEFINED}: {esc(CORRELATION_NOTE)}. Each row uses the responses of '
             f'{esc(whose)} that the metric scored with a number; the others are counted in "left out".</p>'
             if rows else "")
     return records_table_html(rows, empty=empty) + _few_images_note(images) + note
@@ -132,7 +134,7 @@ def agreement_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None 
     alpha = a.get("alpha")
     why = ""
     if isinstance(alpha, float) and math.isnan(alpha):
-        why = f'<p class="hs-note">α is n/a: {esc(ALPHA_NOTE)}.</p>'
+        why = f'<p class="hs-note">α is {UNDEFINED}: {esc(ALPHA_NOTE)}.</p>'
     return records_table_html([row], undefined_note=ALPHA_NOTE) + why
 
 
@@ -257,11 +259,83 @@ def scatter_figure(ctx: AppContext, source: str = APP_SOURCE, study: str | None 
     return fig
 
 
+def _ci_text(row: dict[str, Any], name: str) -> str:
+    """ "0.64 [0.58, 0.69]" from a row's ``name``, ``name_low`` and ``name_high``."""
+    return with_interval(row.get(name), row.get(name + "_low"), row.get(name + "_high"))
+
+
+def imported_html(ctx: AppContext, source: str) -> str:
+    """An imported outside study's tables (``studies.human_sources.human_agreement``): how well each score finds
+    what its people called hallucinated, ranks as they rated, points at the spans they marked and settles the
+    facts they labelled, with CHAIR and the naive similarity beside every metric."""
+    from ...studies.human_sources import human_agreement
+    from ..overview_cache import score_fingerprint
+
+    # Judging the labelled facts reads and judges each one: kept while the scores and the source's events stay.
+    events = next((s["events"] for s in ctx.store.event_sources() if s["source"] == source), 0)
+    report = ctx.leaderboards.get(("imported study", source), (score_fingerprint(ctx.store), events),
+                                  lambda: human_agreement(ctx.store, source, settings=ctx.settings))
+    labels = ctx.in_force().labels
+    parts = [f'<p class="hs-note">{report.judged:,} responses judged by {esc(source)}. Every score reads '
+             '"higher = more hallucination"; 95% intervals resample images. CHAIR and the naive similarity '
+             '(1 − MiniLM cosine to the references) are baselines: a metric that does not beat them measures '
+             'little here.</p>']
+
+    def config(r: dict[str, Any]) -> str:
+        return config_label(labels, r["metric"], r["config_key"]) if r.get("metric") in collect_metrics() else \
+            r["config_key"]
+
+    if report.binary:
+        parts.append(f"<h4>Finding what people called hallucinated ({esc(report.binary[0]['human'])}): AUROC "
+                     "(0.5 = chance) and AP (chance = the prevalence)</h4>")
+        parts.append(records_table_html([{"score": r["score"], "configuration": config(r), "n": r["n"],
+                                          "AUROC (95% CI)": _ci_text(r, "auroc"), "AP (95% CI)": _ci_text(r, "ap"),
+                                          "prevalence": number(r["prevalence"])} for r in report.binary]))
+    for target in dict.fromkeys(r["human"] for r in report.rank):
+        parts.append(f"<h4>Rank correlation with {esc(target)} (higher = less hallucination: a score that agrees "
+                     "correlates negatively)</h4>")
+        parts.append(records_table_html([{"score": r["score"], "configuration": config(r), "n": r["n"],
+                                          "Spearman (95% CI)": _ci_text(r, "spearman"),
+                                          "Kendall (95% CI)": _ci_text(r, "kendall")}
+                                         for r in report.rank if r["human"] == target]))
+    if report.spans:
+        parts.append("<h4>Flagged spans against the spans people marked (precision: flagged spans overlapping a "
+                     "marked one; recall: marked spans a flag overlaps)</h4>")
+        parts.append(records_table_html([{"metric": r["metric"], "configuration": config(r),
+                                          "flagged": r["flagged"], "precision (95% CI)": _ci_text(r, "precision"),
+                                          "marked": r["marked"], "recall (95% CI)": _ci_text(r, "recall")}
+                                         for r in report.spans]))
+    if report.facts:
+        parts.append("<h4>Judges on the facts people labelled (balanced accuracy on the facts each settles; the "
+                     "others count in coverage, not as errors)</h4>")
+        parts.append(records_table_html([{"judge": r["metric"] if r["judge"] == r["metric"] else
+                                          f"{r['metric']} ({r['judge']})", "facts": r["facts"],
+                                          "settled": r["settled"], "coverage (95% CI)": _ci_text(r, "coverage"),
+                                          "balanced accuracy (95% CI)": _ci_text(r, "balanced_accuracy")}
+                                         for r in report.facts]))
+    if report.groups:
+        parts.append("<h4>Mean score by group</h4>")
+        parts.append(records_table_html([{"score": r["score"], "configuration": config(r), "split": r["split"],
+                                          "group": r["group"], "n": r["n"], "mean (95% CI)": _ci_text(r, "mean")}
+                                         for r in report.groups]))
+    if report.notes:
+        parts.append("<ul class='hs-note'>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
+    return "".join(parts)
+
+
+def collect_metrics() -> frozenset[str]:
+    """The metrics whose configurations ``config_labels`` names (the naive baseline is none of them)."""
+    from ...metrics.registry import METRIC_NAMES
+
+    return frozenset(METRIC_NAMES)
+
+
 def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None) -> dict[str, str]:
     labels = ctx.in_force().labels
+    imported = imported_html(ctx, source) if source != APP_SOURCE else ""
     return {
         "studies": studies_html(ctx),
-        "correlations": source_note(ctx, source) + correlations_html(ctx, labels, source, study),
+        "correlations": source_note(ctx, source) + imported + correlations_html(ctx, labels, source, study),
         "agreement": agreement_html(ctx, source, study),
         "judges": judges_html(ctx, labels, source),
         "probes": probes_html(ctx, labels),

@@ -8,11 +8,13 @@ substantially better" ... "Neutral" ... "IIW-P5B is substantially better".
 
 What the import makes of it:
 
-- one ``caption`` sample per image (``iiw400/<image key>``, all 400). The references: the human description,
-  then each annotated object as a caption of its own ("<label>. <description>"), all in ``reference_text``;
-  these are open-world human texts like the description (the annotators labelled the salient objects, not
-  every object, and their labels are free-form, so they are not an object list complete within a
-  vocabulary). The objects as annotated (label, description, box) are kept in ``meta["objects"]``;
+- one ``caption`` sample per image (``iiw400/<image key>``, all 400). The reference is one dense description
+  (``reference_text`` a string, read as DCI's: what it does not name is not in the picture, attributes and
+  relations it does not give are unverifiable; ``grounding.Scope``): the human hyper-detailed description,
+  then each annotated object's "<label>. <description>" as a paragraph of it (the annotators labelled the
+  salient objects, not every object, and their labels are free-form, so they are not an object list
+  complete within a vocabulary). The objects as annotated (label, description, box) are kept in
+  ``meta["objects"]``;
 - each ``IIW-P5B`` description a recorded response of model ``IIW-P5B``;
 - one ``comparison`` event per rated aspect, against ``other = "IIW-Human"`` with the aspect in lower case
   (``hallucination``, ``comprehensiveness`` ...), score +2 / +1 when the P5B description is substantially /
@@ -99,9 +101,9 @@ def read_iiw400(path: str | os.PathLike[str], source: str = SOURCE) -> ParsedHum
             builder.sample_problem(where, "no human description ('IIW') and no annotated objects")
             continue
         sample = builder.sample(Sample(id=f"{builder.name}/{key}", benchmark=builder.name, image_key=key,
-                                       task="caption", reference_text=references,
+                                       task="caption", reference_text="\n\n".join(references),
                                        meta={"objects": objects, "reference_text": "IIW description, then one "
-                                             "'<label>. <description>' per annotated object"}))
+                                             "'<label>. <description>' paragraph per annotated object"}))
         unreadable += bool(record.get(UNREADABLE_RATINGS_KEY))
         text, ratings = record.get(MODEL), record.get(RATINGS_KEY)
         if not isinstance(text, str) or not text.strip():
