@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import gradio as gr
 
 from ...annotation import PREFERENCE_ASPECTS
+from ...metrics.registry import metric_spec
 from ...presentation import short_model_label
 from .. import actions
 from ..columns import headline_keys
@@ -156,10 +157,10 @@ def build(ctx: AppContext) -> InspectTab:
         edit = gr.HTML(elem_id="inspect-edit")
     with gr.Row():
         with gr.Column():
-            with gr.Accordion("HalFscore", open=False, elem_id="inspect-halfscore-panel"):
+            with gr.Accordion(metric_spec("halfscore").display_name, open=False, elem_id="inspect-halfscore-panel"):
                 halfscore = gr.HTML(elem_id="inspect-halfscore")
         with gr.Column():
-            with gr.Accordion("Reefknot", open=False, elem_id="inspect-reefknot-panel"):
+            with gr.Accordion(metric_spec("reefknot").display_name, open=False, elem_id="inspect-reefknot-panel"):
                 reefknot = gr.HTML(elem_id="inspect-reefknot")
     with gr.Group(visible=False, elem_id="inspect-ab") as ab_panel:
         compare_verdicts = gr.HTML(elem_id="inspect-compare-verdicts")
