@@ -29,7 +29,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -61,6 +61,46 @@ EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
 # How a metric reads an answer: the project's reading, or the paper's released code's (docs/guide/reproducing-papers.md).
 READINGS: tuple[str, ...] = ("studio", "released")
 CHAIR_VOCABULARIES: tuple[str, ...] = ("image", "benchmark", "coco-80")
+
+
+def parse_base_urls(value: str | Sequence[str] | None) -> list[str]:
+    """``"http://a/v1, http://b/v1"`` or a list -> ``["http://a/v1", "http://b/v1"]`` (no trailing ``/``).
+
+    >>> parse_base_urls("http://a:8000/v1/, http://b:8000/v1")
+    ['http://a:8000/v1', 'http://b:8000/v1']
+    """
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(u).strip().rstrip("/") for u in items if str(u).strip()]
+
+
+# An embedding model served over HTTP (``scoring.embedding_model``): ``openai:<model>@<url>[,<url>]``.
+SERVER_PREFIX = "openai:"
+
+
+def server_embedding_spec(name: str) -> tuple[str, list[str]] | None:
+    """``"openai:<model>@<url>[,<url>]"`` -> ``(model, urls)``; None for a local model name.
+
+    >>> server_embedding_spec("openai:BAAI/bge-small-en@http://127.0.0.1:8080/v1")
+    ('BAAI/bge-small-en', ['http://127.0.0.1:8080/v1'])
+    """
+    if not name.startswith(SERVER_PREFIX):
+        return None
+    model, at, urls = name[len(SERVER_PREFIX):].rpartition("@")
+    if not at or not model or not parse_base_urls(urls):
+        raise ValueError(f"a server embedding model is openai:<model>@<base url>, got {name!r}")
+    return model, parse_base_urls(urls)
+
+
+def embedding_identity(name: str) -> str:
+    """What an embedding model's vectors are known by: a server model without its URLs (``embedding.py``).
+
+    >>> embedding_identity("openai:m@http://a/v1,http://b/v1"), embedding_identity("all-MiniLM-L6-v2")
+    ('openai:m', 'all-MiniLM-L6-v2')
+    """
+    spec = server_embedding_spec(name)
+    return name if spec is None else SERVER_PREFIX + spec[0]
 
 
 def apply_offline_env_defaults() -> None:
@@ -102,8 +142,6 @@ class LLMSettings:
 
     @property
     def base_urls(self) -> list[str]:
-        from .llm.dispatch import parse_base_urls
-
         return parse_base_urls(self.base_url)
 
     @property
@@ -180,8 +218,6 @@ class ScoringSettings:
     @property
     def embedding_identity(self) -> str:
         """The embedding model as scores name it: a served one without its URLs (see ``embedding.py``)."""
-        from .embedding import embedding_identity
-
         return embedding_identity(self.embedding_model)
 
 
