@@ -49,17 +49,17 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from ..concept_matching import GraphConceptMatcher
+from ..concepts import Concept
 from ..config import EMD_EMPTY_SIDE_POLICIES
-from ..judges.base import unit_rows
 from ..extraction.base import ConceptExtractor
+from ..grounding import Scope
+from ..judges.base import unit_rows
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
-from .spec import MetricSpec, Number
-from ..grounding import Scope
 from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase, reference_list
-from .halfscore import Concept
-from .halfscore_graph import GraphConceptMatcher
 from .reference_concepts import reference_concepts_many
+from .spec import MetricSpec, Number
 
 CONCEPT_TYPES: tuple[str, ...] = ("object", "attribute", "relation")
 TEMPLATES: dict[str, str] = {
