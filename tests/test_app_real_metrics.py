@@ -7,7 +7,7 @@ import pytest
 from hallu_studio.app import AppContext
 from hallu_studio.app.bootstrap import score_everything
 from hallu_studio.app.inspection import inspect_response
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.app.tabs.settings import configs_html
 from hallu_studio.config import Settings
 

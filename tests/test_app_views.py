@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hallu_studio.app import AppContext
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.config import load_settings
 from hallu_studio.metrics.keys import current_config_keys
 

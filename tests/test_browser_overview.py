@@ -137,7 +137,7 @@ def test_first_start_shows_ranked_numbers_within_30_s_and_fills_in_live(browser,
 @pytest.fixture(scope="module")
 def scored_store(tmp_path_factory):
     """A small synthetic store (two models, scored), one model with a hostile name."""
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
     from hallu_studio.model import Run
     from hallu_studio.store import Store
 

@@ -23,7 +23,7 @@ def app(tmp_path_factory):
     pytest.importorskip("playwright.sync_api")
     from hallu_studio import annotation
     from hallu_studio.app import AppContext, build_app, launch_kwargs
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
     from hallu_studio.store import Store
 
     folder = tmp_path_factory.mktemp("views")

@@ -106,7 +106,7 @@ def test_board_html_escapes_and_marks_partial_and_not_applicable():
 
 @pytest.fixture
 def synthetic(tmp_path):
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
     from hallu_studio.model import Run
     from hallu_studio.store import Store
 

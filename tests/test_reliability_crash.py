@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from reliability_helpers import free_port, http_status
 
-from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
+from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
 from hallu_studio.backends import make_backend
 from hallu_studio.config import Settings
 from hallu_studio.metrics.registry import not_applicable_reason

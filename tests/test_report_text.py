@@ -11,7 +11,7 @@ import pytest
 from hallu_studio.studies.in_force import configs_in_force
 from hallu_studio.studies.ranking import benchmark_boards
 from hallu_studio.app.report import build_report, scene_graph_png, summary_line
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.model import SceneGraph
 from hallu_studio.store import Store
 
