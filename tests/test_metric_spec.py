@@ -192,3 +192,15 @@ def test_grepping_the_package_finds_each_metrics_direction_unit_and_name_in_one_
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in identity:
                 offenders.append(f"{rel}:{node.lineno}: {node.value!r} ({identity[node.value]}'s spec)")
     assert not offenders, offenders
+
+
+def test_the_docs_table_of_metrics_is_the_specs():
+    import importlib.util
+
+    loader = importlib.util.spec_from_file_location("metric_tables", ROOT / "scripts" / "metric_tables.py")
+    tables = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(tables)  # type: ignore[union-attr]
+    text = tables.DOC.read_text(encoding="utf-8")
+    from hallu_studio.metrics.registry import specs_markdown
+
+    assert tables.with_table(text, specs_markdown()) == text, "run python scripts/metric_tables.py --write"
