@@ -91,6 +91,9 @@ def test_every_view_shows_the_new_configurations_value_for_the_same_response(cha
         browsed = {row["id"]: re.search(r'title="([^"]+)"', row[column]).group(1) for _, row in frame.iterrows()}
         overview_page = leaderboard_html(ctx, None)
         report = build_report(store, in_force=in_force)
+        for page in (overview_page, report):  # each column says which configuration its numbers are of
+            assert f"VISCON EMD: {in_force.label('emd', in_force.key('emd'))}" in page.replace("&#x27;", "'")
+            assert "(current settings)" in page
         for run_id, rid in caption.items():
             value = new[rid]
             assert overview[run_id] == pytest.approx(value)

@@ -128,7 +128,9 @@ class BenchmarkBoard:
     runs: list[RankedRun]
     ranked_by: Headline | None
     problems: list[str] = field(default_factory=list)  # metrics that could not be aggregated
-    # Which configuration is shown where it is not the current settings' (``InForce.notes``).
+    # Which configuration each headline's numbers are of (``InForce.label``), and a note for each shown under
+    # another than the current settings' one (``InForce.notes``).
+    configs: dict[str, str] = field(default_factory=dict)
     config_notes: list[str] = field(default_factory=list)
 
     @property
@@ -248,6 +250,8 @@ def benchmark_boards(store: "Store", in_force: "InForce", benchmark: str | None 
         board = rank_benchmark(name, rows, runs, counts, reasons)
         board.problems = problems
         board.config_notes = in_force.notes({h.metric for h in board.headlines})
+        board.configs = {h.metric: in_force.label(h.metric, key) for h in board.headlines
+                         if (key := in_force.key(h.metric)) is not None}
         boards.append(board)
     return boards
 

@@ -182,6 +182,9 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
         notes.append(f"<li>Not scored on this benchmark: {esc(names)} "
                      f"(<code>hallu-studio score --metrics {esc(metrics)}</code>).</li>")
     notes += [f"<li>{esc(p)}</li>" for p in board.problems]
+    configs = [f"{h.family} {h.name}: {board.configs[h.metric]}" for h in shown if h.metric in board.configs]
+    if configs:
+        notes.append(f'<li class="hs-configs">Configurations: {esc("; ".join(configs))}.</li>')
     notes += [f"<li>Shown under another configuration than the current settings': {esc(n)}.</li>"
               for n in board.config_notes]
     if static:
