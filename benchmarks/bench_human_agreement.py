@@ -61,7 +61,8 @@ from hallu_studio.model import Response, Run, SceneGraph, SceneObject  # noqa: E
 from hallu_studio.pipelines.importing import import_human_study  # noqa: E402
 from hallu_studio.pipelines.scoring import score_store  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
-from hallu_studio.studies.human_sources import HumanAgreementReport, human_agreement  # noqa: E402
+from hallu_studio.studies.human_sources import (HUMAN_KINDS, HumanAgreementReport, human_agreement,  # noqa: E402
+                                                rating_targets, response_calls)
 
 SETS: tuple[str, ...] = ("haelm", "mhaldetect", "faithscore", "iiw400", "haelm-heldout")
 # A variant of a set: its folder, and what is done to the study read from it.
@@ -143,6 +144,11 @@ class SetResult:
     seconds: dict[str, float] = field(default_factory=dict)
     cached: bool = False
     responses: int = 0
+    # Tri-HE's claims per judged response as (whole hallucinations, unverifiable, claims): the share at any
+    # scoring.unverifiable_weight is (whole + weight * unverifiable) / claims, all it changes.
+    claims: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    calls: dict[str, bool] = field(default_factory=dict)  # response -> people call it hallucinated
+    ratings: dict[str, dict[str, float]] = field(default_factory=dict)  # rating target -> response -> value
 
 
 # The sets whose images are COCO's: CHAIR, the baseline, reads them as published (COCO-80 with its synonyms, the
@@ -214,7 +220,53 @@ def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dic
         report = human_agreement(store, source, settings=settings, metrics=list(args.metrics), n_boot=args.n_boot,
                                  fact_judges=shared["fact_judges"]() if "fact_label" in kinds else None)
         seconds["study"] = time.perf_counter() - t
-    return SetResult(name, report, seconds, cached, len(study.responses.responses))
+        events = store.list_events_of_kinds(HUMAN_KINDS, source=source)
+        calls, _ = response_calls(events)
+        claims = {}
+        for response, score in store.iter_scores("trihe", with_evidence=True):
+            verdicts = [t["verdict"] for t in score.evidence.get("triplets") or []]
+            if verdicts and score.config_key == settings_trihe_key(store):
+                claims[response.id] = (sum(v in ("object", "relation") for v in verdicts),
+                                       verdicts.count("unverifiable"), len(verdicts))
+    return SetResult(name, report, seconds, cached, len(study.responses.responses), claims, calls,
+                     rating_targets(events))
+
+
+def settings_trihe_key(store: Store) -> str:
+    """The config key of the Tri-HE scores this run made (the only configuration in the bench's store)."""
+    keys = [c["config_key"] for c in store.score_configs() if c["metric"] == "trihe"]
+    if len(keys) != 1:
+        raise RuntimeError(f"expected one Tri-HE configuration in the bench's store, found {len(keys)}")
+    return keys[0]
+
+
+SWEEP = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+def weight_sweep(results: dict[str, SetResult]) -> str:
+    """Tri-HE's share at each ``scoring.unverifiable_weight``, against each set's people: AUROC of what they called
+    hallucinated, Spearman with a rating (the study's own sign), from the stored verdicts."""
+    from sklearn.metrics import roc_auc_score
+    from scipy.stats import spearmanr
+
+    rows = ["| set, against people's | " + " | ".join(f"w = {w:g}" for w in SWEEP) + " |",
+            "|---|" + "---|" * len(SWEEP)]
+    for name, r in results.items():
+        def share(rid: str, w: float) -> float:
+            h, u, n = r.claims[rid]
+            return (h + w * u) / n
+        ids = [rid for rid in r.calls if rid in r.claims]
+        if ids and 0 < sum(r.calls[i] for i in ids) < len(ids):
+            y = [int(r.calls[i]) for i in ids]
+            rows.append(f"| {name}, AUROC of hallucinated ({len(ids)}) | " +
+                        " | ".join(f(roc_auc_score(y, [share(i, w) for i in ids])) for w in SWEEP) + " |")
+        for target, human in r.ratings.items():
+            ids = [rid for rid in human if rid in r.claims]
+            if len(ids) > 2 and "hallucination" in target:
+                rows.append(f"| {name}, Spearman with {target} ({len(ids)}; agreeing: negative) | " +
+                            " | ".join(f(spearmanr([share(i, w) for i in ids], [human[i] for i in ids]).statistic)
+                                       for w in SWEEP) + " |")
+    return "\n".join(rows)
 
 
 # ----------------------------------------------------------------------------- printing
@@ -449,7 +501,10 @@ def main() -> int:
            f"(metrics {', '.join(args.metrics)}, settings key {settings.scoring_key('bench_human_agreement')[:8]}, "
            f"{args.n_boot} bootstrap replicates by image); {total:.0f} s in all on this machine, "
            f"{sum(r.cached for r in results.values())} of {len(results)} sets from cached stores._",
-           "", "### The issue's targets", "", targets(results)]
+           "", "### The issue's targets", "", targets(results), "",
+           "### Tri-HE's share at each weight of an unverifiable claim (`scoring.unverifiable_weight`)", "",
+           "Recomputed from the stored verdicts; the default is 0.1. Against a scene graph the weight is not used "
+           "(the papers count silence whole).", "", weight_sweep(results)]
     text = "\n".join(out) + "\n\n" + "\n\n".join(section(r) for r in results.values())
     print(text)
     if args.write:

@@ -1,14 +1,19 @@
 """Does each offline score track hallucination? Probes with known injected errors, and real data, in one run.
 
-Sections (each prints a Markdown table; ``--write`` puts them all into docs/validity.md between the
-``<!-- bench_validity -->`` markers):
+Sections (each prints a Markdown table; ``--write`` puts those run into docs/validity.md, each between its own
+``<!-- bench_validity:NAME -->`` markers inside the ``<!-- bench_validity -->`` block, with the command and date
+that made it; a section not run keeps its table):
 
 * ``sample``: the embedded sample's captions, probe at ``--rate`` (all four types), extracted with the
   offline parser. Per metric × injected type: injected, detected, detection rate; per metric: false
   alarms among the concepts the probe stated correctly (``studies.probe_detection``).
-* ``trihe``: real Tri-HE (``../shared/datasets/tri-he``), first ``--questions`` questions. Gold answers
-  (probe rate 0) and probes at 0.1, 0.3, 0.5: Hallu_Q with a 95 % bootstrap CI by image, per judge;
-  detection of the injected object and relation errors at 0.3.
+* ``trihe``: real Tri-HE (``../shared/datasets/tri-he``) through the product path, on every question: the
+  benchmark imported into a temporary store as ``hallu-studio import --format tri-he`` does, the probe run at
+  rates 0 (the gold answers), 0.1, 0.3 and 0.5 as ``hallu-studio run --model probe:...`` does, scored as
+  ``hallu-studio score --metrics trihe`` does under each judge, and read back as the leaderboard and the Study
+  view's probe detection read it. Per judge, two rows side by side: the first ``--questions`` questions of
+  the file (the ones the judge was tuned on) and the rest (not tuned on): Hallu_Q with a 95 % bootstrap CI by
+  image per rate; detection of the injected object and relation errors at 0.3. About 15 minutes on 2 cores.
 * ``dci``: real DCI references with LLaVA-1.5-7B's real captions (``../shared/datasets/halfscore``).
   Each caption against copies of itself made more wrong where the reference can tell
   (``benchmarks/reference_degradation.py``): a colour the reference gives that object changed, a
@@ -28,8 +33,10 @@ released embedding-similarity check); an LLM judge where ``--config`` names an e
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -49,7 +56,8 @@ from hallu_studio.metrics.registry import make_metrics  # noqa: E402
 from hallu_studio.metrics.trihe import TriHEMetric  # noqa: E402
 from hallu_studio.studies.probe_detection import ProbeItem, detection_row  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "datasets"
+# ../shared beside the checkout, or $HALLU_STUDIO_SHARED (a git worktree one level deeper), as the tests read it.
+SHARED = Path(os.environ.get("HALLU_STUDIO_SHARED") or ROOT.parent / "shared") / "datasets"
 TYPES = ("object", "attribute", "relation", "count")
 MARK_BEGIN, MARK_END = "<!-- bench_validity -->", "<!-- /bench_validity -->"
 
@@ -128,37 +136,85 @@ def _trihe_samples(n: int) -> list[Any]:
     return [s for s in read_tri_he(SHARED / "tri-he").samples if s.answer][:n]
 
 
+TRIHE_RATES = (0.0, 0.1, 0.3, 0.5)
+
+
+def _trihe_store(store: Any, args: argparse.Namespace) -> tuple[dict[float, str], dict[str, str]]:
+    """Tri-HE in ``store`` as a user gets it: imported, the probe run at each rate, scored under each judge
+    (the calls ``hallu-studio import``, ``run`` and ``score`` make). Returns the run id per rate and the
+    trihe config key per judge."""
+    from hallu_studio.backends import make_backend
+    from hallu_studio.importers.tri_he import read_tri_he
+    from hallu_studio.pipelines.importing import import_benchmark
+    from hallu_studio.pipelines.running import RunOptions, execute_run
+    from hallu_studio.pipelines.scoring import score_store
+
+    import_benchmark(store, read_tri_he(SHARED / "tri-he"))
+    runs = {}
+    for rate in TRIHE_RATES:
+        backend = make_backend(f"probe:rate={rate:g},mix=object+relation,seed=1")
+        runs[rate] = execute_run(store, backend, RunOptions(benchmark="tri-he"), progress=False).run_id
+    keys = {}
+    for j in judges(args):
+        before = {c["config_key"] for c in store.score_configs() if c["metric"] == "trihe"}
+        t0 = time.perf_counter()
+        report = score_store(store, _settings(args, j), ["trihe"], progress=False)
+        for warning in report.warnings:
+            print(f"  warning: {warning}", file=sys.stderr)
+        if report.failed:
+            raise RuntimeError(f"scoring with the {j} judge failed: {report.failures[:3]}")
+        new = {c["config_key"] for c in store.score_configs() if c["metric"] == "trihe"} - before
+        if len(new) != 1:
+            raise RuntimeError(f"the {j} judge's scores went under {len(new)} new config keys, expected 1")
+        keys[j] = new.pop()
+        print(f"  trihe ({j}): {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+    return runs, keys
+
+
 def section_trihe(args: argparse.Namespace, extractor: ParserExtractor) -> str:
+    from hallu_studio.importers.tri_he import read_tri_he
+    from hallu_studio.lexicon import WORDNET_MISSING, load_wordnet
+    from hallu_studio.store import Store
+    from hallu_studio.studies.collect import probe_detection_table
+    from hallu_studio.studies.leaderboard import leaderboard, metric_computes
+
     if not (SHARED / "tri-he").exists():
         return "### Real Tri-HE\n\n(skipped: ../shared/datasets/tri-he is not here)"
-    samples = _trihe_samples(args.questions)
-    rates = (0.0, 0.1, 0.3, 0.5)
-    runs = {r: probe_items(samples, f"rate={r},mix=object+relation,seed=1", extractor) for r in rates}
-    lines = [f"### Real Tri-HE: first {len(samples)} questions (gold answers = probe rate 0)", "",
-             "| judge | " + " | ".join(f"Hallu_Q rate {r:g}" for r in rates) +
-             " | Hallu_Q (with inferences) gold | object detected @0.3 | relation detected @0.3 | false alarms @0.3 |",
-             "|---|" + "---|" * (len(rates) + 4)]
-    for j in judges(args):
-        metric = TriHEMetric.from_settings(_settings(args, j))
-        cells, strict, det = [], "", None
-        for r in rates:
-            items = runs[r]
-            results = score(metric, [i for i, _ in items])
-            stats = [res.stats for res in results]
-            v, lo, hi = bootstrap_ci(stats, metric.compute, clusters=[s["image"] for s in stats], n_boot=args.n_boot,
-                                     key="hallu_q")
-            cells.append(f"{v:.1f} [{lo:.1f}, {hi:.1f}]")
-            if r == 0.0:
-                out = metric.compute(stats)
-                strict = f"{out.get('hallu_q_with_inference', float('nan')):.1f}" \
-                    if "hallu_q_with_inference" in out else "n/a"
-            if r == 0.3:
-                det = detection("trihe", items, results)
-        bt = det.by_type if det else {}
-        o, rel = bt.get("object", (0, 0)), bt.get("relation", (0, 0))
-        lines.append(f"| {j} | " + " | ".join(cells) + f" | {strict} | {_rate(o[1], o[0])} ({o[1]}/{o[0]}) | "
-                     f"{_rate(rel[1], rel[0])} ({rel[1]}/{rel[0]}) | "
-                     f"{_rate(det.false_alarms, det.stated) if det else 'n/a'} |")
+    # The questions in the file's order: the first --questions are the ones the judge was tuned on.
+    order = [s.id for s in read_tri_he(SHARED / "tri-he").samples if s.answer]
+    splits = {f"first {args.questions} (tuned on)": set(order[:args.questions]),
+              f"other {len(order) - args.questions} (not)": set(order[args.questions:])}
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "trihe.duckdb") as store:
+        runs, keys = _trihe_store(store, args)
+        lines = [f"### Real Tri-HE through the product path: all {len(order)} questions (gold answers = probe rate 0)",
+                 "", "Imported, run and scored as `hallu-studio import --format tri-he`, `run --model probe:rate=R,"
+                 "mix=object+relation,seed=1` and `score --metrics trihe` do, in a fresh store; the numbers are the "
+                 "leaderboard's (`studies.leaderboard`, 95 % CI by image) and the Study view's probe detection "
+                 "(`studies.collect.probe_detection_table`), on the two splits of the file's questions. "
+                 + ("WordNet: installed." if load_wordnet() is not None else f"**{WORDNET_MISSING}.**"), "",
+                 "| judge | questions | " + " | ".join(f"Hallu_Q rate {r:g}" for r in TRIHE_RATES) +
+                 " | Hallu_Q (with inferences) gold | object detected @0.3 | relation detected @0.3 | "
+                 "false alarms @0.3 |", "|---|---|" + "---|" * (len(TRIHE_RATES) + 4)]
+        for j, key in keys.items():
+            for label, ids in splits.items():
+                board = [r for r in leaderboard(store, "tri-he", metrics=["trihe"], n_boot=args.n_boot,
+                                                sample_ids=ids) if r["config_key"] == key]
+                value = {(r["run_id"], r["key"]): r for r in board}
+                cells = []
+                for rate in TRIHE_RATES:
+                    r = value.get((runs[rate], "hallu_q"))
+                    cells.append(f"{r['value']:.1f} [{r['low']:.1f}, {r['high']:.1f}]" if r else "n/a")
+                gold_stats = [r["stats"] for r in store.score_stat_rows("trihe", run_id=runs[0.0])
+                              if r["config_key"] == key and r["sample_id"] in ids]
+                strict_gold = metric_computes(["trihe"])["trihe"](gold_stats).get("hallu_q_with_inference")
+                det = next((d for d in probe_detection_table(store, ["trihe"], [runs[0.3]], ids)
+                            if d.config_key == key), None)
+                bt = det.by_type if det else {}
+                o, rel = bt.get("object", (0, 0)), bt.get("relation", (0, 0))
+                lines.append(f"| {j} | {label} | " + " | ".join(cells) +
+                             f" | {'n/a' if strict_gold is None else f'{strict_gold:.1f}'} | "
+                             f"{_rate(o[1], o[0])} ({o[1]}/{o[0]}) | {_rate(rel[1], rel[0])} ({rel[1]}/{rel[0]}) | "
+                             f"{_rate(det.false_alarms, det.stated) if det else 'n/a'} |")
     return "\n".join(lines)
 
 
@@ -290,22 +346,41 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="write the tables into docs/validity.md")
     args = ap.parse_args()
     extractor = ParserExtractor()
-    out = [f"_Produced by `python benchmarks/bench_validity.py --sections {args.sections}` on "
-           f"{time.strftime('%Y-%m-%d')}._"]
+    produced = (f"_Produced by `python benchmarks/bench_validity.py --sections {args.sections}` on "
+                f"{time.strftime('%Y-%m-%d')}._")
+    out: dict[str, str] = {}
     for name in args.sections.split(","):
         t0 = time.perf_counter()
-        out.append(SECTIONS[name](args, extractor))
-        print(out[-1] + "\n", flush=True)
+        out[name] = SECTIONS[name](args, extractor)
+        print(out[name] + "\n", flush=True)
         print(f"[{name}: {time.perf_counter() - t0:.0f}s]", file=sys.stderr)
     if args.write:
         path = ROOT / "docs" / "validity.md"
-        text = path.read_text(encoding="utf-8") if path.exists() else "# Validity\n"
-        block = f"{MARK_BEGIN}\n" + "\n\n".join(out) + f"\n{MARK_END}"
-        if MARK_BEGIN in text:
-            text = text[: text.index(MARK_BEGIN)] + block + text[text.index(MARK_END) + len(MARK_END):]
+        path.write_text(write_sections(path.read_text(encoding="utf-8") if path.exists() else "# Validity\n",
+                                       out, produced), encoding="utf-8")
+
+
+def write_sections(text: str, tables: dict[str, str], produced: str) -> str:
+    """``text`` with each section's table put between its own markers inside the bench_validity block (a section
+    not run keeps the table an earlier run wrote, with the line that says which run that was).
+
+    >>> doc = write_sections("# V\\n", {"trihe": "T1", "dci": "D1"}, "_run 1_")
+    >>> doc = write_sections(doc, {"trihe": "T2"}, "_run 2_")
+    >>> [line for line in doc.splitlines() if line and not line.startswith("<!--")]
+    ['# V', '_run 2_', 'T2', '_run 1_', 'D1']
+    """
+    if MARK_BEGIN not in text:
+        text = text.rstrip() + f"\n\n{MARK_BEGIN}\n{MARK_END}\n"
+    head, rest = text.split(MARK_BEGIN, 1)
+    block, tail = rest.split(MARK_END, 1)
+    for name, table in tables.items():
+        begin, end = f"<!-- bench_validity:{name} -->", f"<!-- /bench_validity:{name} -->"
+        section = f"{begin}\n{produced}\n\n{table}\n{end}"
+        if begin in block:
+            block = block[: block.index(begin)] + section + block[block.index(end) + len(end):]
         else:
-            text = text.rstrip() + "\n\n" + block + "\n"
-        path.write_text(text, encoding="utf-8")
+            block = block.rstrip("\n") + f"\n{section}\n"
+    return head + MARK_BEGIN + block.rstrip("\n") + "\n" + MARK_END + tail
 
 
 if __name__ == "__main__":

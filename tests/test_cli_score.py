@@ -58,6 +58,17 @@ def test_score_errors_are_one_clear_line(tmp_path, capsys):
     assert "--input and --output" in capsys.readouterr().err
 
 
+def test_score_warns_when_wordnet_is_missing(tmp_path, capsys, monkeypatch):
+    db = tmp_path / "s.duckdb"
+    _yes_no_store(db)
+    assert main(["score", "--metrics", "pope", "--db", str(db), "--no-progress"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    monkeypatch.setenv("WORDNET_DIR", str(tmp_path))  # an empty folder: no WordNet there
+    assert main(["score", "--metrics", "pope", "--db", str(db), "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: WordNet is not available offline" in captured.err and "scored 6 (pope 6)" in captured.out
+
+
 @pytest.mark.slow
 def test_stateless_jsonl_with_the_real_metrics(tmp_path, capsys):
     graph = {"objects": [{"id": "1", "name": "cat", "attributes": ["grey"]},

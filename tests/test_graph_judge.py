@@ -71,6 +71,18 @@ def test_a_guess_the_graph_cannot_check_is_an_inference_but_a_contradicted_guess
     assert verdict(("dog", "under", "sofa"), speculative=True).verdict == "relation"
 
 
+def test_an_edge_that_only_joins_two_things_contradicts_no_relation_between_them():
+    # "(person with helmet, ...)" read as person -with-> helmet: "with" says they go together, not how.
+    graph = SceneGraph.from_dict({"objects": [{"id": "1", "name": "person"}, {"id": "2", "name": "helmet"}],
+                                  "relations": [{"subject": "1", "predicate": "with", "object": "2"}]})
+    judge = SceneGraphAlignmentJudge()
+    plain = judge.judge([("person", "wearing", "helmet")], JudgeReference(graph=graph))[0]
+    assert plain.verdict == "relation" and plain.reason.startswith("no edge") and "only has" in plain.reason
+    guess = judge.judge([("person", "wearing", "helmet")], JudgeReference(graph=graph, speculative=frozenset({0})))
+    assert guess[0].verdict == "inference"
+    assert judge.judge([("person", "with", "helmet")], JudgeReference(graph=graph))[0].verdict == "supported"
+
+
 def test_unverifiable_policy_decides_what_counts():
     counting = TriHEMetric(SceneGraphAlignmentJudge())
     ignoring = TriHEMetric(SceneGraphAlignmentJudge(unverifiable="ignore"))

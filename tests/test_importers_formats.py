@@ -12,7 +12,9 @@ from hallu_studio.importers.reading import FatalImportError
 from hallu_studio.importers.reefknot import read_reefknot
 from hallu_studio.importers.scene_graphs import read_gqa, read_visual_genome
 from hallu_studio.importers.toolkits import read_lmms_eval, read_vlmevalkit
-from hallu_studio.importers.tri_he import read_tri_he
+from hallu_studio.grounding import ReferenceGraph
+from hallu_studio.lexicon.wordnet import load_wordnet
+from hallu_studio.importers.tri_he import build_scene_graph, read_tri_he
 from hallu_studio.importers.triplets import parse_triplet, parse_triplets
 
 VG_SCENE_GRAPHS = [
@@ -105,6 +107,33 @@ def test_tri_he_bad_records_are_problems_and_good_ones_go_through(tmp_path):
     (tmp_path / "x.json").write_text("{not json")
     with pytest.raises(FatalImportError, match="not valid JSON"):
         read_tri_he(tmp_path / "x.json")
+
+
+def test_tri_he_ends_are_the_listed_objects_and_their_numbers_the_annotators_counts():
+    # Visual Genome lists two giraffe boxes; the triplets call them "giraffes", "two giraffes", "one giraffe": one
+    # thing named four ways, not four more giraffes (a count claim of two was judged wrong against six).
+    graph, added = build_scene_graph(["giraffe", "tree", "giraffe"], [
+        ("Giraffes", "near", "tree"), ("two giraffes", "in", "proximity"), ("one giraffe", "is smaller than",
+                                                                           "another giraffe")])
+    assert [o.name for o in graph.objects] == ["giraffe", "tree", "giraffe", "proximity"] and added == ["proximity"]
+    assert ReferenceGraph.from_scene_graph(graph).nodes[0].multiplicity == 2
+    # A number larger than the list holds is the annotators' count: the missing ones are added, without it.
+    graph, added = build_scene_graph(["umbrella"], [("Two people", "sharing", "one umbrella")])
+    assert [o.name for o in graph.objects] == ["umbrella", "people", "people"] and added == ["people"]
+    assert graph.triplets() == [("people", "sharing", "umbrella")]
+
+
+@pytest.mark.skipif(load_wordnet() is None, reason="which ends are things is WordNet's to say")
+def test_tri_he_ends_naming_several_things_are_read_as_the_annotators_meant_them():
+    graph, added = build_scene_graph(["book", "magazine", "table", "snow", "mountain", "person", "hat", "chair"], [
+        ("books and magazines", "on", "table"), ("snow on the ground", "covers", "mountains"),
+        ("people wearing hat", "sit on", "chair"), ("Pedestrian crossing signal", "displays", "WAIT"),
+        ("team sports and solo activities", "for", "person")])
+    assert graph.triplets() == [
+        ("book", "on", "table"), ("magazine", "on", "table"), ("snow", "on", "ground"),
+        ("snow", "covers", "mountain"), ("person", "wearing", "hat"), ("person", "sit on", "chair"),
+        ("Pedestrian crossing signal", "displays", "WAIT"), ("team sports and solo activities", "for", "person")]
+    assert added == ["ground", "Pedestrian crossing signal", "WAIT", "team sports and solo activities"]
 
 
 def test_reefknot_malformed_lines_missing_fields_and_recorded_responses(tmp_path):

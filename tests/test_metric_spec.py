@@ -40,6 +40,7 @@ OTHER: dict[str, tuple[object, ...]] = {
     "scoring.trihe_judge": ("graph", "embedding"),
     "scoring.trihe_extraction": ("parser",),
     "scoring.unverifiable": ("ignore",),
+    "scoring.unverifiable_weight": (0.5,),
     "scoring.graph_grounding_threshold": (0.7,),
     "scoring.trihe_reference_threshold": (0.4,),
     "scoring.trihe_support_threshold": (0.7,),

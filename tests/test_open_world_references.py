@@ -112,12 +112,21 @@ def test_tri_he_share_halfscore_and_emd_read_the_scope():
     trihe = TriHEMetric(SceneGraphAlignmentJudge(), reference_extract=lambda text: CAPTION_CONCEPTS).update(item)
     verdicts = {tuple(t["triplet"]): t["verdict"] for t in trihe.evidence["triplets"]}
     assert verdicts[("cat", "is in", "the image")] == "object" and verdicts[("dog", "is", "brown")] == "unverifiable"
-    assert trihe.values["hallucinated"] == 1 and trihe.evidence["reference"] == "reference captions + object list"
+    # The cat whole; the tree and the brown dog, which the references cannot settle, a tenth each (the default
+    # scoring.unverifiable_weight); each claim's evidence says so.
+    assert trihe.values["hallucinated"] == pytest.approx(1.2) and trihe.values["n_triplets"] == 3
+    assert trihe.evidence["reference"] == "reference captions + object list"
+    assert [t.get("weight") for t in trihe.evidence["triplets"] if t["verdict"] == "unverifiable"] == [0.1, 0.1]
     halfscore = HalFscoreMetric(GraphConceptMatcher(), reference=lambda s: reference_concepts(
         s, lambda text: CAPTION_CONCEPTS)).update(item)
     assert halfscore.evidence["hallucinated"] == [["object", "cat"]]
     assert sorted(halfscore.evidence["unverifiable"]) == [["attribute", "dog", "brown"], ["object", "tree"]]
-    assert halfscore.values["precision"] == pytest.approx(1 - 1 / 4)  # dog, cat, tree, (dog, brown)
+    assert halfscore.values["precision"] == pytest.approx(1 - (1 + 0.1 * 2) / 4)  # dog, cat, tree, (dog, brown)
+    whole = HalFscoreMetric(GraphConceptMatcher(), reference=lambda s: reference_concepts(
+        s, lambda text: CAPTION_CONCEPTS), unverifiable_weight=0.0).update(item)
+    assert whole.values["precision"] == pytest.approx(1 - 1 / 4)
+    assert TriHEMetric(SceneGraphAlignmentJudge(unverifiable_weight=0.0), reference_extract=lambda text:
+                       CAPTION_CONCEPTS).update(item).values["hallucinated"] == 1
 
 
 def test_the_revisers_database_removes_only_what_the_reference_settles():

@@ -308,3 +308,47 @@ def test_vqa_relation_error_only_between_two_objects():
         text, sig = describe(s, ProbeOptions(rate=1.0, mix=("relation",), seed=seed), random.Random(seed))
         assert [r["concept"][0::2] for r in sig["injected"]] == [["tower", "hill"]]
         assert [r["concept"] for r in sig["stated"]] == [["tower", "size", "tall"]]
+
+
+def test_gold_triplet_sentences_say_the_only_before_a_thing():
+    from hallu_studio.model import Sample
+
+    # "(sky, is, clear)" written "The sky is the clear." was read as a thing called "clear" that the graph lacks:
+    # one false object hallucination per such gold answer.
+    s = Sample(id="r/4", benchmark="r", image_key="4", task="vqa", question="What is the weather like?",
+               answer="Sunny.", gold_triplets=[("sky", "is", "clear"), ("man", "is", "shirtless"),
+                                               ("hydrant", "has", "no water flowing"), ("cup", "on", "table"),
+                                               ("field", "is", "well-maintained")])
+    text, _ = describe(s, ProbeOptions(rate=0.0), random.Random(0))
+    assert text == ("Sunny. The sky is clear. The man is shirtless. The hydrant has no water flowing. "
+                    "The cup is on the table. The field is well-maintained.")
+
+
+def test_vqa_object_errors_replace_things_with_things_the_judges_do_not_find():
+    from hallu_studio.model import Sample, SceneGraph
+
+    graph = SceneGraph.from_dict({"objects": [{"id": "1", "name": "documents"}, {"id": "2", "name": "trees"},
+                                              {"id": "3", "name": "person"}]})
+    # "(documents, indicating, work or study)" names no thing to replace: no object error is injected there.
+    s = Sample(id="r/5", benchmark="r", image_key="5", task="vqa", question="What is the person doing?",
+               answer="Working.", scene_graph=graph,
+               gold_triplets=[("documents", "indicating", "work or study"), ("person", "near", "trees")])
+    for seed in range(30):
+        text, sig = describe(s, ProbeOptions(rate=1.0, mix=("object",), seed=seed), random.Random(seed))
+        assert [r["truth"] for r in sig["injected"]] == [["trees"]]
+        # "plant" is absent by name, but the judges ground it to the trees (a kind they belong to).
+        assert sig["injected"][0]["concept"][0] not in ("plant", "tree")
+
+
+def test_vqa_a_guessing_answer_is_not_corrupted_in_place_and_is_written_once():
+    from hallu_studio.model import Sample
+
+    answer = "They were likely taken out recently, as they are still on the oven rack."
+    s = Sample(id="r/6", benchmark="r", image_key="6", task="vqa", question="When were the pizzas baked?",
+               answer=answer, gold_triplets=[("pizzas", "on", "oven rack"), ("pizzas", "on", "oven rack")])
+    for seed in range(10):
+        text, sig = describe(s, ProbeOptions(rate=1.0, mix=("relation",), seed=seed), random.Random(seed))
+        assert text.startswith(answer) and text.count("likely") == 1
+        for r in sig["injected"]:
+            a, b = r["span"]
+            assert a > len(answer) and r["concept"][1] in text[a:b]

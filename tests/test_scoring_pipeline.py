@@ -106,6 +106,20 @@ def test_new_config_rescores_but_reuses_stored_concepts(store):
     assert report.scored["fakechair"] == 2 and extractor.calls == 0
 
 
+def test_scores_made_without_wordnet_keep_keys_of_their_own_and_say_so(store, tmp_path, monkeypatch):
+    # The graph judge's numbers move a lot without WordNet (Tri-HE gold answers: 5.5 -> 9.8), so a pass that has
+    # none must not resume, or sit beside, scores made with it under one key, and it says why.
+    _seed(store, ["cat mat", "cat dog"])
+    with_wordnet = score_store(store, Settings(), [FakeCHAIR()], progress=False, extractor=WordExtractor())
+    assert with_wordnet.warnings == []
+    monkeypatch.setenv("WORDNET_DIR", str(tmp_path))  # an empty folder: no WordNet there
+    extractor = WordExtractor()
+    without = score_store(store, Settings(), [FakeCHAIR()], progress=False, extractor=extractor)
+    assert without.scored["fakechair"] == 2 and extractor.calls == 1  # concepts too: the parser reads WordNet
+    assert len(without.warnings) == 1 and "WordNet is not available" in without.warnings[0]
+    assert len({r["config_key"] for r in store.score_stat_rows("fakechair")}) == 2
+
+
 def test_item_failures_are_recorded_and_do_not_stop_the_run(store):
     ids = _seed(store, ["cat FAIL", "EXPLODE now", "cat mat"])
     report = score_store(store, Settings(), [FakeCHAIR()], progress=False, extractor=WordExtractor())

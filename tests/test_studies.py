@@ -149,6 +149,11 @@ def test_leaderboard_aggregates_per_model_with_intervals(store):
     per_domain = leaderboard(store, by_domain=True, computes={"chair": _chair_compute}, n_boot=20)
     assert {(r["model"], r["domain"]) for r in per_domain} == {(m, d) for m in ("good", "bad")
                                                                for d in ("original", "sketch")}
+    # A split (the questions a method was tuned on, the rest): only those samples' responses count.
+    split = leaderboard(store, computes={"chair": _chair_compute}, n_boot=20, sample_ids={"b/1", "b/2"})
+    by_model = {r["model"]: r for r in split}
+    assert by_model["bad"]["n"] == 2 and by_model["bad"]["value"] == pytest.approx(2 / 4)
+    assert by_model["bad"]["images"] == 2
     # Without statistics (imported scores), the row says it averaged values instead.
     store.put_scores([Score(ids["good"][0], "pope", "k", {"hallucinated": 1})])
     pope = [r for r in leaderboard(store, metrics=["pope"], computes={}, n_boot=10)]
@@ -195,3 +200,5 @@ def test_correlation_agreement_judges_preferences_and_probe_detection_from_a_sto
     assert chair.injected == 6 and chair.detected == 4 and chair.false_alarms == 0 and chair.stated == 12
     assert chair.detection_rate == pytest.approx(4 / 6) and chair.false_alarm_rate == 0
     assert chair.spearman_with_injected_share > 0
+    split = {r.metric: r for r in probe_detection_table(store, sample_ids={"b/1", "b/2"})}["chair"]
+    assert split.injected == 2 and split.detected == 2 and split.stated == 4

@@ -20,9 +20,13 @@ its type is in ``mix``; a yes/no or MCQ answer is flipped with probability
 ``rate``. Decisions depend only on (seed, sample id, options), never on order.
 In an answer built from gold triplets, a relation is corrupted only where both ends
 are things one could see, and only into a predicate no triplet of the graph between
-those ends supports (a swap the graph supports would be no hallucination). Whether a
-swap is true of the scene is decided, for captions and answers alike, by the judges'
-own check (``grounding.edge_support`` on the sample's ``ReferenceGraph``: entailment,
+those ends supports (a swap the graph supports would be no hallucination); an object
+only where the triplet's object is such a thing, replaced by one the judges do not
+find in the scene by lemma, synonym or kind ("plant" where the graph has trees is no
+error). A corrupted triplet is said in a sentence of its own, never inside an answer
+that only guesses ("they are likely still on the oven rack"), since a guess claims
+nothing seen. Whether a swap is true of the scene is decided, for captions and answers
+alike, by the judges' own check (``grounding.edge_support`` on the sample's ``ReferenceGraph``: entailment,
 inverses, symmetric predicates, agentive edges written backwards), so a probe never
 injects an error the judges would have to call supported.
 
@@ -46,15 +50,18 @@ from ..grounding import Grounder, Match, ReferenceGraph, edge_support, instances
 from ..model import Sample, SceneGraph, SceneObject, content_key
 from .base import GenerationRequest, GenerationResult
 from ..lexicon.attributes import alternatives, attribute_family
-from ..lexicon.forms import count_of, is_countable, normalize_name, takes_plural_verb
-from ..lexicon.nouns import is_adjective_only, is_visual_noun
+from ..lexicon.forms import count_of, head_noun, is_countable, normalize_name, takes_plural_verb
+from ..lexicon.nouns import is_adjective_only, is_noun, is_noun_only, is_visual_noun
 from ..lexicon.predicates import PREPOSITIONS, parse_predicate
+from ..extraction.spans import speculative_spans
+from ..lexicon.words import NEGATIONS, PRONOUNS
 from .probe_text import (
     CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS, SpanText,
     concept_record, counted,
 )
 
 INJECTION_TYPES: tuple[str, ...] = ("object", "attribute", "relation", "count")
+_ARTICLES = frozenset({"a", "an", "the"})
 MAX_OBJECT_GROUPS = 12
 MAX_RELATIONS = 15
 
@@ -159,10 +166,17 @@ def _inject(options: ProbeOptions, rng: random.Random, kind: str) -> bool:
     return kind in options.mix and draw < options.rate
 
 
-def _absent_object(present: set[str], near: str, rng: random.Random) -> str | None:
-    pool = [o for o in CO_OCCURRENCE.get(near, ()) if o not in present]
+def _absent_object(present: set[str], near: str, rng: random.Random,
+                   truth: "SceneTruth | None" = None) -> str | None:
+    """An object to say that is not there: one that co-occurs with ``near``, else a common one; not a name in
+    ``present``, nor (with ``truth``) one the judges ground to the scene ("plant" where trees are, "bottle" where
+    the graph says "bottles")."""
+    def absent(o: str) -> bool:
+        return o not in present and (truth is None or not truth.grounds(o))
+
+    pool = [o for o in CO_OCCURRENCE.get(near, ()) if absent(o)]
     if not pool:
-        pool = [o for o in COMMON_OBJECTS if o not in present]
+        pool = [o for o in COMMON_OBJECTS if absent(o)]
     return rng.choice(pool) if pool else None
 
 
@@ -216,6 +230,10 @@ class SceneTruth:
             self._grounded[name] = _GROUNDER.ground(name, self.graph)
         return self._grounded[name]
 
+    def grounds(self, name: str) -> bool:
+        """Whether the judges would find ``name`` in the scene (by lemma, synonym or kind)."""
+        return bool(self._ground(name))
+
     def holds(self, subj: str, pred: str, obj: str, subject_attributes: Sequence[str] = (),
               object_attributes: Sequence[str] = ()) -> bool:
         """Whether "the <subject_attributes> <subj> <pred> the <object_attributes> <obj>" is true of some pair of
@@ -265,8 +283,10 @@ def _is_object(name: str, annotated: set[str]) -> bool:
     if normalize_name(name) in annotated:
         return True
     words = name.lower().split()
+    # A head WordNet does not know as a noun ("unmowed", "curious/excited", "alone in the room") is no thing either.
     return bool(words) and words[0] not in PREPOSITIONS and attribute_family(name) is None and \
-        count_of(name) is None and not is_adjective_only(name) and is_visual_noun(name) is not False
+        count_of(name) is None and not is_adjective_only(name) and is_visual_noun(name) is not False and \
+        is_noun(head_noun(name)) is not False
 
 
 def _false_predicate(pred: str, holds: "Callable[[str], bool]", rng: random.Random) -> str | None:
@@ -291,16 +311,37 @@ def _wrong_count(n: int, rng: random.Random) -> int:
     return 2 if n <= 1 else rng.choice([n - 1, n + 1])
 
 
+def _takes_article(pred: str, obj: str) -> bool:
+    """Whether a sentence says "the" before a triplet's object: before a noun ("is left of the cube"), not before
+    an adjective or participle a copula gives ("(sky, is, clear)": "the sky is clear", not "the sky is the clear",
+    which a parser reads as a thing called "clear"), nor before a phrase with its own determiner, number, negation
+    or preposition ("two giraffes", "no water flowing", "in the image")."""
+    words = obj.lower().split()
+    if not words:
+        return False
+    first, head = words[0], words[-1]
+    if first in PRONOUNS or first in _ARTICLES or first in NEGATIONS or first in PREPOSITIONS or \
+            count_of(first) is not None:
+        return False
+    if is_noun(head) is False or is_adjective_only(first):
+        return False  # "shirtless", "well-maintained", "alone in the room"
+    copula = pred.lower() in ("is", "are")
+    return not (copula and len(words) == 1 and (attribute_family(obj) is not None or is_noun_only(obj) is False))
+
+
 def _relation_sentence(t: SpanText, subj: str, pred: str, obj: str, subject_attributes: Sequence[str] = (),
-                       object_attributes: Sequence[str] = ()) -> tuple[int, int]:
+                       object_attributes: Sequence[str] = (), object_is_thing: bool = False) -> tuple[int, int]:
     """ "The red cube is left of the small cube. ": the span runs from the subject's first word to the object's
-    last, so it covers the words that say which objects are meant."""
+    last, so it covers the words that say which objects are meant. ``object_is_thing``: the object is a thing
+    whatever else its word can be (an injected "umbrella", which WordNet also knows as an adjective)."""
     t.add("The ")
     start = t.length
-    verb_led = pred.split()[0] in {"has", "have", "is", "are", "wears", "holds"}
+    verb_led = pred.split()[0] in {"has", "have", "is", "are", "wears", "holds", "lacks", "lack"}
     said_subj = " ".join([*subject_attributes, subj])
-    t.add(f"{said_subj} {pred if verb_led else ('are ' if takes_plural_verb(subj) else 'is ') + pred} the "
-          f"{' '.join([*object_attributes, obj])}")
+    said_obj = " ".join([*object_attributes, obj])
+    article = "the " if object_attributes or object_is_thing or _takes_article(pred, obj) else ""
+    t.add(f"{said_subj} {pred if verb_led else ('are ' if takes_plural_verb(subj) else 'is ') + pred} {article}"
+          f"{said_obj}")
     end = t.length
     t.add(". ")
     return start, end
@@ -379,7 +420,7 @@ def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple
         if _inject(options, rng, "relation"):
             wrong = _wrong_predicate(pred, rng, lambda p: truth.holds(subj, p, obj, s_attrs, o_attrs))
         said = wrong or pred
-        span = _relation_sentence(t, subj, said, obj, s_attrs, o_attrs)
+        span = _relation_sentence(t, subj, said, obj, s_attrs, o_attrs, object_is_thing=True)  # a node: a thing
         qualifiers = [list(s_attrs), list(o_attrs)] if s_attrs or o_attrs else None
         if wrong is not None:
             injected.append(concept_record("relation", [subj, wrong, obj], span, truth=[subj, pred, obj],
@@ -417,10 +458,18 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
         ends_are_objects = _is_object(subj, annotated) and _is_object(obj, annotated)
         false_pred = _false_predicate(pred, lambda p: truth.holds(subj, p, obj), rng) if ends_are_objects else None
         wrong_relation = _inject(options, rng, "relation") and false_pred is not None
-        wrong_object = not wrong_relation and _inject(options, rng, "object")
+        # An object hallucination puts a thing that is not there where the triplet names a thing: "(documents,
+        # indicating, work or study)" has no object to replace, and the replacement must be one the judges do not
+        # find in the scene.
+        wrong_object = not wrong_relation and _inject(options, rng, "object") and _is_object(obj, annotated)
         said_pred = false_pred if wrong_relation and false_pred else pred
-        said_obj = (_absent_object(present, obj, rng) or obj) if wrong_object else obj
-        where = None if in_answer else _locate_triplet(answer, subj, pred, obj)
+        fake = _absent_object(present, obj, rng, truth) if wrong_object else None
+        wrong_object = fake is not None
+        said_obj = fake or obj
+        # A wrong triplet is said in a sentence of its own, not inside an answer that only guesses ("they are
+        # likely still on the oven rack"): a guess is no claim of what is seen, so the error would not be one.
+        guessing = (wrong_relation or wrong_object) and bool(speculative_spans(answer))
+        where = None if in_answer or guessing else _locate_triplet(answer, subj, pred, obj)
         if where is not None:
             in_answer = True
             s0, p0, p1, o0, o1 = where
@@ -433,7 +482,8 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
         else:
             if answer and t.length == 0:
                 t.add(answer + ". ")
-            span = _relation_sentence(t, subj, said_pred, said_obj)
+                in_answer = True  # written whole: a later triplet is not spelt inside it again
+            span = _relation_sentence(t, subj, said_pred, said_obj, object_is_thing=wrong_object)
             obj_span = (span[1] - len(said_obj), span[1])
         if wrong_relation:
             injected.append(concept_record("relation", [subj, said_pred, obj], span, truth=[subj, pred, obj]))

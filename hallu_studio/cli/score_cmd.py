@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("stateless scoring needs both --input and --output")
     if args.input is not None:
         report = score_jsonl(args.input, args.output, settings, names)
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         for error in report.errors[:20]:
             print(f"bad input: {error}", file=sys.stderr)
         print(f"{report.summary()} -> {args.output}")
@@ -53,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(unknown_name("run", args.run, [r["id"] for r in store.list_runs()],
                                           listing="runs in the store"))
         report = score_store(store, settings, names, run_id=args.run, progress=not args.no_progress)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     for failure in report.failures:
         print(f"failed: {failure}", file=sys.stderr)
     print(report.summary())

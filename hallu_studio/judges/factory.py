@@ -25,7 +25,8 @@ def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, enc
 
         return SceneGraphAlignmentJudge(encoder, model_name=sc.embedding_identity,
                                         grounding_threshold=sc.graph_grounding_threshold,
-                                        unverifiable=sc.unverifiable)
+                                        unverifiable=sc.unverifiable,
+                                        unverifiable_weight=sc.unverifiable_weight)
     if kind == "embedding":
         from .embedding_judge import EmbeddingSimilarityJudge
 

@@ -56,7 +56,8 @@ from ..grounding import (Edge, Grounder, Match, ReferenceGraph, attribute_suppor
 from ..lexicon.attributes import attribute_family, same_attribute, shares_scale
 from ..lexicon.forms import count_of, normalize_name
 from ..lexicon.nouns import is_visual_noun, relation as noun_relation
-from ..lexicon.predicates import ONE_AT_A_TIME, VISUAL_VERBS, Predicate, contradicts, entails, parse_predicate
+from ..lexicon.predicates import (ONE_AT_A_TIME, VISUAL_VERBS, Predicate, contradicts, entails, is_generic,
+                                  parse_predicate)
 from ..lexicon.words import CAUSAL_WORDS, INFERENCE_PREDICATES, NEGATIONS
 from ..vectors import PhraseEncoder, unit_rows
 from ..config import UNVERIFIABLE_POLICIES
@@ -166,9 +167,12 @@ class SceneGraphAlignmentJudge:
 
     def __init__(self, encoder: PhraseEncoder | None = None, *, model_name: str = "",
                  grounding_threshold: float = 0.8, gold_threshold: float = 0.8,
-                 unverifiable: str = "scene-graph") -> None:
+                 unverifiable: str = "scene-graph", unverifiable_weight: float = 0.1) -> None:
         if unverifiable not in UNVERIFIABLE_POLICIES:
             raise ValueError(f"unverifiable must be one of {UNVERIFIABLE_POLICIES}, got {unverifiable!r}")
+        if not 0 <= unverifiable_weight <= 1:
+            raise ValueError(f"unverifiable_weight must be between 0 and 1, got {unverifiable_weight!r}")
+        self.unverifiable_weight = unverifiable_weight
         self.encoder = encoder
         self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
         self.grounder = Grounder(encoder, grounding_threshold)
@@ -177,21 +181,33 @@ class SceneGraphAlignmentJudge:
 
     def config(self) -> dict[str, Any]:
         return {"judge": self.name, "version": 3, "model": self.model_name or None, **self.grounder.config(),
-                "gold_threshold": self.gold_threshold, "unverifiable": self.unverifiable}
+                "gold_threshold": self.gold_threshold, "unverifiable": self.unverifiable,
+                "unverifiable_weight": self.unverifiable_weight}
 
     def counts_as_hallucination(self, verdict: str, closed: bool = True) -> bool:
-        """Whether a verdict counts as hallucinated against a reference that is complete (``closed``: a scene
-        graph) or open-world (captions, an object list): silence as the policy says (module docstring, "Silence")."""
+        """Whether a verdict counts whole as a hallucination (``hallucination_weight`` 1)."""
+        return self.hallucination_weight(verdict, closed) >= 1.0
+
+    def hallucination_weight(self, verdict: str, closed: bool = True) -> float:
+        """How much of a hallucination a verdict counts as against a reference that is complete (``closed``: a
+        scene graph) or open-world (captions, an object list): object and relation hallucinations 1; silence as
+        the policy says (module docstring, "Silence"): 1 against a scene graph, ``unverifiable_weight`` against
+        open references (scene-graph), 1 (hallucination) or 0 (ignore) always; anything else 0."""
         if verdict != "unverifiable":
-            return verdict in ("object", "relation")
-        return self.unverifiable == "hallucination" or (self.unverifiable == "scene-graph" and closed)
+            return 1.0 if verdict in ("object", "relation") else 0.0
+        if self.unverifiable == "scene-graph":
+            return 1.0 if closed else self.unverifiable_weight
+        return 1.0 if self.unverifiable == "hallucination" else 0.0
 
     def _counted(self, reference: JudgeReference) -> str:
         """What a reason says of an unverifiable verdict's counting."""
-        if not self.counts_as_hallucination("unverifiable", reference.scope.closed):
+        weight = self.hallucination_weight("unverifiable", reference.scope.closed)
+        if weight >= 1.0:
+            return "; counted as a hallucination, as the paper does"
+        if weight == 0.0:
             return ("; not counted" if self.unverifiable == "ignore" else
                     "; not counted: captions and object lists are no complete graph")
-        return "; counted as a hallucination, as the paper does"
+        return f"; counted as {weight:g} of a hallucination (scoring.unverifiable_weight)"
 
     def warm(self, batches: Sequence[tuple[Sequence[Triplet], JudgeReference]]) -> None:
         """Encode every name the embedding fallback may compare, in one call."""
@@ -477,11 +493,15 @@ class SceneGraphAlignmentJudge:
                      if support.between else "they do not say how they relate")
             return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the references name {ends}, and "
                                     f"{other}{self._counted(reference)}", kind="relation")
-        if support.between:
+        # An edge that only joins the two ("person with helmet") says nothing against how the claim relates them.
+        joined = f" says {pred.text()!r}; it only has {_edge_text(graph, support.between[0])}" \
+            if support.between and all(is_generic(e.predicate) for e in support.between) else ""
+        if support.between and not joined:
             edges = "; ".join(_edge_text(graph, e) for e in support.between)
             return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "
                                     f"{edges}, not {pred.text()!r}", kind="relation")
-        return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph", kind="relation")
+        return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph{joined}",
+                                kind="relation")
 
     @staticmethod
     def _supported(claim: Triplet, why: str, subjects: list[Match], objects: list[Match]) -> TripletJudgement:

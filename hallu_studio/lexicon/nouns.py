@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .attributes import attribute_family
-from .forms import head_noun, normalize_name, unplaced
+from .forms import head_noun, normalize_name, singular, unplaced
 from .vocabularies import COCO_80_ALIASES
 from .wordnet import load_wordnet
 from .words import (ABSTRACT_LEXNAMES, FRAMING_NOUNS, MASS_NOUNS, NON_VISUAL_LEXNAMES, VISIBLE_ABSTRACT_NOUNS,
@@ -221,6 +221,15 @@ def noun_base(word: str) -> str | None:
     """The noun WordNet knows ``word`` as ("moped" -> "moped", "signs" -> "sign"), or None (or WordNet absent)."""
     wn = load_wordnet()
     return wn.base_form(word.strip().lower(), "n") if wn is not None else None
+
+
+def is_noun(word: str) -> bool | None:
+    """Whether WordNet knows a word (or its singular) as a noun at all: "sky", "clear" are, "shirtless",
+    "well-maintained", "appear" are not; None where WordNet is missing."""
+    if load_wordnet() is None:
+        return None
+    w = word.strip().lower()
+    return noun_base(w) is not None or noun_base(singular(w)) is not None
 
 
 @lru_cache(maxsize=100_000)

@@ -278,6 +278,11 @@ def part_of(edge: Predicate, claim: Predicate) -> bool:
         claim.verb in PLACEMENT_VERBS or claim.verb == "attach" or claim.prep in ("on", "in", "of", "toward", "near"))
 
 
+def is_generic(p: Predicate) -> bool:
+    """Whether a predicate only says that two things go together ("with", "of", "has"), not how."""
+    return p.verb is None and p.prep in GENERIC
+
+
 def is_symmetric(p: Predicate) -> bool:
     return p.verb is None and p.prep in _SYMMETRIC
 

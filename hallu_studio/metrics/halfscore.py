@@ -274,18 +274,19 @@ class HalFscoreMetric:
         summary=("precision", "recall"),
         item=Number("f", "F", "0–1", lower_is_better=False, meaning="this answer's F."),
         settings=("scoring.halfscore_matcher", "scoring.halfscore_match_threshold",
-                  "scoring.graph_grounding_threshold", "scoring.unverifiable", "scoring.embedding_model",
-                  "llm.model"))
+                  "scoring.graph_grounding_threshold", "scoring.unverifiable", "scoring.unverifiable_weight",
+                  "scoring.embedding_model", "llm.model"))
     name = spec.name
 
     def __init__(self, matcher: ConceptMatcher,
                  reference: Callable[[Sample], ConceptSet | None] = reference_concepts, *,
-                 unverifiable: str = "scene-graph") -> None:
+                 unverifiable: str = "scene-graph", unverifiable_weight: float = 0.1) -> None:
         self.matcher = matcher
         self.reference = reference
         # How what the reference neither confirms nor contradicts counts (``scoring.unverifiable``): against a
         # complete scene graph A.8 counts its silence as hallucinated; against open-world references it is left out.
         self.unverifiable = unverifiable
+        self.unverifiable_weight = unverifiable_weight
         self._reference_cache: dict[str, list[Concept]] = {}
 
     @classmethod
@@ -297,10 +298,12 @@ class HalFscoreMetric:
         ``extract`` turns a sample's dense reference caption into concepts (the pipeline's extractor).
         """
         built = build_matcher(settings, matcher, store=store, encoder=encoder, llm_client=llm_client)
-        return cls(built, lambda sample: reference_concepts(sample, extract), unverifiable=settings.scoring.unverifiable)
+        return cls(built, lambda sample: reference_concepts(sample, extract), unverifiable=settings.scoring.unverifiable,
+                   unverifiable_weight=settings.scoring.unverifiable_weight)
 
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, **self.matcher.config(), "unverifiable": self.unverifiable}
+        return {"metric": self.name, **self.matcher.config(), "unverifiable": self.unverifiable,
+                "unverifiable_weight": self.unverifiable_weight}
 
     def _counted_as_hallucinated(self, outcome: MatchOutcome) -> list[Concept]:
         """The hallucinated concepts as the ``unverifiable`` policy counts them: silence against a complete graph
@@ -312,6 +315,11 @@ class HalFscoreMetric:
         if self.unverifiable == "hallucination":
             out += [c for c in outcome.unverifiable if c not in out]
         return out
+
+    def _unverifiable_weight(self, outcome: MatchOutcome) -> float:
+        """What each of ``outcome.unverifiable`` adds to the hallucinated count: ``unverifiable_weight`` under the
+        default policy (they are what open-world references cannot settle), else nothing (counted whole or not)."""
+        return self.unverifiable_weight if self.unverifiable == "scene-graph" else 0.0
 
     def _reference(self, sample: Sample) -> list[Concept]:
         if sample.id not in self._reference_cache:
@@ -353,14 +361,16 @@ class HalFscoreMetric:
             stats[f"hallucinated_{c}"] = float(n)
         for c, n in Counter(c.kind for c in outcome.omitted).items():
             stats[f"omitted_{c}"] = float(n)
+        weight = self._unverifiable_weight(outcome)
         for c, n in Counter(c.kind for c in outcome.unverifiable).items():
             stats[f"unverifiable_{c}"] = float(n)
+            stats[f"hallucinated_{c}"] += weight * n
         stats["matched"] = float(len(outcome.matched))
         total = {k: sum(stats[f"{k}_{kind}"] for kind in KINDS)
                  for k in ("generated", "reference", "hallucinated", "omitted")}
         p, r, f = _prf(total["hallucinated"], total["generated"], total["omitted"], total["reference"])
         values = {"precision": p, "recall": r, "f": f, "matched": len(outcome.matched),
-                  "hallucinated": int(total["hallucinated"]), "omitted": int(total["omitted"])}
+                  "hallucinated": len(hallucinated), "omitted": int(total["omitted"])}
         spans = concept_spans(item.mentioned)
         evidence.update(
             hallucinated=[c.to_list() for c in hallucinated],

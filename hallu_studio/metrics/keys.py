@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..lexicon.wordnet import lexicon_key_parts
 from ..model import content_key
 
 if TYPE_CHECKING:
@@ -29,13 +30,14 @@ CONCEPTS = "concepts"  # the extractor's own scores: a response's concepts, stor
 
 
 def metric_config_key(metric: "Metric", extractor: "ConceptExtractor") -> str:
-    """The config key of ``metric``'s scores over concepts read by ``extractor``."""
-    return content_key(metric.name, metric.config(), extractor.name, extractor.config())[:16]
+    """The config key of ``metric``'s scores over concepts read by ``extractor``, and whether WordNet was missing
+    (``lexicon.lexicon_key_parts``: without it names ground on the built-in lists alone)."""
+    return content_key(metric.name, metric.config(), extractor.name, extractor.config(), *lexicon_key_parts())[:16]
 
 
 def concepts_config_key(extractor: "ConceptExtractor") -> str:
     """The config key of the concepts ``extractor`` reads (the ``concepts`` scores)."""
-    return content_key(CONCEPTS, extractor.name, extractor.config())[:16]
+    return content_key(CONCEPTS, extractor.name, extractor.config(), *lexicon_key_parts())[:16]
 
 
 @dataclass(frozen=True)
@@ -51,9 +53,9 @@ class ConfigKeys:
 
 
 def _fingerprint(settings: "Settings") -> str:
-    """The settings as text, for the cache below (every field: a key may read any of them)."""
-    return json.dumps({k: v for k, v in dataclasses.asdict(settings).items() if k not in ("source", "origins")},
-                      sort_keys=True, default=str)
+    """The settings as text, for the cache below (every field: a key may read any of them), and the lexicon's part."""
+    return json.dumps([{k: v for k, v in dataclasses.asdict(settings).items() if k not in ("source", "origins")},
+                       lexicon_key_parts()], sort_keys=True, default=str)
 
 
 _CACHE: dict[str, ConfigKeys] = {}

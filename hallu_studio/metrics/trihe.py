@@ -184,6 +184,7 @@ class TriHEMetric:
         agreement=Number("hallucinated", "share of claims hallucinated", "share", lower_is_better=True,
                          derive=_hallucinated_share),
         settings=("scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
+                  "scoring.unverifiable_weight",
                   "scoring.graph_grounding_threshold", "scoring.trihe_reference_threshold",
                   "scoring.trihe_support_threshold", "scoring.trihe_top_k", "scoring.nli_model",
                   "scoring.nli_threshold", "scoring.embedding_model", "llm.model"))
@@ -227,11 +228,18 @@ class TriHEMetric:
         judge); the released embedding check sees the claims the paper's code made."""
         return bool(getattr(self.judge, "judges_existence", False))
 
+    def hallucination_weight(self, verdict: str, closed: bool = True) -> float:
+        """How much of a hallucination a verdict counts as: object and relation hallucinations 1; other verdicts
+        as the judge's own policy says against a complete (``closed``: a scene graph) or open-world reference
+        (``JudgeReference.scope``): an unverifiable claim ``scoring.unverifiable_weight`` against captions."""
+        policy = getattr(self.judge, "hallucination_weight", None)
+        if policy is not None:
+            return float(policy(verdict, closed))
+        return 1.0 if verdict in HALLUCINATION_VERDICTS else 0.0
+
     def counts_as_hallucination(self, verdict: str, closed: bool = True) -> bool:
-        """Object and relation hallucinations always; other verdicts as the judge's own policy says against a
-        complete (``closed``: a scene graph) or open-world reference (``JudgeReference.scope``)."""
-        policy = getattr(self.judge, "counts_as_hallucination", None)
-        return policy(verdict, closed) if policy is not None else verdict in HALLUCINATION_VERDICTS
+        """Whether a verdict counts whole as a hallucination."""
+        return self.hallucination_weight(verdict, closed) >= 1.0
 
     def _read_captions(self, samples: Sequence[Sample]) -> None:
         """Reads the reference captions of those samples judged against one that were not read yet."""
@@ -299,20 +307,22 @@ class TriHEMetric:
             raise RuntimeError(f"judge {self.judge.name} returned {len(judgements)} verdicts for "
                                f"{len(claims)} triplets of {item.response_id}")
         counts: dict[str, float] = defaultdict(float)
-        counted = [self.counts_as_hallucination(j.verdict, reference.scope.closed) for j in judgements]
-        for j, hit in zip(judgements, counted):
+        weights = [self.hallucination_weight(j.verdict, reference.scope.closed) for j in judgements]
+        for j, weight in zip(judgements, weights):
             counts[j.verdict] += 1
-            if hit and j.verdict not in HALLUCINATION_VERDICTS:
-                # Unverifiable attributes, where the judge's policy counts them, are relation hallucinations.
-                counts["relation"] += 1
-        stats = {"n_triplets": float(len(claims)), "hallucinated": float(sum(counted)),
+            if weight and j.verdict not in HALLUCINATION_VERDICTS:
+                # Unverifiable claims weigh as the judge's policy says: a thing the references may lack as an object
+                # hallucination, an attribute, number or relation they do not give as a relation one.
+                counts["object" if j.kind == "object" else "relation"] += weight
+        stats = {"n_triplets": float(len(claims)), "hallucinated": float(sum(weights)),
                  "object": counts["object"], "relation": counts["relation"],
                  "prediction_error": counts["prediction_error"], "unparseable": counts["unparseable"],
                  "unverifiable": counts["unverifiable"], "inference": counts["inference"], "image": image}
         evidence["triplets"] = [{"triplet": list(j.triplet), "span": list(span) if span else None,
-                                 "verdict": j.verdict, "kind": j.kind, "hallucinated": hit, "score": j.score,
+                                 "verdict": j.verdict, "kind": j.kind, "hallucinated": weight >= 1.0,
+                                 **({"weight": weight} if 0 < weight < 1 else {}), "score": j.score,
                                  "reason": j.reason}
-                                for j, hit, (_, span) in zip(judgements, counted, claims)]
+                                for j, weight, (_, span) in zip(judgements, weights, claims)]
         return ItemResult(stats, {k: v for k, v in stats.items() if k != "image"}, evidence)
 
     def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:

@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from ..config import Settings
 from ..importers.reading import json_error_text
+from ..lexicon.wordnet import WORDNET_MISSING, lexicon_key_parts
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..metrics.base import ItemResult, Metric, ScoringItem
 from ..metrics.keys import CONCEPTS, concepts_config_key, metric_config_key
@@ -67,6 +68,7 @@ class ScoreReport(LLMUsage):
     concepts_extracted: int = 0
     responses_seen: int = 0
     stopped_early: bool = False  # cancelled between batches; the rest is scored by a later pass
+    warnings: list[str] = field(default_factory=list)  # what shaped the scores unusually (no WordNet)
 
     def note_failure(self, stage: str, where: str, error: str) -> None:
         self.failed[stage] += 1
@@ -112,6 +114,14 @@ def _resolve(metrics: Sequence[str | Metric], settings: Settings, store: "Store 
     if CONCEPTS in names:
         raise ValueError(f"{CONCEPTS!r} is the extractor's score, not a metric")
     return resolved
+
+
+def lexicon_warnings() -> list[str]:
+    """What a scoring pass says of the lexicon it runs with: a warning when WordNet is missing."""
+    if not lexicon_key_parts():
+        return []
+    return [f"{WORDNET_MISSING}: names are grounded with the built-in word lists alone, so scores differ from those "
+            "made with it (a store keeps them under config keys of their own)"]
 
 
 def concept_score(response_id: str, key: str, extractor_name: str, concepts: ConceptSet) -> Score:
@@ -208,7 +218,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     done = {m.name: store.scored_response_ids(m.name, keys[m.name]) for m in resolved}
     candidates = store.response_ids(run_id=run_id) if only is None else list(only)
     todo = [rid for rid in candidates if any(rid not in done[m.name] for m in resolved)]
-    report = ScoreReport()
+    report = ScoreReport(warnings=lexicon_warnings())
     size = batch_size or settings.scoring.batch_size
     llm_before = all_stats()
     observed: set[str] = set()
@@ -315,6 +325,7 @@ class JsonlReport(LLMUsage):
     lines: int = 0
     scored: int = 0
     errors: list[str] = field(default_factory=list)  # "line N (id X): reason"
+    warnings: list[str] = field(default_factory=lexicon_warnings)  # what shaped the scores unusually (no WordNet)
 
     def summary(self) -> str:
         text = f"{self.scored} of {self.lines} lines scored"

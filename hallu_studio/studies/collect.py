@@ -11,7 +11,7 @@ with their ratings; the tables report the raw coefficients.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from ..annotation import current_corrections, current_ratings, preferences, study_rating_events
 from ..metrics.spec import Number, as_number
@@ -236,11 +236,12 @@ def preference_strengths(store: "Store", aspect: str = "overall", source: str = 
     return bradley_terry(wins, ties)
 
 
-def probe_items(store: "Store", run_ids: Sequence[str] | None = None,
-                metrics: Sequence[str] | None = None) -> dict[tuple[str, str], list[ProbeItem]]:
+def probe_items(store: "Store", run_ids: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
+                sample_ids: Collection[str] | None = None) -> dict[tuple[str, str], list[ProbeItem]]:
     """(metric, config key) -> the scored probe responses (those with ``signals["injected"]``) of these runs.
 
-    ``run_ids`` None: every probe run in the store.
+    ``run_ids`` None: every probe run in the store; ``sample_ids`` None: responses to every sample, else to
+    these only.
     """
     if run_ids is None:
         run_ids = [r["id"] for r in store.list_runs() if r["backend"] == "probe"]
@@ -250,7 +251,8 @@ def probe_items(store: "Store", run_ids: Sequence[str] | None = None,
                     for resp, score in store.iter_scores(CONCEPTS, run_id=run_id, with_evidence=True)}
         scored = [(response, score) for response, score in store.iter_scores(None, run_id=run_id, with_evidence=True)
                   if score.metric != CONCEPTS and (not metrics or score.metric in metrics)
-                  and "injected" in (response.signals or {})]
+                  and "injected" in (response.signals or {})
+                  and (sample_ids is None or response.sample_id in sample_ids)]
         samples = store.get_samples(sorted({response.sample_id for response, _ in scored}))
         for response, score in scored:
             signals = response.signals or {}
@@ -264,11 +266,12 @@ def probe_items(store: "Store", run_ids: Sequence[str] | None = None,
     return items
 
 
-def probe_detection_table(store: "Store", metrics: list[str] | None = None,
-                          run_ids: Sequence[str] | None = None) -> list[DetectionRow]:
-    """Per metric, detection and false-alarm rates over the probe runs' responses (default: every probe run)."""
+def probe_detection_table(store: "Store", metrics: list[str] | None = None, run_ids: Sequence[str] | None = None,
+                          sample_ids: Collection[str] | None = None) -> list[DetectionRow]:
+    """Per metric, detection and false-alarm rates over the probe runs' responses (default: every probe run;
+    ``sample_ids``: the responses to these samples only)."""
     return [detection_row(metric, rows, key)
-            for (metric, key), rows in sorted(probe_items(store, run_ids, metrics).items())]
+            for (metric, key), rows in sorted(probe_items(store, run_ids, metrics, sample_ids).items())]
 
 
 def probe_detection_records(store: "Store", metrics: Sequence[str] | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
 from ..config import Settings
 from ..metrics.aggregate import bootstrap_intervals
@@ -68,12 +68,13 @@ def _leaderboard_keys(metric: str) -> tuple[str, ...]:
 
 def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = False, *,
                 metrics: Sequence[str] | None = None, n_boot: int = N_BOOT, alpha: float = 0.05, seed: int = 0,
-                computes: Mapping[str, Compute] | None = None,
-                configs: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+                computes: Mapping[str, Compute] | None = None, configs: Mapping[str, str] | None = None,
+                sample_ids: Collection[str] | None = None) -> list[dict[str, Any]]:
     """One row per run x metric config x headline number (x domain), with a bootstrap interval.
 
     ``configs`` (``{metric: config key}``, ``studies.in_force``): only those configurations; None: every one.
-    Row keys: model, run_id, synthetic, benchmark, domain (with ``by_domain``), metric,
+    ``sample_ids``: only the responses to these samples (a split: the questions a method was tuned on, the
+    rest); None, all. Row keys: model, run_id, synthetic, benchmark, domain (with ``by_domain``), metric,
     config_key, key, value, low, high, n, images, aggregation ("metric" or "mean of values").
     """
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
@@ -82,6 +83,8 @@ def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = 
         if row["metric"] == CONCEPTS or (metrics and row["metric"] not in metrics):
             continue
         if configs is not None and configs.get(row["metric"]) != row["config_key"]:
+            continue
+        if sample_ids is not None and row["sample_id"] not in sample_ids:
             continue
         domain = row["domain"] if by_domain else None
         groups[(row["run_id"], row["metric"], row["config_key"], domain)].append(row)

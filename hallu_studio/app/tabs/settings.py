@@ -56,7 +56,7 @@ def configs_html(ctx: AppContext) -> str:
 # The settings a person edits here, in the form's order; their help, kind and choices are config.py's.
 EDITABLE: tuple[str, ...] = (
     "llm.base_url", "llm.model", "scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
-    "scoring.extractor", "scoring.reviser", "scoring.halfscore_matcher", "scoring.emd_empty_side",
+    "scoring.unverifiable_weight", "scoring.extractor", "scoring.reviser", "scoring.halfscore_matcher", "scoring.emd_empty_side",
     "scoring.emd_ground_cost", "scoring.pope_reading", "scoring.reefknot_reading", "decoding.entropy_reading",
     "scoring.chair_reading", "scoring.chair_vocabulary", "scoring.nli_model", "scoring.trihe_reference_threshold",
     "scoring.trihe_support_threshold", "scoring.trihe_top_k", "scoring.nli_threshold",
