@@ -16,11 +16,15 @@ import argparse
 import io
 import json
 import logging
+import sys
 import tempfile
 import threading
 import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests' tiny models
 
 from hallu_studio.config import apply_offline_env_defaults
 
@@ -35,8 +39,8 @@ def _png(i: int) -> bytes:
 
 def bench_transformers(n: int, tokens: int) -> tuple[float, float]:
     from hallu_studio.backends.base import GenerationRequest, SignalRequest
-    from hallu_studio.backends.tiny import build_tiny_llava
     from hallu_studio.backends.transformers_backend import TransformersBackend
+    from tiny_models import build_tiny_llava
     from hallu_studio.prompts import generation_preset
 
     directory = build_tiny_llava(tempfile.mkdtemp(prefix="bench-llava-"), hidden=64, layers=2)

@@ -3,7 +3,7 @@
 Quality: precision and recall of objects, attributes, relations and counts on the
 hand-labelled sentences of ``tests/data/extraction_gold.jsonl``: the dataset sentences (DCI
 references and Tri-HE gold answers, read from ``../shared/datasets``; see
-``hallu_studio.extraction.evaluation``) and, in a table of their own, the short COCO-style
+``benchmarks/extraction_evaluation.py``) and, in a table of their own, the short COCO-style
 captions written for the gold (their text is in the file, so they need no dataset).
 Probe counts: the share of the counts a probe caption states (rate 0.3, all four injection types, on
 the sample benchmark's caption samples) that the extractor reads back with the same object name and
@@ -105,7 +105,7 @@ def _mhaldetect(datasets: Path) -> tuple[list[str], list[list[tuple[int, int]]]]
 
 
 def _quality_table(title: str, results: dict[str, list], labels: list, concept_types: tuple[str, ...]) -> None:
-    from hallu_studio.extraction.evaluation import score
+    from extraction_evaluation import score
 
     print(f"\n{title}\n")
     print(f"| extractor | {' | '.join(f'{k} P | {k} R' for k in concept_types)} |")
@@ -119,7 +119,7 @@ def _quality_table(title: str, results: dict[str, list], labels: list, concept_t
 
 
 def _span_table(results: dict[str, list], texts: list[str], marks: list) -> None:
-    from hallu_studio.extraction.evaluation import span_coverage
+    from extraction_evaluation import span_coverage
 
     n_marked = sum(1 for m in marks if m)
     print(f"\nM-HalDetect: {len(texts)} InstructBLIP descriptions ({n_marked} with a mark), "
@@ -155,7 +155,7 @@ def main() -> None:
     args = ap.parse_args()
     datasets = Path(args.datasets)
     sys.path.insert(0, str(ROOT))
-    from hallu_studio.extraction.evaluation import CONCEPT_TYPES, load_gold, resolve
+    from extraction_evaluation import CONCEPT_TYPES, load_gold, resolve
     from hallu_studio.model import ConceptSet
 
     gold = load_gold(GOLD)

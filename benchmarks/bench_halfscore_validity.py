@@ -5,7 +5,7 @@
    type and false-alarm rate (``studies.probe_detection.detection_row``).
 2. Real DCI references (``../shared/datasets/halfscore``: annotation.json and the LLaVA-1.5
    captions), the first N images: each real caption against copies of itself made more wrong
-   where the reference can tell (``hallu_studio.studies.reference_degradation``, as
+   where the reference can tell (``benchmarks/reference_degradation.py``, as
    ``bench_validity.py --sections dci``): relations swapped, colours changed, counts changed,
    objects added, and all four in one copy; an image with nothing the reference verifies for a
    kind is left out of it (n per kind). Per matcher: the share of images where the real caption
@@ -79,7 +79,7 @@ def dci(matchers: list[str], n_images: int, extractor: ParserExtractor) -> dict[
     (``studies.reference_degradation``, the degradations of ``bench_validity.py --sections dci``, same seeds)."""
     from bench_validity import read_dci  # beside this script (on sys.path when run): one reading of the DCI files
 
-    from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary, wins_ties_losses
+    from reference_degradation import ALL, KINDS, degrade, summary, wins_ties_losses
 
     keys, samples, captions = read_dci(DCI, n_images)
     said = dict(zip(keys, extractor.extract([captions[k] for k in keys])))

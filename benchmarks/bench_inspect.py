@@ -37,6 +37,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # tests' helpers: synthetic stores, tiny models
 
 from hallu_studio.config import apply_offline_env_defaults  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
@@ -61,7 +62,7 @@ def _ms(xs: list[float]) -> str:
 
 def cached_store(n_responses: int, cache_dir: Path) -> Path:
     """Path of a synthetic store with ``n_responses`` scored responses, built on first use."""
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
 
     path = cache_dir / f"synthetic-{n_responses}.duckdb"
     if path.exists():

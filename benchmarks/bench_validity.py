@@ -16,7 +16,7 @@ that made it; a section not run keeps its table):
   image per rate; detection of the injected object and relation errors at 0.3. About 15 minutes on 2 cores.
 * ``dci``: real DCI references with LLaVA-1.5-7B's real captions (``../shared/datasets/halfscore``).
   Each caption against copies of itself made more wrong where the reference can tell
-  (``hallu_studio.studies.reference_degradation``): a colour the reference gives that object changed, a
+  (``benchmarks/reference_degradation.py``): a colour the reference gives that object changed, a
   number it states changed, a relation one of its edges supports given the contrary preposition, two
   objects it never names added (a sentence stating the concept wrongly where the caption states none),
   and one copy with all four together. Per kind: n (images left out have nothing the reference verifies),
@@ -236,7 +236,7 @@ def read_dci(folder: Path, n_images: int) -> tuple[list[str], dict[str, Any], di
 def section_dci(args: argparse.Namespace, extractor: ParserExtractor) -> str:
     """Each real caption against copies of itself made more wrong *where the reference can tell*
     (``studies.reference_degradation``): a copy per kind, and one with all four kinds together."""
-    from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary, wins_ties_losses
+    from reference_degradation import ALL, KINDS, degrade, summary, wins_ties_losses
 
     folder = SHARED / "halfscore"
     if not folder.exists():

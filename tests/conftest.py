@@ -1,7 +1,12 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# Code the tests share with the benchmarks lives in benchmarks/ (reference_degradation, extraction_evaluation);
+# the benchmarks borrow tests/' own helpers (synthetic_store, tiny_models) the same way.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 for _k, _v in {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
                "TOKENIZERS_PARALLELISM": "false"}.items():

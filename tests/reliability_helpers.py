@@ -85,7 +85,7 @@ def fill_hostile_store(store: Any) -> dict[str, str]:
 
     Returns ``{"response": id, "sample": id, "run": id}`` of the fully hostile response.
     """
-    from hallu_studio.app.synthetic_store import (
+    from synthetic_store import (
         SYNTHETIC_CONFIG_KEY,
         fill_synthetic_store,
     )

@@ -10,7 +10,7 @@ import pytest
 gradio_client = pytest.importorskip("gradio_client")
 
 from hallu_studio.app import AppContext, build_app  # noqa: E402
-from hallu_studio.app.synthetic_store import fill_synthetic_store  # noqa: E402
+from synthetic_store import fill_synthetic_store  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
 
 

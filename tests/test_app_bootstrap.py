@@ -8,7 +8,7 @@ import pytest
 
 from hallu_studio.app.bootstrap import BootstrapSteps, bootstrap, needs_bootstrap
 from hallu_studio.app.main import parse_args
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.app.users import load_users_file, parse_users_env, resolve_users
 from hallu_studio.config import Settings
 from hallu_studio.model import Benchmark, Response, Run, Sample, Score

@@ -7,7 +7,7 @@ import pytest
 from hallu_studio import annotation
 from hallu_studio.app.columns import headline_keys
 from hallu_studio.app.inspection import inspect_response
-from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
+from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
 from hallu_studio.app.tabs.browse import controls_from_filters, filters_from_controls, filters_from_ui
 from hallu_studio.model import Score
 from hallu_studio.store import StoreError

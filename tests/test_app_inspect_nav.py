@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hallu_studio.app import AppContext
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.app.tabs import browse
 from hallu_studio.app.tabs import inspect as inspect_tab
 

@@ -7,7 +7,7 @@ import pytest
 from hallu_studio.app import AppContext
 from hallu_studio.app.bootstrap import score_everything
 from hallu_studio.app.inspection import inspect_response
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.app.tabs.settings import configs_html
 from hallu_studio.config import Settings
 
@@ -37,5 +37,5 @@ def test_every_response_renders_from_real_evidence(scored):
 
 
 def test_settings_marks_the_configurations_in_force(scored):
-    html = configs_html(AppContext(store=scored), True)
+    html = configs_html(AppContext(store=scored))
     assert html.count("<td>yes</td>") >= 4 and "<td>no</td>" not in html

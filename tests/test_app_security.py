@@ -22,7 +22,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "app.md"
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     from hallu_studio.app import AppContext, build_app, launch_kwargs
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
     from hallu_studio.store import Store
 
     store = Store(tmp_path_factory.mktemp("security") / "security.duckdb")

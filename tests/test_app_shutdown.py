@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Fills a store and ends without closing it: everything it wrote is still in the write-ahead log.
 PREPARE = """
 import os, sys
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.model import HumanEvent
 from hallu_studio.store import Store
 store = Store(sys.argv[1])

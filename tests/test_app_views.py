@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from hallu_studio.app import AppContext
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.config import load_settings
+from hallu_studio.metrics.keys import current_config_keys
 
 
 @pytest.fixture
@@ -25,8 +26,8 @@ def test_settings_save_validates_writes_the_file_and_adopts_the_settings(ctx, tm
     for var in ("HALLU_STUDIO_TRIHE_JUDGE", "HALLU_STUDIO_EXTRACTOR", "OPENAI_BASE_URL", "HALLU_STUDIO_LLM_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     values = view.form_values(ctx.settings)
-    keys = [key for _, key, _ in view.EDITABLE]
-    before = ctx.settings.scoring_key()
+    keys = [name.rpartition(".")[2] for name in view.EDITABLE]
+    before = current_config_keys(ctx.settings)
 
     bad = list(values)
     bad[keys.index("nli_threshold")] = 2.0
@@ -44,9 +45,11 @@ def test_settings_save_validates_writes_the_file_and_adopts_the_settings(ctx, tm
     good[keys.index("model")] = "tiny"
     good[keys.index("emd_ground_cost")] = "cosine"  # VISCON's cost, as published
     message = view.save(ctx, good)
-    assert "saved to" in message and "apart" in message
+    # the embedding judge's threshold keys nothing under the graph judge; VISCON's cost keys EMD alone
+    assert "saved to" in message and "The scores of EMD now carry a new configuration" in message
     assert ctx.settings.scoring.trihe_support_threshold == 0.65 and ctx.settings.llm.model == "tiny"
-    assert ctx.settings.scoring_key() != before  # new scores land under a new key, the old ones stay apart
+    after = current_config_keys(ctx.settings)
+    assert [m for m in after.keys if after.get(m) != before.get(m)] == ["emd"]
     text = path.read_text(encoding="utf-8")
     assert "# kept" in text and "dtc_alpha = 0.3" in text
     assert load_settings(path, env={}).scoring.trihe_support_threshold == 0.65
@@ -64,7 +67,7 @@ def test_browse_rounds_numbers_orders_by_hallucinated_claims_and_explains_empty_
     counts = [r["trihe.hallucinated"] for r in store.browse_responses({}, ["trihe.hallucinated"],
                                                                       sort="trihe.hallucinated", limit=1000)]
     assert counts == sorted(counts, key=lambda v: (v is None, -(v or 0)))
-    assert "sorted by halluc. claims" in status
+    assert "sorted by Tri-HE hallucinated claims ↓ (claims)" in status
     # one response: an exact EMD with many digits, a CHAIR value left undefined
     rid = ids[0]
     config = store.get_scores(rid, "emd")[0].config_key
@@ -73,9 +76,9 @@ def test_browse_rounds_numbers_orders_by_hallucinated_claims_and_explains_empty_
     frame, ids, _ = browse.query(ctx, browse.filters_from_controls([], [], [], [], {}, "any", "any", "", "emd.total",
                                                                    True))
     row = frame[frame["id"] == rid].iloc[0]
-    assert ">96.4<" in row["EMD"] and 'title="96.39007275803542"' in row["EMD"]
-    assert "undefined: no object of the vocabulary" in row["CHAIR-i"]
-    others = frame[frame["id"] != rid]["CHAIR-i"]
+    assert ">96.4<" in row["VISCON EMD ↓ (×100)"] and 'title="96.39007275803542"' in row["VISCON EMD ↓ (×100)"]
+    assert "undefined: no object of the vocabulary" in row["CHAIR CHAIRi ↓ (% of objects)"]
+    others = frame[frame["id"] != rid]["CHAIR CHAIRi ↓ (% of objects)"]
     assert all("not scored yet" in cell or "not applicable" in cell for cell in others)
 
 

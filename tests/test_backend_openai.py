@@ -17,7 +17,7 @@ import pytest
 from hallu_studio.backends import make_backend
 from hallu_studio.backends.base import GenerationRequest, SignalRequest
 from hallu_studio.backends.openai_backend import OpenAIBackend, answer_from_top_logprobs, image_data_url
-from hallu_studio.backends.tiny import tiny_benchmark
+from tiny_models import tiny_benchmark
 from hallu_studio.pipelines.running import RunOptions, execute_run
 from hallu_studio.prompts import generation_preset
 

@@ -9,7 +9,7 @@ from PIL import Image
 
 from hallu_studio.backends import make_backend
 from hallu_studio.backends.base import DetectThenCalibrate, GenerationRequest, SignalRequest
-from hallu_studio.backends.tiny import build_tiny_llava, tiny_benchmark
+from tiny_models import build_tiny_llava, tiny_benchmark
 from hallu_studio.backends.transformers_backend import TransformersBackend
 from hallu_studio.pipelines.running import RunOptions, execute_run
 from hallu_studio.prompts import generation_preset
@@ -188,7 +188,7 @@ def test_pipeline_run_with_the_tiny_model(store, tiny_llava_dir):
 
 @pytest.fixture(scope="module")
 def idefics3(tmp_path_factory):
-    from hallu_studio.backends.tiny import build_tiny_idefics3
+    from tiny_models import build_tiny_idefics3
 
     b = make_backend(f"transformers:{build_tiny_idefics3(tmp_path_factory.mktemp('tiny-idefics3'))}", batch_size=4)
     b.load()
@@ -220,7 +220,7 @@ def _torchvision_imports() -> bool:
 
 @pytest.fixture(scope="module")
 def qwen2_vl_dir(tmp_path_factory):
-    from hallu_studio.backends.tiny import build_tiny_qwen2_vl
+    from tiny_models import build_tiny_qwen2_vl
 
     return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny-qwen2-vl"))
 
@@ -305,7 +305,7 @@ def test_a_processor_needing_torchvision_names_the_cause(tiny_llava_dir, monkeyp
 def test_image_only_qwen2_5_vl_processor_expands_image_tokens():
     from transformers import Qwen2_5_VLProcessor, Qwen2VLImageProcessorPil
 
-    from hallu_studio.backends.tiny import QWEN_CHAT_TEMPLATE, _tokenizer
+    from tiny_models import QWEN_CHAT_TEMPLATE, _tokenizer
     from hallu_studio.backends.transformers_backend import qwen_image_only_processor
 
     assert qwen_image_only_processor("llava") is None

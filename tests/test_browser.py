@@ -33,7 +33,7 @@ def app(tmp_path_factory):
         pytest.skip("Debian chromium is not installed")
     pytest.importorskip("playwright.sync_api")
     from hallu_studio.app import AppContext, build_app, launch_kwargs
-    from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
+    from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
     from hallu_studio.model import Response, Score
     from hallu_studio.store import Store
 

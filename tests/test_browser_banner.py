@@ -34,7 +34,7 @@ def test_the_banner_says_done_only_beside_an_overview_drawn_from_every_score(tmp
     from hallu_studio.app import AppContext, build_app, launch_kwargs
     from hallu_studio.app.bootstrap import BootstrapSteps
     from hallu_studio.app.main import start_demo
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
     from hallu_studio.app.tabs import overview
     from hallu_studio.store import Store
 

@@ -57,7 +57,7 @@ def _rgb(hex_colour: str) -> str:
 
 
 def check_layout(page) -> dict:
-    from hallu_studio.app.render.palette import model_colour
+    from hallu_studio.presentation import model_colour
 
     got = page.evaluate(LAYOUT_JS)
     assert got["scroll"] <= got["client"], f"horizontal scroll at 1,400 px: {got['scroll']} > {got['client']}"
@@ -137,7 +137,7 @@ def test_first_start_shows_ranked_numbers_within_30_s_and_fills_in_live(browser,
 @pytest.fixture(scope="module")
 def scored_store(tmp_path_factory):
     """A small synthetic store (two models, scored), one model with a hostile name."""
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
     from hallu_studio.model import Run
     from hallu_studio.store import Store
 

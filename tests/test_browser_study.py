@@ -37,7 +37,7 @@ def app(tmp_path_factory):
     pytest.importorskip("playwright.sync_api")
     from hallu_studio import annotation
     from hallu_studio.app import AppContext, build_app, launch_kwargs
-    from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
+    from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
     from hallu_studio.model import HumanEvent, Response, Sample, SceneGraph, Score
     from hallu_studio.store import Store
     from hallu_studio.studies.design import StudyDesign

@@ -23,7 +23,7 @@ def app(tmp_path_factory):
     pytest.importorskip("playwright.sync_api")
     from hallu_studio import annotation
     from hallu_studio.app import AppContext, build_app, launch_kwargs
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
     from hallu_studio.store import Store
 
     folder = tmp_path_factory.mktemp("views")
@@ -77,7 +77,7 @@ def test_browse_opens_on_hallucinated_claims_rounded_with_reasons_and_several_ra
     ctx, ids, url, _ = app
     page = _page(browser, url, "Browse")
     page.wait_for_selector("#browse-table .body-cell", timeout=30_000)
-    assert "sorted by halluc. claims (Tri-HE)" in page.locator("#browse-status").inner_text()
+    assert "sorted by Tri-HE hallucinated claims ↓ (claims)" in page.locator("#browse-status").inner_text()
     cells = page.locator("#browse-table .body-cell").all_inner_texts()
     assert cells and not [c for c in cells if re.fullmatch(r"-?\d+\.\d{4,}", c.strip())]  # no 96.39007275803542
     # Reefknot applies to a few tasks only: its empty cells say so on hover

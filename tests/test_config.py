@@ -22,11 +22,14 @@ def test_unknown_settings_are_refused_with_their_name(tmp_path):
 
 
 def test_scores_under_other_settings_get_another_key():
+    from hallu_studio.metrics.keys import current_config_keys
+
     a, b = Settings(), Settings()
+    a.scoring.trihe_judge = b.scoring.trihe_judge = "embedding"  # the judge that reads the support threshold
     b.scoring.trihe_support_threshold = 0.7
-    assert a.scoring_key("trihe") != b.scoring_key("trihe")
+    assert current_config_keys(a).get("trihe") != current_config_keys(b).get("trihe")
     b.scoring.trihe_support_threshold, b.scoring.batch_size = 0.6, 7
-    assert a.scoring_key("trihe") == b.scoring_key("trihe"), "batch size only splits work"
+    assert current_config_keys(a).keys == current_config_keys(b).keys, "batch size only splits work"
 
 
 def test_the_cli_says_when_it_picked_up_a_settings_file(tmp_path, monkeypatch, capsys):
@@ -46,6 +49,7 @@ from pathlib import Path  # noqa: E402
 
 import hallu_studio.config as config_module  # noqa: E402
 from hallu_studio.config import describe_settings, write_settings  # noqa: E402
+from hallu_studio.metrics.registry import metrics_depending_on  # noqa: E402
 
 CHOICES = {  # setting -> (environment variable, a non-default allowed value)
     "trihe_judge": ("HALLU_STUDIO_TRIHE_JUDGE", "embedding"),
@@ -72,9 +76,7 @@ def test_each_choice_reaches_settings_from_the_file_and_the_environment(tmp_path
     assert getattr(load_settings(tmp_path / "hs.toml", env={var: value}).scoring, name) == value
     assert getattr(load_settings(env={"HALLU_STUDIO_CONFIG": str(tmp_path / "absent.toml"), var: value}).scoring,
                    name) == value
-    changed = Settings()
-    setattr(changed.scoring, name, value)
-    assert changed.scoring_key("m") != Settings().scoring_key("m"), f"{name} must be part of the scoring key"
+    assert metrics_depending_on(f"scoring.{name}"), f"{name} must enter some metric's config key"
 
 
 @pytest.mark.parametrize("name", sorted(CHOICES))
@@ -119,8 +121,7 @@ def test_describe_settings_says_value_allowed_values_and_where_each_came_from(tm
     assert (matcher.value, matcher.source, matcher.origin) == ("llm", "file", str(toml))
     assert (side.value, side.source, side.default, side.choices) == ("unit_cost", "default", "unit_cost",
                                                                       ("undefined", "unit_cost"))
-    assert "HALLU_STUDIO_EMD_EMPTY_SIDE" in side.env_vars and side.shapes_scores and side.help
-    assert not rows["scoring.batch_size"].shapes_scores and rows["llm.model"].shapes_scores
+    assert "HALLU_STUDIO_EMD_EMPTY_SIDE" in side.env_vars and side.help
     assert rows["scoring.nli_model"].optional and rows["scoring.trihe_top_k"].kind == "integer"
     assert all(r.help for r in rows.values())
     assert rows["scoring.trihe_judge"].to_dict()["choices"] == ("graph", "embedding", "nli", "llm")

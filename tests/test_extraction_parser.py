@@ -276,7 +276,7 @@ def test_every_pair_of_added_objects_reads_back_as_two_objects(ex):
     import itertools
 
     from hallu_studio.lexicon.forms import noun_phrase
-    from hallu_studio.studies.reference_degradation import ADDABLE_OBJECTS
+    from reference_degradation import ADDABLE_OBJECTS
 
     pairs = list(itertools.permutations(ADDABLE_OBJECTS, 2))
     texts = [f"There is also {noun_phrase(1, a)} and {noun_phrase(1, b)} in the image." for a, b in pairs]

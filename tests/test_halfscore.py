@@ -9,13 +9,11 @@ import pytest
 from hallu_studio.config import LLMSettings
 from hallu_studio.llm import LLMClient, LLMError
 from hallu_studio.metrics.base import ScoringItem
+from hallu_studio.concepts import Concept, concept_graph, graph_concepts
 from hallu_studio.metrics.halfscore import (
-    Concept,
     EmbeddingConceptMatcher,
     HalFscoreMetric,
     LLMConceptMatcher,
-    concept_graph,
-    graph_concepts,
     parse_serials,
     reference_concepts,
 )
@@ -231,8 +229,8 @@ def with_counts(cs: ConceptSet, *counts: tuple[str, int, tuple[int, int] | None]
 
 
 def test_graph_matcher_worked_example():
-    """The halfscore_graph docstring: hypernym and synonym ground; conflicts, wrong edges and counts are caught."""
-    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+    """The concept_matching docstring: hypernym and synonym ground; conflicts, wrong edges and counts are caught."""
+    from hallu_studio.concept_matching import GraphConceptMatcher
 
     metric = HalFscoreMetric(GraphConceptMatcher())
     cs = with_counts(concepts(objects=["animal", "couch", "dog", "tank"],
@@ -253,7 +251,7 @@ def test_graph_matcher_worked_example():
 
 
 def test_graph_matcher_inverse_edges_silent_attributes_and_absorption():
-    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+    from hallu_studio.concept_matching import GraphConceptMatcher
 
     metric = HalFscoreMetric(GraphConceptMatcher())
     # (sofa, under, dog) is the edge read the other way; "fluffy" the graph is silent on counts (A.8);
@@ -268,7 +266,7 @@ def test_graph_matcher_inverse_edges_silent_attributes_and_absorption():
 
 
 def test_graph_matcher_ignores_colour_words_taken_for_objects_and_reads_dense_references():
-    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+    from hallu_studio.concept_matching import GraphConceptMatcher
 
     caption = Sample(id="x/3", benchmark="x", image_key="3", task="caption", reference_text="Two grey cats on a sofa.")
     extracted = with_counts(concepts(objects=["cat", "sofa"], attributes=[("cat", "grey")],
@@ -288,7 +286,7 @@ def test_graph_matcher_ignores_colour_words_taken_for_objects_and_reads_dense_re
 
 
 def test_halfscore_evidence_points_probe_detection_at_the_distinctive_words():
-    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+    from hallu_studio.concept_matching import GraphConceptMatcher
     from hallu_studio.model import AttributeConcept, ObjectConcept, RelationConcept
     from hallu_studio.studies.probe_detection import flagged_spans
 
@@ -325,7 +323,7 @@ def test_a_sample_with_a_scene_graph_is_compared_with_the_graph_not_its_caption(
 
 
 def test_graph_matcher_checks_a_relation_on_the_objects_its_adjectives_mean():
-    from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+    from hallu_studio.concept_matching import GraphConceptMatcher
     from hallu_studio.model import ObjectConcept, RelationConcept
 
     g = SceneGraph.from_dict({"objects": [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hallu_studio.app.context import AppContext
 from hallu_studio.app.id_lists import StoreOrder
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 
 
 def test_store_order_is_the_browse_order_of_everything(store):

@@ -189,7 +189,11 @@ def test_replica_lists_from_toml_env_and_model_spec_keep_the_score_key(tmp_path)
     assert from_env.llm.base_urls == from_toml.llm.base_urls
     one = Settings()
     one.llm.model, one.llm.base_url = "m", "http://127.0.0.1:8001/v1"
-    assert one.scoring_key("trihe") == from_toml.scoring_key("trihe") == from_env.scoring_key("trihe")
+    from hallu_studio.metrics.keys import current_config_keys
+
+    for s in (one, from_toml, from_env):
+        s.scoring.trihe_judge = "llm"
+    assert current_config_keys(one).keys == current_config_keys(from_toml).keys == current_config_keys(from_env).keys
     backend = make_backend("openai:m@http://127.0.0.1:8001/v1,http://127.0.0.1:8002/v1")
     assert backend.base_urls == from_toml.llm.base_urls
 

@@ -10,7 +10,7 @@ from hallu_studio.grounding import Scope
 from hallu_studio.judges.graph_judge import SceneGraphAlignmentJudge
 from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.halfscore import HalFscoreMetric, reference_concepts
-from hallu_studio.metrics.halfscore_graph import GraphConceptMatcher
+from hallu_studio.concept_matching import GraphConceptMatcher
 from hallu_studio.metrics.trihe import TriHEMetric, reference_from_concepts, reference_for
 from hallu_studio.model import (AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept, Sample,
                                 SceneGraph)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hallu_studio.app.overview_data import HEADLINES, benchmark_boards, rank_benchmark
-from hallu_studio.app.render.palette import display_name, model_colour, short_model_label
+from hallu_studio.studies.in_force import configs_in_force
+from hallu_studio.studies.ranking import HEADLINES, benchmark_boards, rank_benchmark
+from hallu_studio.presentation import display_name, model_colour, short_model_label
 
 XSS = "<img src=x onerror=window.__xss=1>"
 PROBES = [f"probe rate={r} mix=object+attribute+relation+count seed=0 [synthetic]" for r in (0, 0.1, 0.3, 0.5)]
@@ -105,7 +106,7 @@ def test_board_html_escapes_and_marks_partial_and_not_applicable():
 
 @pytest.fixture
 def synthetic(tmp_path):
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
     from hallu_studio.model import Run
     from hallu_studio.store import Store
 
@@ -121,7 +122,7 @@ def test_boards_from_a_store_count_responses_as_the_run_view(synthetic):
     from hallu_studio.store import Store
 
     with Store(synthetic) as store:
-        boards = benchmark_boards(store)
+        boards = benchmark_boards(store, configs_in_force(store))
         runs = {r["id"]: r["responses"] for r in store.list_runs()}
     assert len(boards) == 1
     assert {r.run_id: r.responses for r in boards[0].runs} == runs

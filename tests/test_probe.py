@@ -7,7 +7,7 @@ import pytest
 from hallu_studio.backends import make_backend
 from hallu_studio.backends.base import GenerationRequest
 from hallu_studio.backends.probe import ProbeBackend, ProbeOptions, describe
-from hallu_studio.backends.tiny import tiny_benchmark
+from tiny_models import tiny_benchmark
 from hallu_studio.model import ConceptSet
 
 

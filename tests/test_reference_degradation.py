@@ -5,7 +5,7 @@ import random
 from hallu_studio.lexicon.forms import plural
 from hallu_studio.lexicon.predicates import contrary_preposition
 from hallu_studio.model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
-from hallu_studio.studies.reference_degradation import ALL, KINDS, degrade, summary
+from reference_degradation import ALL, KINDS, degrade, summary
 
 
 def _span(text: str, word: str, start: int = 0) -> tuple[int, int]:

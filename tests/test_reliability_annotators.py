@@ -22,7 +22,7 @@ gradio_client = pytest.importorskip("gradio_client")
 from reliability_helpers import free_port
 
 from hallu_studio.app import AppContext, build_app
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.app.users import load_users_file
 from hallu_studio.store import Store
 

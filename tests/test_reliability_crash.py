@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from reliability_helpers import free_port, http_status
 
-from hallu_studio.app.synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
+from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
 from hallu_studio.backends import make_backend
 from hallu_studio.config import Settings
 from hallu_studio.metrics.registry import not_applicable_reason
@@ -204,8 +204,11 @@ def test_batch_size_is_not_part_of_the_scoring_configuration():
     # different config keys, so the restart scored everything again beside the killed run's scores.
     import dataclasses
 
+    from hallu_studio.metrics.keys import current_config_keys
+
     small, large = Settings(), Settings()
     small.scoring = dataclasses.replace(small.scoring, batch_size=1)
-    assert small.scoring_key("chair") == large.scoring_key("chair")
-    other = dataclasses.replace(large.scoring, halfscore_match_threshold=0.8)
-    assert dataclasses.replace(large, scoring=other).scoring_key("chair") != large.scoring_key("chair")
+    assert current_config_keys(small).keys == current_config_keys(large).keys
+    other = dataclasses.replace(large.scoring, chair_vocabulary="coco-80")
+    assert current_config_keys(dataclasses.replace(large, scoring=other)).get("chair") != \
+        current_config_keys(large).get("chair")

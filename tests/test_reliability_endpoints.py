@@ -20,7 +20,7 @@ from typing import Any
 from reliability_helpers import free_port
 
 from hallu_studio.backends import make_backend
-from hallu_studio.backends.tiny import tiny_benchmark
+from tiny_models import tiny_benchmark
 from hallu_studio.config import LLMSettings, ScoringSettings, Settings
 from hallu_studio.metrics.registry import not_applicable_reason
 from hallu_studio.pipelines.running import RunOptions, execute_run
@@ -103,7 +103,7 @@ def _yes(body: dict[str, Any]) -> str:
 
 
 def test_llm_judge_server_vanishes_mid_scoring_then_comes_back(tmp_path):
-    from hallu_studio.app.synthetic_store import fill_synthetic_store
+    from synthetic_store import fill_synthetic_store
 
     store = Store(tmp_path / "llm.duckdb")
     fill_synthetic_store(store, n_samples=6, models=("probe-a",))

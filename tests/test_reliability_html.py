@@ -90,7 +90,7 @@ def test_tab_tables_with_hostile_models_benchmarks_judges_and_annotators(hostile
     _clean("leaderboard", overview.leaderboard_html(ctx, None, False))
     _clean("leaderboard by domain", overview.leaderboard_html(ctx, None, True))
     _clean("settings", settings.settings_html(ctx))
-    _clean("configs", settings.configs_html(ctx, True))
+    _clean("configs", settings.configs_html(ctx))
     _clean("jobs", run.jobs_table(ctx))
     for key, page in study_compute.all_tables_html(ctx).items():
         _clean(f"study {key}", page)

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from hallu_studio.app import render
-from hallu_studio.app.overview_data import pivot_leaderboard
+from hallu_studio.studies.ranking import pivot_leaderboard
 from hallu_studio.app.render.graphs import concept_verdicts
 from hallu_studio.app.render.plots import (edit_vs_length_figure, emd_by_domain_figure, figure_png, fit_alpha,
                                            halr_figure, object_relation_figure)

@@ -8,9 +8,10 @@ import re
 
 import pytest
 
-from hallu_studio.app.overview_data import benchmark_boards
+from hallu_studio.studies.in_force import configs_in_force
+from hallu_studio.studies.ranking import benchmark_boards
 from hallu_studio.app.report import build_report, scene_graph_png, summary_line
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.model import SceneGraph
 from hallu_studio.store import Store
 
@@ -34,7 +35,7 @@ def test_the_report_opens_with_who_hallucinates_least_and_by_how_much(store):
     first = re.search(r"</h1>\s*<p class=\"hs-summary\">(.*?)</p>", page, re.S)
     assert first, "the summary is the first thing under the title"
     line = html.unescape(first.group(1))
-    boards = benchmark_boards(store)
+    boards = benchmark_boards(store, configs_in_force(store))
     ranked = [r for r in boards[0].runs if r.rank is not None]
     assert line.startswith("In short: ") and "hallucinates least on synthetic-ui" in line
     assert ranked[0].model.split("-")[0] in line and "for the next" in line

@@ -7,7 +7,7 @@ import pytest
 from hallu_studio import __version__
 from hallu_studio.backends import make_backend
 from hallu_studio.backends.base import GenerationResult
-from hallu_studio.backends.tiny import tiny_benchmark
+from tiny_models import tiny_benchmark
 from hallu_studio.model import Run
 from hallu_studio.pipelines.running import (
     RunOptions, derive_truncated_runs, execute_run, make_run, run_probe_suite, truncate_words, truncated_responses,

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from hallu_studio.backends.tiny import tiny_benchmark
+from tiny_models import tiny_benchmark
 from hallu_studio.store import Store
 
 

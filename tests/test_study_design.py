@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from hallu_studio import annotation
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.model import HumanEvent, ValidationError
 from hallu_studio.store import Store
 from hallu_studio.studies import collect

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hallu_studio.app import AppContext
-from hallu_studio.app.synthetic_store import fill_synthetic_store
+from synthetic_store import fill_synthetic_store
 from hallu_studio.app.tabs import browse
 from hallu_studio.app.view_names import MAX_VIEW_NAME, check_view_name
 from hallu_studio.model import ValidationError

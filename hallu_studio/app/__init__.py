@@ -1,8 +1,8 @@
 """The Gradio app: ``build_app(ctx)`` lays out the views; ``main()`` is ``python app.py``.
 
-Layers: ``render/`` (pure HTML / figure functions), ``inspection`` and ``overview_data``
-(store → panels / numbers), ``actions`` (who is acting → one ``annotation`` call),
-``tabs/`` (Gradio layout and wiring only).
+Layers: ``render/`` (pure HTML / figure functions), ``inspection`` (store → panels; the numbers and their
+ranking are ``studies.ranking`` and ``studies.in_force``'s), ``actions`` (who is acting → one ``annotation``
+call), ``tabs/`` (Gradio layout and wiring only).
 """
 
 from __future__ import annotations

@@ -1,29 +1,45 @@
-"""The metric columns the app shows, and which direction is worse for each."""
+"""The per-response metric columns Browse shows, read from each metric's spec (``MetricSpec.item``)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+
+from ..metrics.spec import MetricSpec, Number
 
 
 @dataclass(frozen=True)
 class MetricColumn:
-    key: str  # "metric.value_key" as in the store's browse query
-    title: str
-    higher_is_worse: bool
+    """One metric's per-response number as a column: ``key`` as the store's browse query names it."""
+
+    spec: MetricSpec
+    number: Number
+
+    @property
+    def key(self) -> str:
+        return self.spec.column(self.number)
+
+    @property
+    def title(self) -> str:
+        """The heading, named and pointed as the Overview names its numbers: "VISCON EMD ↓ (×100)"."""
+        return f"{self.spec.title(self.number)} {self.number.arrow} ({self.number.unit})"
+
+    @property
+    def higher_is_worse(self) -> bool:
+        return self.number.lower_is_better
 
 
-# Headline columns of Browse and the leaderboard, in display order.
-HEADLINE_COLUMNS: tuple[MetricColumn, ...] = (
-    MetricColumn("emd.total", "EMD", True),
-    MetricColumn("edit.per_word", "edits/word", True),
-    MetricColumn("trihe.hallucinated", "halluc. claims (Tri-HE)", True),
-    MetricColumn("halfscore.f", "HalF F", False),
-    MetricColumn("reefknot.hallucinated", "Reefknot halluc.", True),
-    MetricColumn("chair.chair_i_item", "CHAIR-i", True),
-)
-# Extra values the overview plots need.
-PLOT_COLUMNS: tuple[str, ...] = ("edit.distance", "edit.words", "trihe.n_triplets", "trihe.object", "trihe.relation")
-BY_KEY = {c.key: c for c in HEADLINE_COLUMNS}
+@functools.lru_cache(maxsize=1)
+def headline_columns() -> tuple[MetricColumn, ...]:
+    """Browse's metric columns in the registry's order: every metric whose spec has a per-response value."""
+    from ..metrics.registry import metric_specs
+
+    return tuple(MetricColumn(spec, spec.item) for spec in metric_specs() if spec.item is not None)
+
+
+def column_of(key: str) -> MetricColumn | None:
+    """The column named ``"metric.key"``, None for another key."""
+    return next((c for c in headline_columns() if c.key == key), None)
 
 
 # Browse opens on real failures: the responses with the most hallucinated claims first
@@ -41,8 +57,13 @@ def metric_of(key: str) -> str:
 
 
 def headline_keys() -> list[str]:
-    return [c.key for c in HEADLINE_COLUMNS]
+    return [c.key for c in headline_columns()]
+
+
+# The per-response values the Overview's plots read besides Browse's columns (``render.plots``).
+PLOT_COLUMNS: tuple[str, ...] = ("edit.distance", "edit.words", "trihe.n_triplets", "trihe.object", "trihe.relation")
 
 
 def all_keys() -> list[str]:
-    return headline_keys() + list(PLOT_COLUMNS)
+    """Browse's columns and the plots' values: what the Overview and the report read per response."""
+    return list(dict.fromkeys([*headline_keys(), *PLOT_COLUMNS]))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ..config import Settings
 from ..store import Store
+from ..studies.in_force import InForce, configs_in_force
 from .background import BackgroundWork
 from .id_lists import IdLists
 from .jobs import JobQueue
@@ -25,3 +26,7 @@ class AppContext:
     leaderboards: LeaderboardCache = field(default_factory=LeaderboardCache)  # derived, keyed by scores
     background: BackgroundWork = field(default_factory=BackgroundWork)  # the first start's demo scoring
     id_lists: IdLists = field(default_factory=IdLists)  # Browse filters' id lists, for Inspect's prev / next
+
+    def in_force(self) -> InForce:
+        """Each metric's configuration every view shows (``studies.in_force``) under the settings in force now."""
+        return configs_in_force(self.store, self.settings)

@@ -1,7 +1,8 @@
 """Everything Inspect shows for one response, rendered from the store (no Gradio here).
 
-``inspect_response(store, response_id)`` gathers the response, its sample, image,
-scores and the human events on it, and returns the HTML of each panel.
+``inspect_response(store, response_id, in_force)`` gathers the response, its sample, image,
+scores (each metric's under its configuration in force, ``studies.in_force``) and the human events on it,
+and returns the HTML of each panel.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from ..model import Score
 from ..store import Store
 from . import render
 from .render.concepts import object_names
-from .render.palette import claim_label, empty_note, esc, model_label
+from ..presentation import model_label, number
+from ..studies.in_force import InForce, configs_in_force
+from .columns import headline_columns
+from .render.palette import claim_label, empty_note, esc
 
 
 @dataclass
@@ -35,23 +39,45 @@ class InspectPanels:
     edit_choices: list[str]
 
 
-def _first(scores: list[Score], metric: str) -> Score | None:
-    found = [s for s in scores if s.metric == metric]
-    return found[-1] if found else None
+def _in_force(scores: list[Score], metric: str, in_force: InForce) -> Score | None:
+    """The response's score of ``metric`` under its configuration in force (None: not scored under it)."""
+    return next((s for s in scores if s.metric == metric and s.config_key == in_force.key(metric)), None)
 
 
-def _header(store: Store, response_id: str, sample: Any, run: Any) -> str:
+def scores_line(scores: list[Score], in_force: InForce) -> str:
+    """The response's per-response numbers (Browse's columns) under the configurations in force, one line, and which
+    configuration is shown where it is not the current settings'."""
+    parts, notes = [], []
+    for column in headline_columns():
+        score = _in_force(scores, column.spec.name, in_force)
+        if score is None:
+            continue
+        value = column.number.of(score.values)
+        parts.append(f'<span class="hs-score" data-column="{esc(column.key)}" title="{esc(column.number.meaning)}">'
+                     f'{esc(column.title)} <b>{esc(number(value))}</b></span>')
+        note = in_force.shown[column.spec.name].note
+        if note:
+            notes.append(note)
+    if not parts:
+        return ""
+    extra = f'<br><span class="hs-config-note">{esc("; ".join(notes))}</span>' if notes else ""
+    return f'<p class="hs-scores">{" · ".join(parts)}{extra}</p>'
+
+
+def _header(store: Store, response_id: str, sample: Any, run: Any, scores: str) -> str:
     model = esc(model_label(run.model, run.synthetic) if run is not None else "unknown run")
     question = f"<p><b>question:</b> {esc(sample.question)}</p>" if sample.question else ""
     options = f"<p><b>options:</b> {esc(' / '.join(sample.options))}</p>" if sample.options else ""
     answer = f"<p><b>gold answer:</b> {esc(sample.answer)}</p>" if sample.answer else ""
     return (f'<div class="hs-header"><p><b>{model}</b> on <code>{esc(sample.id)}</code> · benchmark '
             f'{esc(sample.benchmark)} · task {esc(sample.task)} · domain {esc(sample.domain)} · '
-            f'<code class="hs-response-id">{esc(response_id)}</code></p>{question}{options}{answer}</div>')
+            f'<code class="hs-response-id">{esc(response_id)}</code></p>{question}{options}{answer}{scores}</div>')
 
 
-def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True) -> InspectPanels:
-    """All Inspect panels for one response; a clear error names a response that is not there."""
+def inspect_response(store: Store, response_id: str, in_force: InForce | None = None, *,
+                     with_graphs: bool = True) -> InspectPanels:
+    """All Inspect panels for one response, each metric's from its score under its configuration in force
+    (``in_force``; default: the default settings'); a clear error names a response that is not there."""
     response = store.get_response(response_id)
     if response is None:
         raise KeyError(f"response {response_id!r} is not in the store")
@@ -61,22 +87,25 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
     run = store.get_run(response.run_id)
     scores = store.get_scores(response_id)
     events = store.list_events(response_id=response_id)
+    in_force = in_force if in_force is not None else configs_in_force(store)
 
     image = store.get_image(sample.image_sha256) if sample.image_sha256 else None
     image_html = render.image_html(image[0] if image else None, image[1] if image else None, alt=sample.image_key,
                                    missing_reason=None if sample.image_sha256 else f"{sample.image_key} was not found")
 
-    concepts_score, trihe_scores = _first(scores, "concepts"), [s for s in scores if s.metric == "trihe"]
-    halfscore, emd, edit, reef = (_first(scores, m) for m in ("halfscore", "emd", "edit", "reefknot"))
+    concepts_score, trihe = _in_force(scores, "concepts", in_force), _in_force(scores, "trihe", in_force)
+    halfscore, emd, edit, reef = (_in_force(scores, m, in_force) for m in ("halfscore", "emd", "edit", "reefknot"))
+    # Every Tri-HE configuration's verdicts side by side (two judges, say), the one in force first.
+    trihe_scores = sorted((s for s in scores if s.metric == "trihe"), key=lambda s: s is not trihe)
     concepts = (concepts_score.evidence.get("concepts") if concepts_score else None) or {}
-    trihe_ev = trihe_scores[-1].evidence if trihe_scores else None
+    trihe_ev = trihe.evidence if trihe else None
     hallucinated = object_names(halfscore.evidence.get("hallucinated") or []) if halfscore else set()
     supported = object_names(m[0] for m in halfscore.evidence.get("matched") or [] if m) if halfscore else set()
     marks = render.response_spans(concepts, trihe_ev, hallucinated, supported)
 
     corrections = {index: v["verdict"] for (rid, _ann, index), v in current_corrections(events).items()}
     # A DCI sample's claims were judged against its dense caption's concepts, not a scene graph: the label says so.
-    judges = [(f"{s.evidence.get('judge', '?')} ({s.config_key[:6]})"
+    judges = [(f"{s.evidence.get('judge', '?')} ({in_force.label('trihe', s.config_key)})"
                + (" vs the reference caption" if s.evidence.get("reference") == CAPTION_SOURCE else ""),
                s.evidence) for s in trihe_scores]
     triplets = (trihe_ev or {}).get("triplets") or []
@@ -102,7 +131,7 @@ def inspect_response(store: Store, response_id: str, *, with_graphs: bool = True
         ref_graph = resp_graph = ""
     return InspectPanels(
         response_id=response_id,
-        header=_header(store, response_id, sample, run),
+        header=_header(store, response_id, sample, run, scores_line(scores, in_force)),
         image=image_html,
         reference_graph=ref_graph,
         response_graph=resp_graph,
@@ -136,11 +165,13 @@ class AnnotationItem:
     edit_choices: list[str]
 
 
-def annotation_item(store: Store, response_id: str, *, blind: bool = True) -> AnnotationItem:
+def annotation_item(store: Store, response_id: str, *, blind: bool = True,
+                    in_force: InForce | None = None) -> AnnotationItem:
     """The item as an annotator sees it. ``blind`` (the default for ratings) leaves out the model's name, the
-    verdict colours in the text, the judged triplets, the edit diff and every score."""
+    verdict colours in the text, the judged triplets, the edit diff and every score; not blind, the scores are
+    those ``in_force`` (``inspect_response``)."""
     if not blind:
-        p = inspect_response(store, response_id, with_graphs=False)
+        p = inspect_response(store, response_id, in_force, with_graphs=False)
         return AnnotationItem(response_id, p.header, p.image, p.response_text, p.triplets + p.edit,
                               p.triplet_choices, p.edit_choices)
     response = store.get_response(response_id)

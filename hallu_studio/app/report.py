@@ -15,17 +15,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ASSETS_DIR
-from .columns import all_keys
+from ..studies.in_force import InForce, configs_in_force
+from ..studies.ranking import benchmark_boards
+from .columns import all_keys, column_of
 from .inspection import inspect_response
-from .overview_data import benchmark_boards
 from .render.leaderboard import LEADERBOARD_CSS, board_html, model_cell
-from .render.palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, display_name, esc
+from ..presentation import display_name, number
+from .render.palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, esc
 from .render.plots import figure_png, figures_html
 
 if TYPE_CHECKING:
     from ..model import SceneGraph
     from ..store import Store
-    from .overview_data import BenchmarkBoard
+    from ..studies.ranking import BenchmarkBoard
 
 # Nothing may be fetched: images and plots are data URIs, styles are inline, scripts are absent.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -48,9 +50,8 @@ h1 { font-size: 1.5em; margin: 0 0 4px 0; } h2 { font-size: 1.25em; margin: 22px
 code { font-size: 0.9em; }
 """
 
-# The failure order: the first of these columns a benchmark has values in (worst = highest).
-_FAILURE_ORDER = (("trihe.hallucinated", "hallucinated Tri-HE claims"), ("emd.total", "EMD ×100"),
-                  ("reefknot.hallucinated", "Reefknot: hallucinated answer"), ("chair.chair_i_item", "CHAIRi"))
+# The failure order: the first of these Browse columns a benchmark has values in (worst = highest).
+_FAILURE_ORDER = ("trihe.hallucinated", "emd.total", "reefknot.hallucinated", "chair.chair_i_item")
 
 
 def scene_graph_png(graph: "SceneGraph", max_objects: int = 40) -> bytes | None:
@@ -135,10 +136,12 @@ def _png_img(data: bytes | None, alt: str) -> str:
     return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}"/>'
 
 
-def worst_failures(store: "Store", benchmark: str, limit: int = 6) -> tuple[str, list[dict[str, Any]]]:
-    """The benchmark's worst responses (distinct samples) on the first failure measure it has, and its name."""
-    for column, what in _FAILURE_ORDER:
-        rows = store.browse_responses({"benchmarks": [benchmark]}, all_keys(),
+def worst_failures(store: "Store", benchmark: str, in_force: InForce, limit: int = 6
+                   ) -> tuple[str, list[dict[str, Any]]]:
+    """The benchmark's worst responses (distinct samples) on the first failure measure it has, and that measure's
+    column ("trihe.hallucinated"; "" when none has a failure)."""
+    for column in _FAILURE_ORDER:
+        rows = store.browse_responses({"benchmarks": [benchmark]}, all_keys(), configs=in_force.keys(),
                                       sort=column, descending=True, limit=limit * 40)
         rows = [r for r in rows if r.get(column) is not None and r[column] > 0]
         if rows:
@@ -153,14 +156,14 @@ def worst_failures(store: "Store", benchmark: str, limit: int = 6) -> tuple[str,
                 scenes.add(scene)
                 per_model[r["model"]] += 1
                 picked.append(r)
-            return what, picked[:limit]
+            return column, picked[:limit]
     return "", []
 
 
-def _judged_claims(store: "Store", response_id: str, limit: int = 8) -> str:
-    """The response's claims the Tri-HE judge did not support (the evidence in full is in the app's Inspect)."""
-    scores = store.get_scores(response_id, "trihe")
-    triplets = (scores[-1].evidence.get("triplets") or []) if scores else []
+def _judged_claims(store: "Store", response_id: str, in_force: InForce, limit: int = 8) -> str:
+    """The response's claims the Tri-HE judge in force did not support (the evidence in full is in Inspect)."""
+    score = next((s for s in store.get_scores(response_id, "trihe") if s.config_key == in_force.key("trihe")), None)
+    triplets = (score.evidence.get("triplets") or []) if score else []
     bad = [t for t in triplets if t.get("verdict") != "supported"]
     if not bad:
         return ""
@@ -175,16 +178,15 @@ def _judged_claims(store: "Store", response_id: str, limit: int = 8) -> str:
             f'<ul class="hs-claims">{items}{more}</ul>')
 
 
-def _failure_html(store: "Store", row: dict[str, Any], column_name: str, value: Any) -> str:
-    panels = inspect_response(store, row["id"], with_graphs=False)
+def _failure_html(store: "Store", row: dict[str, Any], column_name: str, value: Any, in_force: InForce) -> str:
+    panels = inspect_response(store, row["id"], in_force, with_graphs=False)
     sample = store.get_sample(row["sample_id"])
     graph = _png_img(scene_graph_png(sample.scene_graph), "reference scene graph") if sample else ""
-    number = f"{value:.3g}" if isinstance(value, float) else str(value)
     return (f'<article class="hs-fail"><div>{panels.image}</div>'
             f'<div><h4>{model_cell(row["model"], bool(row["synthetic"]))}</h4>'
-            f'<p class="hs-why">{esc(column_name)}: {esc(number)}</p>{panels.header}{panels.response_text}</div>'
+            f'<p class="hs-why">{esc(column_name)}: {esc(number(value))}</p>{panels.header}{panels.response_text}</div>'
             f'<div class="hs-graph"><div><h4>reference scene graph</h4>{graph or "<p>none stored</p>"}</div>'
-            f'<div>{_judged_claims(store, row["id"])}</div></div></article>')
+            f'<div>{_judged_claims(store, row["id"], in_force)}</div></div></article>')
 
 
 # What the colours of a failure card mean (the app says it on hover; a shared file cannot).
@@ -194,10 +196,6 @@ FAILURE_LEGEND = ('<p class="hs-meta">In each response, the claims the Tri-HE ju
                   'guess; objects alone are marked by HalFscore the same way. Beside the reference scene graph, '
                   'the claims the judge did not support, named for what they are about (object, relation, '
                   'attribute, count).</p>')
-
-
-def _fmt(x: float) -> str:
-    return f"{0.0 if abs(x) < 1e-9 else x:.3g}"
 
 
 def summary_line(boards: "list[BenchmarkBoard]") -> str:
@@ -214,20 +212,20 @@ def summary_line(boards: "list[BenchmarkBoard]") -> str:
         best = ranked[0]
         cell = best.cells[h.column]
         text = (f"{display_name(best.model)} hallucinates least on {board.benchmark}: {h.family} {h.name} "
-                f"{_fmt(cell.value)} {h.unit}")
+                f"{number(cell.value)} {h.unit}")
         if cell.low is not None and cell.high is not None:
-            text += f" (95% CI {_fmt(cell.low)}–{_fmt(cell.high)})"
+            text += f" (95% CI {number(cell.low)}–{number(cell.high)})"
         if len(ranked) > 1:
             second, worst = ranked[1], ranked[-1]
             other = second.cells[h.column]
             gap = abs(other.value - cell.value)
-            text += (f", against {_fmt(other.value)} for the next, {display_name(second.model)} "
-                     f"({_fmt(gap)} {'lower' if h.lower_is_better else 'higher'}")
+            text += (f", against {number(other.value)} for the next, {display_name(second.model)} "
+                     f"({number(gap)} {'lower' if h.lower_is_better else 'higher'}")
             overlap = None not in (cell.low, cell.high, other.low, other.high) and \
                 max(cell.low, other.low) <= min(cell.high, other.high)
             text += ", though their intervals overlap)" if overlap else ")"
             if worst is not second:
-                text += (f", and {_fmt(worst.cells[h.column].value)} for {display_name(worst.model)}, which "
+                text += (f", and {number(worst.cells[h.column].value)} for {display_name(worst.model)}, which "
                          "hallucinates most")
         if all(r.synthetic for r in ranked):
             text += " (synthetic probe models, not real LVLMs)"
@@ -239,17 +237,21 @@ def summary_line(boards: "list[BenchmarkBoard]") -> str:
     return "In short: " + "; ".join(parts) + "."
 
 
-def build_report(store: "Store", benchmark: str | None = None, failures: int = 6) -> str:
-    """The report as one HTML document (a string)."""
+def build_report(store: "Store", benchmark: str | None = None, failures: int = 6,
+                 in_force: InForce | None = None) -> str:
+    """The report as one HTML document (a string), of the configurations ``in_force`` (default: the default
+    settings')."""
+    in_force = in_force if in_force is not None else configs_in_force(store)
     counts = store.counts()
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = []
-    boards = benchmark_boards(store, benchmark)
+    boards = benchmark_boards(store, in_force, benchmark)
     for board in boards:
-        rows = store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000)
-        what, worst = worst_failures(store, board.benchmark, failures)
-        column = next((c for c, w in _FAILURE_ORDER if w == what), None)
-        cards = "".join(_failure_html(store, r, what, r.get(column)) for r in worst) if worst else (
+        rows = store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000,
+                                      configs=in_force.keys())
+        column, worst = worst_failures(store, board.benchmark, in_force, failures)
+        what = column_of(column).title if column_of(column) else ""  # type: ignore[union-attr]
+        cards = "".join(_failure_html(store, r, what, r.get(column), in_force) for r in worst) if worst else (
             "<p>no failures found (nothing scored, or nothing hallucinated)</p>")
         sections.append(f"{board_html(board, static=True)}{figures_html(rows)}"
                         f"<h3>Worst failures, by {esc(what or 'failure measure')}</h3>{FAILURE_LEGEND}{cards}")
@@ -269,12 +271,13 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
             f"{body}</body></html>")
 
 
-def write_report(store: "Store", path: str | Path, benchmark: str | None = None) -> Path:
+def write_report(store: "Store", path: str | Path, benchmark: str | None = None,
+                 in_force: InForce | None = None) -> Path:
     """Write the report to ``path`` (parents created); returns the path."""
     if benchmark and benchmark not in {b.name for b in store.benchmark_infos()}:
         known = ", ".join(b.name for b in store.benchmark_infos()) or "none"
         raise ValueError(f"no benchmark {benchmark!r} in the store (benchmarks: {known})")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(store, benchmark), encoding="utf-8")
+    out.write_text(build_report(store, benchmark, in_force=in_force), encoding="utf-8")
     return out

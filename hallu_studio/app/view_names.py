@@ -23,7 +23,7 @@ def check_view_name(name: str | None) -> str:
     >>> check_view_name("![x](http://evil.example/a.png)")
     Traceback (most recent call last):
     ...
-    hallu_studio.model.ValidationError: a saved view's name is 1–64 letters, digits, spaces and - _ . , ( ); '!' is not allowed
+    hallu_studio.model.base.ValidationError: a saved view's name is 1–64 letters, digits, spaces and - _ . , ( ); '!' is not allowed
     """
     text = (name or "").strip()
     if not text:

@@ -25,7 +25,8 @@ from urllib.parse import urlparse
 
 import httpx
 
-from ..llm.dispatch import (CHARS_PER_TOKEN, Dispatcher, GaveUp, Overloaded, ReplicaDown, Retryable, parse_base_urls,
+from ..config import parse_base_urls
+from ..llm.dispatch import (CHARS_PER_TOKEN, Dispatcher, GaveUp, Overloaded, ReplicaDown, Retryable,
                             request_timeout, shared_dispatcher)
 from .base import GenerationRequest, GenerationResult
 

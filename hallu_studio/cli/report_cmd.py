@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_db_option, check_benchmark, open_store_for_reading
+from .common import add_db_option, check_benchmark, open_store_for_reading, settings_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,9 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..app.report import write_report
+    from ..studies.in_force import configs_in_force
 
+    settings = settings_from(args)
     with open_store_for_reading(args) as store:  # a report only reads, also while the app holds the store
         check_benchmark(store, args.benchmark)
-        out = write_report(store, args.output, args.benchmark)
+        in_force = configs_in_force(store, settings)  # the settings' configuration of each metric, as the app's
+        out = write_report(store, args.output, args.benchmark, in_force)
+        for note in in_force.notes():
+            print(f"note: {note}", file=sys.stderr)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB); it opens offline in any browser", file=sys.stderr)
     return 0

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
 from ..model import APP_SOURCE
 from ..names import unknown_name
+from ..presentation import number, with_interval
 from ..store import Store
 from .common import add_db_option, check_benchmark, check_metrics, open_store, open_store_for_reading, split_names
 from .output import add_format_option, columns_of, write_records
@@ -44,14 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="imported studies: do not run the Tri-HE judge on labelled facts")
     add_format_option(p)
     p.set_defaults(func=run)
-
-
-def _f(x: Any, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
-def _ci(value: float, low: float, high: float) -> str:
-    return f"{_f(value)} [{_f(low)}, {_f(high)}]"
 
 
 def run_one_analysis(args: argparse.Namespace) -> int:
@@ -171,26 +163,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {'metric':<12} {'value':<10} {'config':<17} {'n':>5}  {'pearson':<24} {'spearman':<24} "
               f"{'kendall':<24}")
         for r in table:
-            cells = [_ci(r[m], r[f"{m}_low"], r[f"{m}_high"]) for m in ("pearson", "spearman", "kendall")]
+            cells = [with_interval(r[m], r[f"{m}_low"], r[f"{m}_high"]) for m in ("pearson", "spearman", "kendall")]
             print(f"  {r['metric']:<12} {r['value']:<10} {r['config_key']:<17} {int(r['n']):>5}  "
                   + " ".join(f"{c:<24}" for c in cells))
             print("  " + " " * 12 + " " + row_notes(r))
-    print(f"Krippendorff's alpha ({agreement['level']}): {_f(agreement['alpha'])} "
+    print(f"Krippendorff's alpha ({agreement['level']}): {number(agreement['alpha'])} "
           f"({agreement['annotators']} annotators, {agreement['items_rated_twice']} of {agreement['items']} "
           "items rated by two or more)")
     if judges:
         print("Tri-HE judges against human triplet corrections")
         for name, acc in sorted(judges.items()):
-            print(f"  {name:<40} n={acc.n:<5} accuracy {_f(acc.accuracy)}  hallucinated-or-not "
-                  f"{_f(acc.binary_accuracy)}  kappa {_f(acc.kappa)}")
+            print(f"  {name:<40} n={acc.n:<5} accuracy {number(acc.accuracy)}  hallucinated-or-not "
+                  f"{number(acc.binary_accuracy)}  kappa {number(acc.kappa)}")
     if probes:
         print("Probe detection (synthetic runs: injected hallucinations with known spans)")
         print(f"  {'metric':<12} {'config':<17} {'responses':>9} {'detected':>14} {'false alarms':>16} "
               f"{'spearman vs rate':>17}")
         for row in probes:
             print(f"  {row.metric:<12} {row.config_key:<17} {row.responses:>9} "
-                  f"{_f(row.detection_rate):>6} of {row.injected:<5} "
-                  f"{_f(row.false_alarm_rate):>6} of {row.stated:<7} {_f(row.spearman_with_injected_share):>17}")
+                  f"{number(row.detection_rate):>6} of {row.injected:<5} "
+                  f"{number(row.false_alarm_rate):>6} of {row.stated:<7} {number(row.spearman_with_injected_share):>17}")
     for report in reports:
         print_human_agreement(report)
     return 0
@@ -221,16 +213,16 @@ def print_human_agreement(report: Any) -> None:
         print(f"  {'score':<22} {'config':<17} {'n':>5}  {'auroc':<22} {'ap':<22} {'prevalence':>10}")
         for r in report.binary:
             print(f"  {r['score']:<22} {r['config_key']:<17} {r['n']:>5}  "
-                  f"{_ci(r['auroc'], r['auroc_low'], r['auroc_high']):<22} {_ci(r['ap'], r['ap_low'], r['ap_high']):<22} "
-                  f"{_f(r['prevalence']):>10}")
+                  f"{with_interval(r['auroc'], r['auroc_low'], r['auroc_high']):<22} {with_interval(r['ap'], r['ap_low'], r['ap_high']):<22} "
+                  f"{number(r['prevalence']):>10}")
     for target in dict.fromkeys(r["human"] for r in report.rank):
         print(f"  Rank correlation with {target} (higher = less hallucination: agreeing scores correlate "
               "negatively)")
         print(f"  {'score':<22} {'config':<17} {'n':>5}  {'spearman':<24} {'kendall':<24}")
         for r in (r for r in report.rank if r["human"] == target):
             print(f"  {r['score']:<22} {r['config_key']:<17} {r['n']:>5}  "
-                  f"{_ci(r['spearman'], r['spearman_low'], r['spearman_high']):<24} "
-                  f"{_ci(r['kendall'], r['kendall_low'], r['kendall_high']):<24}")
+                  f"{with_interval(r['spearman'], r['spearman_low'], r['spearman_high']):<24} "
+                  f"{with_interval(r['kendall'], r['kendall_low'], r['kendall_high']):<24}")
     if report.spans:
         print("  Flagged spans against the spans people marked (precision: flagged spans overlapping a marked one; "
               "recall: marked spans overlapped)")
@@ -238,22 +230,22 @@ def print_human_agreement(report: Any) -> None:
               f"{'recall':<22} {'of marked':>9}")
         for r in report.spans:
             print(f"  {r['metric']:<12} {r['config_key']:<17} {r['responses']:>9}  "
-                  f"{_ci(r['precision'], r['precision_low'], r['precision_high']):<22} {r['flagged']:>10}  "
-                  f"{_ci(r['recall'], r['recall_low'], r['recall_high']):<22} {r['marked']:>9}")
+                  f"{with_interval(r['precision'], r['precision_low'], r['precision_high']):<22} {r['flagged']:>10}  "
+                  f"{with_interval(r['recall'], r['recall_low'], r['recall_high']):<22} {r['marked']:>9}")
     if report.facts:
         print("  Judges on labelled facts (balanced accuracy on the facts each settles; the rest: coverage)")
         for r in report.facts:
             name = r["metric"] if r["judge"] == r["metric"] else f"{r['metric']} ({r['judge']})"
             print(f"  {name + '@' + r['config_key']:<36} {r['facts']} facts, settled "
                   f"{r['settled']}: coverage "
-                  f"{_ci(r['coverage'], r['coverage_low'], r['coverage_high'])}, balanced accuracy "
-                  f"{_ci(r['balanced_accuracy'], r['balanced_accuracy_low'], r['balanced_accuracy_high'])}")
+                  f"{with_interval(r['coverage'], r['coverage_low'], r['coverage_high'])}, balanced accuracy "
+                  f"{with_interval(r['balanced_accuracy'], r['balanced_accuracy_low'], r['balanced_accuracy_high'])}")
     if report.groups:
         print("  Mean score by group")
         print(f"  {'score':<22} {'config':<17} {'group':<14} {'n':>5}  {'mean':<26}")
         for r in report.groups:
             print(f"  {r['score']:<22} {r['config_key']:<17} {r['group']:<14} {r['n']:>5}  "
-                  f"{_ci(r['mean'], r['mean_low'], r['mean_high']):<26}")
+                  f"{with_interval(r['mean'], r['mean_low'], r['mean_high']):<26}")
     for note in report.notes:
         print(f"  note: {note}")
 

@@ -63,25 +63,22 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
-from ..lexicon.forms import count_of, normalize_name
-from ..lexicon.nouns import (is_abstract_noun, is_activity_noun, is_adjective_only, is_colour_noun, is_compound_noun,
-                             is_noun_only, is_visual_noun, names_other_kind)
 from ..lexicon.attributes import attribute_family
-from ..lexicon.words import (COLORS, FRAMING_NOUNS, HEDGE_WORDS, INFERENCE_PREDICATES, MATERIALS, NON_ATTRIBUTES,
-                             NON_PREDICATES, POSITION_ADJECTIVES, PRONOUNS, QUANTIFIER_NOUNS, RELATIVE_PRONOUNS,
-                             SCENE_SUBJECT)
-from ..model import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
-from .spacy_pipeline import load_english, loaded_model_name
+from ..lexicon.nouns import is_colour_noun
+from ..lexicon.words import NON_ATTRIBUTES, NON_PREDICATES, RELATIVE_PRONOUNS
+from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
+from .spacy_pipeline import installed_model_name, load_english, loaded_model_name
+from .token_rules import (NOUN_SLOTS, PLACE_NOUNS, Mention, char_span, compound_tail, compound_tokens, conjuncts,
+                          count_concepts, dedupe, describes, drop_negated, has_prep_object, is_activity,
+                          is_claim_end, is_hedged, is_inference, is_thing, lexical_compound, object_name, qualifiers,
+                          scene_claim_relations)
 from .tree_repairs import repair_tree
 
 # Bump when the rules below change: extracted concepts (and the scores built on them) change too.
 RULES_VERSION = "12"
 COPULAS = frozenset({"be", "seem", "appear", "look", "remain", "become"})
-DESCRIPTIVE_NOUNS = COLORS | MATERIALS
-NOUN_SLOTS = frozenset({"attr", "dobj", "pobj", "nsubj", "nsubjpass", "appos", "conj"})
 
 
 class _PreParsed:
@@ -104,127 +101,6 @@ def _sng_parse(doc: Any) -> dict[str, Any]:
     parser = backend.__new__(backend)  # skip __init__: it would load a second spaCy model
     parser.nlp = _PreParsed(doc)
     return parser.parse(doc.text)
-
-
-@dataclass
-class _Mention:
-    root: int  # token index of the head noun
-    name: str
-    span: tuple[int, int]
-    hedged: bool = False
-    # False for a noun that is no object but may end a claim: an activity ("engaged in surfing") or
-    # an inferred notion ("used for transportation").
-    listed: bool = True
-    aliases: tuple[int, ...] = ()  # other token indices standing for it ("hanging" in "a mat hanging")
-    tail: int | None = None  # the head noun spaCy hung on the name's first word ("hydrant" in "a fire hydrant")
-
-
-def _char_span(tokens: Iterable[Any]) -> tuple[int, int]:
-    toks = list(tokens)
-    return (min(t.idx for t in toks), max(t.idx + len(t.text) for t in toks))
-
-
-def _compound_tokens(root: Any) -> list[Any]:
-    """The compound modifiers left of a head noun, outermost first ("living room table")."""
-    out: list[Any] = []
-    for child in root.lefts:
-        if (child.dep_ == "compound" and child.is_alpha and not _describes(child)) or _lexical_compound(child):
-            out.extend(_compound_tokens(child))
-            out.append(child)
-    return out
-
-
-def _lexical_compound(modifier: Any) -> bool:
-    """A modifier spaCy's small model tagged as an adjective that is the first word of a noun:
-
-    * a word WordNet knows only as a noun ("oven" in "an oven mitt", "dish" in "a dish rack");
-    * a word that forms one noun WordNet lists with the head right after it, where that noun is no kind of the
-      head ("hot dog", "remote control", "light bulb": ``names_other_kind``) or the word is a gerund or noun
-      ("living room", "walking stick", "retaining wall").
-
-    A word that names a kind of the head stays an attribute ("polar bear", "electric guitar"), as do the words
-    of the lexicon's attribute families ("red wine", "old man", "wooden spoon"), positions ("right hand", "left
-    wing"), participles ("fried egg", "painted leaves") and comparatives or superlatives ("a lower level")."""
-    if modifier.dep_ != "amod" or not modifier.is_alpha or modifier.tag_ in ("JJR", "JJS", "RBR", "RBS") or \
-            attribute_family(modifier.lower_) is not None:
-        return False
-    if modifier.tag_ == "JJ" and is_noun_only(modifier.lower_):
-        return True
-    head = modifier.head
-    # A participle describes ("painted leaves", "fried egg"); a position places ("left wing", "front end").
-    if modifier.i + 1 != head.i or head.pos_ != "NOUN" or modifier.tag_ in ("VBN", "VBD") or \
-            modifier.lower_ in POSITION_ADJECTIVES:
-        return False
-    word, name = modifier.lower_, head.lemma_.lower() or head.lower_
-    return is_compound_noun(word, name) and (modifier.tag_ in ("NN", "NNS", "VBG") or word.endswith("ing")
-                                             or names_other_kind(word, name))
-
-
-# How spaCy's small model hangs the head noun of a compound on its first word after "and" ("a kite and a fire
-# hydrant": "fire" is the conjunct, "hydrant" its amod).
-_TAIL_DEPS = frozenset({"amod", "compound", "nmod", "npadvmod", "dep"})
-
-
-def compound_tail(root: Any) -> Any | None:
-    """The noun right after ``root`` that is the real head of its name, where the parse made ``root`` the head:
-    a noun hung on it as a modifier ("fire" <- "hydrant"), or any word WordNet says forms one noun with it
-    whatever its tag ("a trash can are": "can" read as an auxiliary). None for a noun standing on its own."""
-    if root.pos_ != "NOUN" or _describes(root) or root.i + 1 >= len(root.doc):
-        return None
-    tail = root.doc[root.i + 1]
-    if not tail.is_alpha or any(c.dep_ == "det" for c in tail.children) or any(t.i != root.i for t in tail.lefts):
-        return None
-    if tail.head.i == root.i and tail.dep_ in _TAIL_DEPS and tail.tag_ in ("NN", "NNS"):
-        return tail
-    # A participle is never the second word of a noun ("a dog staring": spaCy's lemma "star" makes "dog star").
-    if tail.tag_ in ("VBG", "VBN", "VBD"):
-        return None
-    if root.head.i == tail.i:
-        # "The trash can is white", "A trash can beside a bench": "trash" read as the subject of "can" (a modal
-        # in the subject's slot, or the root).
-        if root.dep_ != "nsubj" or not (tail.dep_ in NOUN_SLOTS or (tail.dep_ == "ROOT" and tail.pos_ == "NOUN")):
-            return None
-    elif tail.head.i == tail.i:
-        return None
-    return tail if is_compound_noun(root.lower_, tail.lemma_ or tail.lower_) else None
-
-
-def _describes(compound: Any) -> bool:
-    """A compound modifier that describes rather than names: "plastic table", "spiky hair"."""
-    # A lower-case word tagged as a proper noun is no name ("a grassy hill" after a verb read as a noun).
-    return compound.lower_ in DESCRIPTIVE_NOUNS or ((compound.pos_ != "PROPN" or compound.is_lower) and
-                                                    is_adjective_only(compound.lower_))
-
-
-def object_name(root: Any, tail: Any | None = None) -> str:
-    """The object's name: compound modifiers and the head (and the head's ``compound_tail``), through the
-    lexicon's normaliser ("tennis rackets" -> "tennis racket", "storage silos" -> "storage silo", "glasses"
-    stays)."""
-    parts = [t.lower_ for t in _compound_tokens(root)] + [root.lower_] + ([tail.lower_] if tail is not None else [])
-    if root.pos_ == "PROPN":  # "United States", "Olympic Games": a name, not a plural
-        return " ".join(parts)
-    return normalize_name(" ".join(parts)) or root.lower_
-
-
-def _conjuncts(token: Any) -> list[Any]:
-    """The token and the words joined to it by "and" / "or" (recursively)."""
-    out = [token]
-    for child in token.children:
-        if child.dep_ == "conj":
-            out.extend(_conjuncts(child))
-    return out
-
-
-def _is_hedged(token: Any) -> bool:
-    """An appositive marked as a guess, or an alternative joined to one."""
-    node = token
-    while node.dep_ == "conj" and node.head is not node:
-        node = node.head
-    if node.dep_ != "appos":
-        return False
-    window = [t.lower_ for t in node.doc[max(node.left_edge.i - 1, 0):node.i]]
-    return any(c.dep_ == "advmod" and c.lower_ in HEDGE_WORDS for c in node.children) or \
-        any(w in HEDGE_WORDS for w in window)
 
 
 class ParserExtractor:
@@ -250,7 +126,9 @@ class ParserExtractor:
         return self._nlp
 
     def config(self) -> dict[str, Any]:
-        return {"extractor": self.name, "spacy_model": loaded_model_name(self.nlp), "rules": RULES_VERSION}
+        # The installed model's name, read without loading spaCy while the parser has not been used yet.
+        name = loaded_model_name(self._nlp) if self._nlp is not None else installed_model_name(self.model)
+        return {"extractor": self.name, "spacy_model": name or loaded_model_name(self.nlp), "rules": RULES_VERSION}
 
     def extract(self, texts: Sequence[str]) -> list[ConceptSet]:
         for i, text in enumerate(texts):
@@ -282,7 +160,7 @@ class ParserExtractor:
         repair_tree(doc)
         graph = _sng_parse(doc)
         mentions = self._mentions(doc, graph)
-        scene_claims = _scene_claims(doc)
+        scene_claims = scene_claim_relations(doc)
         # "it might be early fall": the fall is what the picture is claimed to show, not a thing in it.
         claimed = {i for i, _ in scene_claims}
         for m in mentions:
@@ -291,14 +169,14 @@ class ParserExtractor:
         things = {i: m for i, m in by_root.items() if m.listed}
         attributes = self._attributes(doc, things)
         relations = self._relations(doc, graph, by_root) + [c for _, c in scene_claims]
-        return _dedupe(
+        return dedupe(
             [ObjectConcept(m.name, m.span) for m in mentions if m.listed],
             attributes,
             relations,
-            _counts(doc, [m for m in mentions if m.listed]),
+            count_concepts(doc, [m for m in mentions if m.listed]),
         )
 
-    def _mentions(self, doc: Any, graph: dict[str, Any]) -> list[_Mention]:
+    def _mentions(self, doc: Any, graph: dict[str, Any]) -> list[Mention]:
         roots: list[Any] = []
         for ent in graph["entities"]:
             start, end = ent["span_bounds"]
@@ -306,7 +184,7 @@ class ParserExtractor:
         # spaCy's small model tags some nouns after "or" as conjuncts without a chunk: add them.
         seen = {r.i for r in roots}
         for r in list(roots):
-            for c in _conjuncts(r)[1:]:
+            for c in conjuncts(r)[1:]:
                 if c.i not in seen and c.pos_ in ("NOUN", "PROPN"):
                     roots.append(c)
                     seen.add(c.i)
@@ -324,11 +202,11 @@ class ParserExtractor:
                                          any(c.dep_ == "det" for c in token.children))):
                 roots.append(token)
                 seen.add(token.i)
-                for c in _conjuncts(token)[1:]:
+                for c in conjuncts(token)[1:]:
                     if c.i not in seen and c.pos_ in ("NOUN", "PROPN"):
                         roots.append(c)
                         seen.add(c.i)
-        out: list[_Mention] = []
+        out: list[Mention] = []
         absorbed: set[int] = set()  # tails of compounds named already ("hydrant" of "fire hydrant")
         for root in sorted(roots, key=lambda t: t.i):
             if root.i in absorbed:
@@ -336,7 +214,7 @@ class ParserExtractor:
             aliases: tuple[int, ...] = ()
             named = root
             # "a woven mat hanging": the gerund is what the mat does; the mat is the thing.
-            if _is_activity(root):
+            if is_activity(root):
                 compounds = [c for c in root.lefts if c.dep_ == "compound" and c.is_alpha]
                 if compounds:
                     named, aliases = compounds[-1], (root.i,)
@@ -350,17 +228,17 @@ class ParserExtractor:
                 absorbed.add(tail.i)
                 aliases += (tail.i,)
             if is_thing(named):
-                compounds = _compound_tokens(named)
-                out.append(_Mention(root=named.i, name=object_name(named, tail),
-                                    span=_char_span(compounds + [named] + ([tail] if tail is not None else [])),
-                                    hedged=_is_hedged(named), aliases=aliases,
+                compounds = compound_tokens(named)
+                out.append(Mention(root=named.i, name=object_name(named, tail),
+                                    span=char_span(compounds + [named] + ([tail] if tail is not None else [])),
+                                    hedged=is_hedged(named), aliases=aliases,
                                     tail=tail.i if tail is not None else None))
-            elif _is_claim_end(named):
-                out.append(_Mention(root=named.i, name=object_name(named), span=_char_span([named]),
-                                    hedged=_is_hedged(named), listed=False))
+            elif is_claim_end(named):
+                out.append(Mention(root=named.i, name=object_name(named), span=char_span([named]),
+                                    hedged=is_hedged(named), listed=False))
         return out
 
-    def _subject_mention(self, token: Any, by_root: dict[int, _Mention]) -> list[_Mention]:
+    def _subject_mention(self, token: Any, by_root: dict[int, Mention]) -> list[Mention]:
         """Mentions that are the subject of a verb / copula / participle ``token``."""
         subjects: list[Any] = []
         if token.dep_ == "acl" or (token.dep_ == "relcl" and token.tag_ == "VBN" and
@@ -373,21 +251,21 @@ class ParserExtractor:
             # "they are sitting and talking"; "the cars appear to be parked".
             if not subjects and token.dep_ in ("conj", "xcomp") and token.head.pos_ in ("VERB", "AUX"):
                 return self._subject_mention(token.head, by_root)
-        out: list[_Mention] = []
+        out: list[Mention] = []
         for subj in subjects:
             # "the table, which is wooden": the relative pronoun stands for the noun it follows.
             if subj.lower_ in RELATIVE_PRONOUNS and token.dep_ == "relcl":
                 subj = token.head
-            for s in _conjuncts(subj):
+            for s in conjuncts(subj):
                 if s.i in by_root:
                     out.append(by_root[s.i])
         return out
 
-    def _attributes(self, doc: Any, by_root: dict[int, _Mention]) -> list[AttributeConcept]:
+    def _attributes(self, doc: Any, by_root: dict[int, Mention]) -> list[AttributeConcept]:
         out: list[AttributeConcept] = []
         tails = {m.tail for m in by_root.values() if m.tail is not None}
 
-        def add(mention: _Mention, word: Any) -> None:
+        def add(mention: Mention, word: Any) -> None:
             text = word.lower_.strip()
             if word.i in tails:  # part of a name ("hydrant" of "fire hydrant"), not a description
                 return
@@ -396,44 +274,44 @@ class ParserExtractor:
             if word.pos_ in ("DET", "PRON", "ADP", "NUM"):
                 return
             # The attribute's own word: a judge that flags "brown" must not flag the "short" beside it.
-            out.append(AttributeConcept(mention.name, text, _char_span([word])))
+            out.append(AttributeConcept(mention.name, text, char_span([word])))
 
         for root_i, mention in by_root.items():
             root = doc[root_i]
             if root_i != mention.root and is_colour_noun(root.lower_):
                 add(mention, root)
             for child in root.children:
-                if (child.dep_ == "amod" and not _lexical_compound(child)) or \
-                        (child.dep_ == "compound" and _describes(child)):
-                    for adj in _conjuncts(child):
+                if (child.dep_ == "amod" and not lexical_compound(child)) or \
+                        (child.dep_ == "compound" and describes(child)):
+                    for adj in conjuncts(child):
                         add(mention, adj)
             # "a car parked" (participle with nothing after it) describes the car.
             for child in root.children:
-                if child.dep_ == "acl" and child.tag_ == "VBN" and not _has_prep_object(child):
+                if child.dep_ == "acl" and child.tag_ == "VBN" and not has_prep_object(child):
                     add(mention, child)
         for token in doc:
             # Predicative adjective: "the column is tall", "the table, which is wooden".
             if token.dep_ == "acomp" and token.pos_ in ("ADJ", "VERB"):
                 for mention in self._subject_mention(token.head, by_root):
-                    for adj in _conjuncts(token):
+                    for adj in conjuncts(token):
                         add(mention, adj)
             # A colour or material as the complement: "the saucer is silver, oval and aluminium".
             elif token.dep_ == "attr" and token.head.lemma_.lower() in COPULAS and \
                     attribute_family(token.lower_) is not None:
                 for mention in self._subject_mention(token.head, by_root):
-                    for word in _conjuncts(token):
+                    for word in conjuncts(token):
                         if attribute_family(word.lower_) is not None or word.pos_ == "ADJ":
                             add(mention, word)
             # Passive participle with no object: "the column is intricately carved".
             elif token.tag_ == "VBN" and token.dep_ in ("ROOT", "conj", "ccomp", "relcl", "xcomp") and \
-                    any(c.dep_ == "auxpass" for c in token.children) and not _has_prep_object(token):
+                    any(c.dep_ == "auxpass" for c in token.children) and not has_prep_object(token):
                 for mention in self._subject_mention(token, by_root):
                     add(mention, token)
-        # In the order of the text, so that ``_dedupe`` keeps an attribute's first mention, not its first rule's.
+        # In the order of the text, so that ``dedupe`` keeps an attribute's first mention, not its first rule's.
         out.sort(key=lambda a: a.span or (0, 0))
         return out
 
-    def _relations(self, doc: Any, graph: dict[str, Any], by_root: dict[int, _Mention]) -> list[RelationConcept]:
+    def _relations(self, doc: Any, graph: dict[str, Any], by_root: dict[int, Mention]) -> list[RelationConcept]:
         entity_roots = []
         for ent in graph["entities"]:
             start, end = ent["span_bounds"]
@@ -448,11 +326,11 @@ class ParserExtractor:
                 continue
             prep = token.head
             verb = prep.head
-            place_noun = verb.dep_ == "pobj" and verb.lower_ in _PLACE_NOUNS  # "on the left side of": see below
+            place_noun = verb.dep_ == "pobj" and verb.lower_ in PLACE_NOUNS  # "on the left side of": see below
             if prep.dep_ == "prep" and verb.i in by_root and not place_noun:
                 # "a remote or a phone on the table": a noun the parser did not chunk.
-                for subject in _conjuncts(verb):
-                    for obj in _conjuncts(token):
+                for subject in conjuncts(verb):
+                    for obj in conjuncts(token):
                         if subject.i in by_root and obj.i in by_root and (subject.i, obj.i) not in found:
                             found[(subject.i, obj.i)] = (prep.lower_, [prep])
                 continue
@@ -463,21 +341,21 @@ class ParserExtractor:
                           for g in c.children if g.dep_ == "pobj" and g.i in by_root]
                 if placed:
                     # "close to the person with a surfboard": a second phrase describes the first one's object.
-                    for obj in _conjuncts(token):
+                    for obj in conjuncts(token):
                         if obj.i in by_root and placed[-1].i != obj.i:
                             found.setdefault((placed[-1].i, obj.i), (prep.lower_, [prep]))
                     continue
                 for subject in self._subject_mention(verb.head, by_root):
-                    for obj in _conjuncts(token):
+                    for obj in conjuncts(token):
                         if obj.i in by_root and subject.root != obj.i:
                             found.setdefault((subject.root, obj.i), (predicate, [verb, prep]))
                 continue
-            if (prep.dep_ == "prep" and verb.dep_ == "pobj" and verb.lower_ in _PLACE_NOUNS
+            if (prep.dep_ == "prep" and verb.dep_ == "pobj" and verb.lower_ in PLACE_NOUNS
                     and verb.head.dep_ == "prep" and verb.head.head.pos_ in ("VERB", "AUX")):
                 # "is in front of the car", "sits on top of the box": a preposition of three words.
                 predicate = " ".join(t.lower_ for t in doc[verb.head.i:prep.i + 1] if t.pos_ != "DET")
                 for subject in self._subject_mention(verb.head.head, by_root):
-                    for obj in _conjuncts(token):
+                    for obj in conjuncts(token):
                         if obj.i in by_root and subject.root != obj.i:
                             found.setdefault((subject.root, obj.i), (predicate, [verb.head, verb, prep]))
                 continue
@@ -502,14 +380,14 @@ class ParserExtractor:
                 predicate, active = f"{verb.lower_} {prep.lower_}", True
             negated = any(c.dep_ == "neg" for c in verb.children)
             for subject in self._subject_mention(verb, by_root):
-                for obj in _conjuncts(token):
+                for obj in conjuncts(token):
                     if obj.i in by_root and subject.root != obj.i:
                         key = (subject.root, obj.i)
                         if negated:  # "may not be engaging with the women" claims no relation
                             found.pop(key, None)
                         elif not active or found.get(key, (prep.lower_,))[0] == prep.lower_:
                             found[key] = (predicate, [verb, prep])
-        _drop_negated(doc, found, lambda verb: self._subject_mention(verb, by_root))
+        drop_negated(doc, found, lambda verb: self._subject_mention(verb, by_root))
         out: list[RelationConcept] = []
         for (s, o), (predicate, extra) in found.items():
             sm, om = by_root.get(s), by_root.get(o)
@@ -519,216 +397,25 @@ class ParserExtractor:
             if not predicate or predicate in NON_PREDICATES:
                 continue
             # A noun that is no object ends a claim only as what is done or inferred, never as its subject.
-            if not sm.listed or not (om.listed or _is_activity(doc[om.root]) or _is_inference(predicate)):
+            if not sm.listed or not (om.listed or is_activity(doc[om.root]) or is_inference(predicate)):
                 continue
             tokens = [doc[s], doc[o]] + extra
-            out.append(RelationConcept(sm.name, predicate, om.name, _char_span(tokens), _qualifiers(doc[s]),
-                                       _qualifiers(doc[o])))
+            out.append(RelationConcept(sm.name, predicate, om.name, char_span(tokens), qualifiers(doc[s]),
+                                       qualifiers(doc[o])))
         out.sort(key=lambda r: r.span or (0, 0))
         return out
 
     def _place_object(self, verb: Any, prep: Any, pobj: Any, found: dict[tuple[int, int], tuple[str, list[Any]]],
-                      by_root: dict[int, _Mention]) -> None:
+                      by_root: dict[int, Mention]) -> None:
         """(verb's object, prep, pobj) in place of sng_parser's (verb's subject, prep, pobj)."""
         for subject in self._subject_mention(verb, by_root):
-            for obj in _conjuncts(pobj):
+            for obj in conjuncts(pobj):
                 if found.get((subject.root, obj.i), ("",))[0] == prep.lower_:
                     del found[(subject.root, obj.i)]
         for dobj in (c for c in verb.children if c.dep_ == "dobj"):
-            for thing in _conjuncts(dobj):
-                for obj in _conjuncts(pobj):
+            for thing in conjuncts(dobj):
+                for obj in conjuncts(pobj):
                     if thing.i in by_root and obj.i in by_root and thing.i != obj.i:
                         found.setdefault((thing.i, obj.i), (prep.lower_, [prep]))
 
 
-def _drop_negated(doc: Any, found: dict[tuple[int, int], tuple[str, list[Any]]], subjects_of: Any) -> None:
-    """A negated verb claims no relation: "is not wearing the goggles", "cannot feel the kite" (sng_parser
-    keeps the verb and drops the "not")."""
-    for verb in doc:
-        if verb.pos_ not in ("VERB", "AUX") or not any(c.dep_ == "neg" for c in verb.children):
-            continue
-        objects = [g for c in verb.children if c.dep_ == "dobj" for g in _conjuncts(c)]
-        objects += [g for c in verb.children if c.dep_ in ("prep", "agent")
-                    for p in c.children if p.dep_ == "pobj" for g in _conjuncts(p)]
-        for subject in subjects_of(verb):
-            for obj in objects:
-                found.pop((subject.root, obj.i), None)
-
-
-# Nouns that make a preposition of three words with the ones around them ("in front of", "on top of").
-_PLACE_NOUNS = frozenset({"front", "top", "back", "side", "middle", "left", "right", "bottom", "edge", "center",
-                          "centre"})
-
-
-def is_thing(root: Any) -> bool:
-    """Whether a head noun names something visible: not a pronoun, number, framing, collective or
-    colour word, fraction or activity."""
-    lemma = (root.lemma_ or root.text).lower()
-    if root.pos_ in ("PRON", "NUM", "DET") or lemma in PRONOUNS or root.lower_ in PRONOUNS:
-        return False
-    if not any(ch.isalpha() for ch in root.text):
-        return False
-    if lemma in FRAMING_NOUNS or lemma in QUANTIFIER_NOUNS or root.lower_ in QUANTIFIER_NOUNS:
-        return False
-    if root.pos_ == "PROPN":  # a name: "Nissan" is a car here, not WordNet's month
-        return True
-    return not is_colour_noun(root.lower_) and not _is_activity(root) and not is_abstract_noun(lemma)
-
-
-def _is_activity(token: Any) -> bool:
-    return token.lower_.endswith("ing") and (token.tag_ == "VBG" or is_activity_noun(token.lower_))
-
-
-def _is_claim_end(token: Any) -> bool:
-    """A noun that is no object but can end an inference or activity claim (see ``_Mention.listed``)."""
-    if token.pos_ not in ("NOUN", "VERB") or not token.is_alpha or token.lower_ in PRONOUNS:
-        return False
-    lemma = (token.lemma_ or token.text).lower()
-    return _is_activity(token) or is_abstract_noun(lemma) or (lemma in FRAMING_NOUNS and lemma not in QUANTIFIER_NOUNS)
-
-
-def _is_inference(predicate: str) -> bool:
-    return predicate in INFERENCE_PREDICATES or predicate.split()[-1] == "for"
-
-
-_MODALS = frozenset({"may", "might", "could", "must"})
-_SEEMING_VERBS = frozenset({"appear", "seem"})
-_PICTURE_PRONOUNS = frozenset({"it", "this", "that"})
-
-
-def _scene_claims(doc: Any) -> list[tuple[int, RelationConcept]]:
-    """Hedged claims about the whole picture: "it is probably summer", "it may be evening or night",
-    "it appears to be a birthday celebration" -> (scene, <hedged copula>, noun).
-
-    Only nouns that are no object make such a claim ("it is probably a kitchen" names a kitchen).
-    """
-    out: list[tuple[int, RelationConcept]] = []
-    for token in doc:
-        # spaCy's small model tags some time words as adjectives ("it appears to be daytime").
-        if token.dep_ not in ("attr", "acomp") or token.head.lemma_ != "be" or not (
-                token.pos_ == "NOUN" or token.lemma_.lower() in FRAMING_NOUNS):
-            continue
-        copula = token.head
-        governor = copula.head if copula.dep_ == "xcomp" else copula
-        subjects = [c for c in governor.children if c.dep_ == "nsubj"]
-        if not subjects or subjects[0].lower_ not in _PICTURE_PRONOUNS:
-            continue
-        modal = next((c for c in copula.children if c.dep_ == "aux" and c.lower_ in _MODALS), None)
-        hedge = next((c for c in (*copula.children, *governor.children)
-                      if c.dep_ == "advmod" and c.lower_ in HEDGE_WORDS), None)
-        if modal is not None:
-            predicate, marker = f"{modal.lower_} be", modal
-        elif governor is not copula and governor.lemma_ in _SEEMING_VERBS:
-            predicate, marker = f"{governor.lemma_}s to be", governor
-        elif hedge is not None:
-            predicate, marker = f"is {hedge.lower_}", hedge
-        else:
-            continue
-        for noun in _conjuncts(token):
-            if not (noun.pos_ == "NOUN" or noun.lemma_.lower() in FRAMING_NOUNS) or \
-                    (is_thing(noun) and is_visual_noun(noun.lower_) is not False):
-                continue
-            out.append((noun.i, RelationConcept(SCENE_SUBJECT, predicate, object_name(noun),
-                                                _char_span([marker, noun]))))
-    return out
-
-
-def _counts(doc: Any, mentions: list[_Mention]) -> list[CountConcept]:
-    """ "two dogs" -> (dog, 2), "two pairs of glasses" -> (glasses, 2); the span is the number's alone."""
-    out: list[CountConcept] = []
-    for m in mentions:
-        root = doc[m.root]
-        counted = root
-        # "two pairs of glasses": the number sits on "pairs".
-        if root.head.dep_ == "prep" and root.head.lower_ == "of" and root.head.head.lemma_.lower() == "pair":
-            counted = root.head.head
-        number = _number_of(counted)
-        if number is not None:
-            out.append(CountConcept(m.name, number[0], _char_span([number[1]])))
-            continue
-        # "two astronauts, a face and two visors": in a list that counts, "a" says one.
-        left = _word_before(root)
-        if left is not None and left.lower_ in ("a", "an") and _in_counting_list(left, root):
-            out.append(CountConcept(m.name, 1, _char_span([left])))
-    return out
-
-
-def _number_of(token: Any) -> tuple[int, Any] | None:
-    """The number counting a noun: its "nummod", or (the small model's long lists go astray) a number
-    right before it that counts nothing else."""
-    for child in token.children:
-        # A number after its noun names it ("model 4708", "platform 9"): it counts nothing.
-        n = count_of(child.text) if child.dep_ == "nummod" and child.i < token.i else None
-        if n is not None and n > 0:
-            return n, child
-    left = _word_before(token)
-    if left is not None and left.pos_ == "NUM" and left.dep_ != "nummod":
-        n = count_of(left.text)
-        if n is not None and n > 0:
-            return n, left
-    return None
-
-
-def _word_before(noun: Any) -> Any | None:
-    """The word before a noun's modifiers ("two" in "two large blue cranes")."""
-    i = noun.i - 1
-    while i >= 0 and (noun.doc[i].dep_ in ("amod", "compound") or noun.doc[i].pos_ == "ADJ"):
-        i -= 1
-    return noun.doc[i] if i >= 0 else None
-
-
-def _in_counting_list(article: Any, noun: Any) -> bool:
-    """Whether a noun sits in a list where another kind is counted: between it and a number there is no
-    verb, preposition or clause break, and the number does not count the same noun ("three levels -
-    a lower level")."""
-    doc = noun.doc
-    for t in noun.sent:
-        if t.i == article.i or t.pos_ != "NUM" or not count_of(t.text):
-            continue
-        lo, hi = sorted((t.i, noun.i))
-        if any(x.pos_ in ("VERB", "AUX", "ADP", "SCONJ", "PRON") or x.text in ".;:-–—" for x in doc[lo + 1:hi]):
-            continue
-        counted = next((x for x in doc[t.i + 1:] if x.pos_ in ("NOUN", "PROPN")), None)
-        if counted is not None and counted.lemma_ != noun.lemma_:
-            return True
-    return False
-
-
-def _has_prep_object(verb: Any) -> bool:
-    return any(c.dep_ in ("prep", "agent") and any(g.dep_ == "pobj" for g in c.children) for c in verb.children) \
-        or any(c.dep_ == "dobj" for c in verb.children)
-
-
-def _qualifiers(noun: Any) -> tuple[str, ...]:
-    """The attributes (colour, size, material, ...) written before a noun, which say which of several things of
-    its name it is: "the small red metal cone" -> ("small", "red", "metal")."""
-    words: list[Any] = []
-    for child in noun.children:
-        if child.i < noun.i and (child.dep_ == "amod" or (child.dep_ == "compound" and _describes(child))):
-            words += _conjuncts(child)
-            # "red metal cone": spaCy hangs "red" on "metal"
-            words += [g for g in child.children if g.dep_ == "amod" and g.i < child.i]
-    return tuple(w.lower_ for w in sorted(set(words), key=lambda w: w.i) if attribute_family(w.lower_) is not None)
-
-
-def _dedupe(objects: list[ObjectConcept], attributes: list[AttributeConcept],
-            relations: list[RelationConcept], counts: list[CountConcept]) -> ConceptSet:
-    """Each concept once per response, at its first mention."""
-    seen_o: set[str] = set()
-    seen_a: set[tuple[str, str]] = set()
-    objs = [o for o in objects if not (o.name in seen_o or seen_o.add(o.name))]  # type: ignore[func-returns-value]
-    attrs = [a for a in attributes if a.attribute != a.object and
-             not ((a.object, a.attribute) in seen_a or seen_a.add((a.object, a.attribute)))]  # type: ignore[func-returns-value]
-    # One relation per (subject, predicate, object), unless each says which objects it means, differently
-    # ("the red cube is left of the blue cube", "the blue cube is left of the gray cube").
-    kept: dict[tuple[str, str, str], list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
-    rels = []
-    for r in relations:
-        key, quals = (r.subject, r.predicate, r.object), (r.subject_attributes, r.object_attributes)
-        earlier = kept.get(key)
-        if earlier is None or (any(quals) and all(any(q) for q in earlier) and quals not in earlier):
-            kept.setdefault(key, []).append(quals)
-            rels.append(r)
-    seen_c: set[tuple[str, int]] = set()
-    cnts = [c for c in counts if not ((c.object, c.count) in seen_c or seen_c.add((c.object, c.count)))]  # type: ignore[func-returns-value]
-    return ConceptSet(objects=objs, attributes=attrs, relations=rels, counts=cnts)

@@ -51,5 +51,26 @@ def load_english(model: str | None = None) -> Any:
 
 
 def loaded_model_name(nlp: Any) -> str:
-    meta = getattr(nlp, "meta", {}) or {}
+    return _model_name(getattr(nlp, "meta", {}) or {})
+
+
+def _model_name(meta: dict[str, Any]) -> str:
     return f"{meta.get('lang', 'en')}_{meta.get('name', 'unknown')}-{meta.get('version', '?')}"
+
+
+def installed_model_name(model: str | None = None) -> str | None:
+    """``loaded_model_name`` of the pipeline ``load_english(model)`` loads, read from the installed package's
+    ``meta.json`` without loading spaCy (a config key needs the name, not the parser); None when no candidate
+    package is installed."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    for name in (model,) if model else MODEL_CANDIDATES:
+        spec = importlib.util.find_spec(name) if name.isidentifier() else None
+        if spec is None or spec.origin is None:
+            continue
+        meta_path = Path(spec.origin).parent / "meta.json"
+        if meta_path.exists():
+            return _model_name(json.loads(meta_path.read_text(encoding="utf-8")))
+    return None

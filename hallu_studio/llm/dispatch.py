@@ -36,6 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
+from ..config import parse_base_urls
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -114,18 +116,6 @@ class GaveUp(RuntimeError):
     def __init__(self, message: str, last: BaseException | None) -> None:
         super().__init__(message)
         self.last = last
-
-
-def parse_base_urls(value: str | Sequence[str] | None) -> list[str]:
-    """``"http://a/v1, http://b/v1"`` or a list -> ``["http://a/v1", "http://b/v1"]`` (no trailing ``/``).
-
-    >>> parse_base_urls("http://a:8000/v1/, http://b:8000/v1")
-    ['http://a:8000/v1', 'http://b:8000/v1']
-    """
-    if value is None:
-        return []
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return [str(u).strip().rstrip("/") for u in items if str(u).strip()]
 
 
 def request_timeout(base_s: float, per_token_s: float, prompt_chars: int, output_tokens: int) -> float:

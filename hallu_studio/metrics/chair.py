@@ -59,6 +59,7 @@ from ..lexicon.vocabularies import CHAIR_TABLE, Vocabulary, chair_mentions, voca
 from ..lexicon.words import FRAMING_NOUNS, PRONOUNS, QUANTIFIER_NOUNS
 from ..model import Sample
 from .base import ItemResult, ScoringItem
+from .spec import MetricSpec, Number
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -92,7 +93,18 @@ def reference_names(sample: Sample) -> list[str]:
 
 
 class ChairMetric:
-    name = "chair"
+    spec = MetricSpec(
+        "chair", "CHAIR", tasks=("caption", "vqa"),
+        headline=Number("chair_i", "CHAIRi", "% of objects", lower_is_better=True,
+                        meaning="share of mentioned objects that are not in the image's objects (synonyms counted), "
+                                "over all the objects a model's answers mention.",
+                        misleads="object-only and precision-like: says nothing about attributes or relations, and "
+                                 "rewards naming few objects."),
+        summary=("chair_s",),
+        item=Number("chair_i_item", "CHAIRi", "% of objects", lower_is_better=True,
+                    meaning="share of this answer's mentioned objects that are not in the image."),
+        settings=("scoring.chair_reading", "scoring.chair_vocabulary", "scoring.embedding_model"))
+    name = spec.name
 
     def __init__(self, encoder: PhraseEncoder | None = None, *, threshold: float = 0.8, model_name: str = "",
                  reading: str = "studio", vocabulary: str = "image") -> None:

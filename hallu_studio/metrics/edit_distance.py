@@ -97,12 +97,3 @@ def edit_slope_alpha(lengths: Sequence[float], distances: Sequence[float]) -> fl
     alpha, _beta = np.polyfit(x, y, 1)
     return float(round(alpha, 12))
 
-
-def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
-    # The metric registry names the Evaluate-by-Edit metric "edit_distance.EditDistanceMetric";
-    # it lives in evaluate_by_edit (it needs the revisers), imported only when asked for.
-    if name == "EditDistanceMetric":
-        from .evaluate_by_edit import EvaluateByEditMetric
-
-        return EvaluateByEditMetric
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

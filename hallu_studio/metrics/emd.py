@@ -49,16 +49,17 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from ..concept_matching import GraphConceptMatcher
+from ..concepts import Concept
 from ..config import EMD_EMPTY_SIDE_POLICIES
-from ..judges.base import unit_rows
 from ..extraction.base import ConceptExtractor
+from ..grounding import Scope
+from ..judges.base import unit_rows
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
-from ..grounding import Scope
 from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase, reference_list
-from .halfscore import Concept
-from .halfscore_graph import GraphConceptMatcher
 from .reference_concepts import reference_concepts_many
+from .spec import MetricSpec, Number
 
 CONCEPT_TYPES: tuple[str, ...] = ("object", "attribute", "relation")
 TEMPLATES: dict[str, str] = {
@@ -175,7 +176,19 @@ class EMDMetric:
     dense reference captions; ``embedder`` encodes the templated phrases (cached across responses).
     """
 
-    name = "emd"
+    spec = MetricSpec(
+        "emd", "EMD", family="VISCON", tasks=("caption", "vqa"),
+        headline=Number("total", "EMD", "×100", lower_is_better=True,
+                        meaning="Earth Mover's Distance between the answer's concepts and the reference's, summed "
+                                "over objects, attributes and relations; the mean over all of a model's answers, "
+                                "captions and questions alike.",
+                        misleads="an answer with no relation drops out of the relation part; short correct VQA "
+                                 "answers can score high against a whole scene graph."),
+        summary=("object", "attribute", "relation"),
+        item=Number("total", "EMD", "×100", lower_is_better=True,
+                    meaning="this answer's EMD (the Overview's EMD is the mean of these over a model's answers)."),
+        settings=("scoring.embedding_model", "scoring.emd_empty_side", "scoring.emd_ground_cost"))
+    name = spec.name
 
     def __init__(self, embedder: PhraseEncoder, extractor: ConceptExtractor | None = None, *,
                  empty_side: str = "unit_cost", ground_cost: str = "grounded") -> None:

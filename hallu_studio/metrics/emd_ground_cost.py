@@ -7,7 +7,7 @@ what a hallucination changes: MiniLM puts "Relation: cup - under - table" at cos
 concept lowers the mean: adding "The people is far from the water." to a caption lowered its EMD
 on 14 of 24 real DCI images.
 
-The grounded cost asks HalFscore's graph matcher (``halfscore_graph.GraphConceptMatcher``: the
+The grounded cost asks HalFscore's graph matcher (``concept_matching.GraphConceptMatcher``: the
 grounding the graph judge uses too) about each response concept:
 
 - **matched** (the reference states it: "couch" for its sofa, the colour it gives, an edge that
@@ -52,11 +52,11 @@ from typing import Sequence
 
 import numpy as np
 
+from ..concept_matching import GraphConceptMatcher
+from ..concepts import Concept, MatchOutcome, concept_list, concept_spans
 from ..config import EMD_GROUND_COSTS
 from ..grounding import CLOSED, Scope
 from ..model import ConceptSet, SceneGraph, Span
-from .halfscore import Concept, MatchOutcome, concept_list, concept_spans
-from .halfscore_graph import GraphConceptMatcher
 
 GROUND_COSTS: tuple[str, ...] = EMD_GROUND_COSTS  # the setting scoring.emd_ground_cost
 CONTRADICTED = 2.0  # the cosine dissimilarity of opposite vectors

@@ -22,6 +22,7 @@ import numpy as np
 from ..grounding import Scope
 from ..model import ConceptSet, SceneGraph
 from .base import ItemResult, ScoringItem
+from .spec import MetricSpec, Number
 from .edit_distance import edit_slope_alpha, word_edit_distance
 from .reference_concepts import reference_concepts_many, reference_source
 
@@ -59,7 +60,18 @@ def graph_from_concepts(concepts: ConceptSet) -> SceneGraph:
 class EvaluateByEditMetric:
     """Word edit distance between a response and its scene-graph-driven revision."""
 
-    name = "edit"
+    spec = MetricSpec(
+        "edit", "Evaluate-by-Edit", family="VISCON", tasks=("caption", "vqa"),
+        headline=Number("per_word", "edits/word", "per word", lower_is_better=True,
+                        meaning="word edits the reviser makes to fit the scene graph, per word of the answer, "
+                                "averaged over answers.",
+                        misleads="the offline reviser only deletes objects and fixes colours, and over-deletes things "
+                                 "the graph does not list."),
+        summary=("distance", "alpha"),
+        item=Number("per_word", "edits/word", "per word", lower_is_better=True,
+                    meaning="this answer's word edits per word."),
+        settings=("scoring.reviser", "scoring.embedding_model", "llm.model"))
+    name = spec.name
 
     def __init__(self, reviser: Reviser, reference_extractor: Any | None = None) -> None:
         self.reviser = reviser

@@ -42,6 +42,7 @@ from ..config import READINGS
 from ..lexicon.nouns import relation as noun_relation
 from ..model import Sample, SceneGraph
 from .base import ItemResult, ScoringItem
+from .spec import MetricSpec, Number
 from .chair import canonical_forms
 
 if TYPE_CHECKING:
@@ -263,7 +264,17 @@ def _rates(tp: float, fp: float, tn: float, fn: float) -> dict[str, float]:
 
 
 class PopeMetric:
-    name = "pope"
+    spec = MetricSpec(
+        "pope", "POPE", tasks=("yes_no",),
+        headline=Number("f1", "F1", "0–1", lower_is_better=False,
+                        meaning="F1 of yes/no answers to object-existence questions.",
+                        misleads="existence only; the negatives' sampling (random, popular, adversarial) changes it "
+                                 "a lot."),
+        summary=("accuracy", "yes_ratio"),
+        agreement=Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
+                         derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
+        settings=("scoring.pope_reading",))
+    name = spec.name
 
     def __init__(self, reading: str = "studio") -> None:
         if reading not in READINGS:

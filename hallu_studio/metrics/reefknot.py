@@ -54,7 +54,9 @@ from ..config import READINGS
 from ..judges.base import PhraseEncoder, unit_rows
 from ..judges.nli import NLIModel
 from ..lexicon.predicates import entails, parse_predicate
+from ..model import Sample
 from .base import ItemResult, ScoringItem
+from .spec import MetricSpec, Number
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -281,8 +283,25 @@ def signal_entropy(signals: Any, reading: str = "studio") -> float | None:
     return candidate_entropy(logprobs) if isinstance(logprobs, dict) else None
 
 
+def _needs_relation(sample: Sample) -> str | None:
+    if sample.relation_category is None:
+        return "reefknot needs a relation question (a sample with a relation category)"
+    return None
+
+
 class ReefknotMetric:
-    name = "reefknot"
+    spec = MetricSpec(
+        "reefknot", "Reefknot", tasks=REEFKNOT_TASKS, needs=_needs_relation,
+        headline=Number("r_score", "R_score", "%", lower_is_better=False,
+                        meaning="mean of 100 − Halr over the yes/no, multiple-choice and open relation questions.",
+                        misleads="only defined when all three question types were answered; yes-bias inflates "
+                                 "yes/no accuracy."),
+        summary=("halr.yes_no", "halr.mcq", "halr.vqa"),
+        item=Number("hallucinated", "hallucinated answer", "1 = yes", lower_is_better=True,
+                    meaning="whether this answer gets the relation wrong (Halr is the share of these)."),
+        settings=("scoring.reefknot_reading", "decoding.entropy_reading", "decoding.dtc_gamma", "scoring.nli_model",
+                  "scoring.embedding_model"))
+    name = spec.name
 
     def __init__(self, vqa_matcher: VQAMatcher | None = None, *, entropy_threshold: float = 0.9,
                  reading: str = "studio", entropy_reading: str = "studio") -> None:

@@ -1,7 +1,8 @@
-"""Metric names -> metric objects, and which samples each metric applies to.
+"""Metric names -> metric classes, their specs and built metric objects.
 
-Metric modules are imported only when asked for (some load models or spaCy), so
-listing names or checking applicability costs nothing.
+A metric's identity (display name, tasks, headline number, the settings it depends on) is its class's
+``spec`` (``metrics.spec.MetricSpec``); this module only knows where each class lives. Metric modules are
+imported on first use.
 
 >>> parse_metric_names("emd, chair")
 ['emd', 'chair']
@@ -13,6 +14,8 @@ ValueError: unknown metric 'bleu'; known metrics: emd, edit, trihe, halfscore, r
 Traceback (most recent call last):
 ...
 ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope
+>>> metric_spec("pope").tasks
+('yes_no',)
 """
 
 from __future__ import annotations
@@ -25,25 +28,13 @@ from ..config import Settings
 from ..model import Sample
 from ..names import unknown_name
 from .base import Metric
+from .spec import MetricSpec
 
 if TYPE_CHECKING:
     from ..extraction.base import ConceptExtractor
     from ..store import Store
 
-METRIC_NAMES: tuple[str, ...] = ("emd", "edit", "trihe", "halfscore", "reefknot", "chair", "pope")
-
-# Tasks each metric reads; free-text metrics need a reference (scene graph or dense caption).
-METRIC_TASKS: dict[str, tuple[str, ...]] = {
-    "emd": ("caption", "vqa"),
-    "edit": ("caption", "vqa"),
-    "halfscore": ("caption", "vqa"),
-    "chair": ("caption", "vqa"),
-    "trihe": ("caption", "vqa"),
-    "reefknot": ("yes_no", "mcq", "vqa"),
-    "pope": ("yes_no",),
-}
-
-# name -> (module under hallu_studio.metrics, class name)
+# name -> (module under hallu_studio.metrics, class name), in the order the views list metrics.
 _METRIC_CLASSES: dict[str, tuple[str, str]] = {
     "emd": ("emd", "EMDMetric"),
     "edit": ("evaluate_by_edit", "EvaluateByEditMetric"),
@@ -53,6 +44,16 @@ _METRIC_CLASSES: dict[str, tuple[str, str]] = {
     "chair": ("chair", "ChairMetric"),
     "pope": ("pope", "PopeMetric"),
 }
+METRIC_NAMES: tuple[str, ...] = tuple(_METRIC_CLASSES)
+
+# The settings of the pipeline's concept extractor: they enter every metric's config key (``metrics.keys``).
+EXTRACTOR_SETTINGS: tuple[str, ...] = ("scoring.extractor", "llm.model")
+
+
+def _known(name: str) -> str:
+    if name not in _METRIC_CLASSES:
+        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRIC_NAMES)}")
+    return name
 
 
 def parse_metric_names(text: str | list[str]) -> list[str]:
@@ -66,34 +67,25 @@ def parse_metric_names(text: str | list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def metric_class(name: str) -> type:
+    """The class of metric ``name`` (its module imported on first use)."""
+    module_name, class_name = _METRIC_CLASSES[_known(name)]
+    return getattr(importlib.import_module(f"{__package__}.{module_name}"), class_name)
+
+
+def metric_spec(name: str) -> MetricSpec:
+    """The spec of metric ``name``: its display name, tasks, headline number and settings."""
+    return metric_class(name).spec
+
+
+def metric_specs() -> list[MetricSpec]:
+    """Every metric's spec, in ``METRIC_NAMES`` order."""
+    return [metric_spec(n) for n in METRIC_NAMES]
+
+
 def not_applicable_reason(name: str, sample: Sample) -> str | None:
     """Why metric ``name`` does not apply to ``sample``, or None when it does."""
-    if name not in METRIC_TASKS:
-        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRIC_NAMES)}")
-    if sample.task not in METRIC_TASKS[name]:
-        return f"{name} does not score {sample.task} samples"
-    if name == "trihe" and sample.scene_graph.is_empty() and not sample.gold_triplets \
-            and not sample.reference_captions and sample.reference_objects is None:
-        return "trihe needs a scene graph, reference triplets, reference captions or an object list"
-    if name == "reefknot" and sample.relation_category is None:
-        return "reefknot needs a relation question (a sample with a relation category)"
-    return None
-
-
-def _metric_class(name: str) -> type:
-    module_name, class_name = _METRIC_CLASSES[name]
-    try:
-        module = importlib.import_module(f"{__package__}.{module_name}")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith(f".{module_name}"):
-            raise NotImplementedError(f"metric {name!r} is not supported yet: no module "
-                                      f"hallu_studio.metrics.{module_name}") from exc
-        raise
-    try:
-        return getattr(module, class_name)
-    except AttributeError as exc:
-        raise NotImplementedError(f"metric {name!r} is not supported yet: hallu_studio.metrics.{module_name} "
-                                  f"has no {class_name}") from exc
+    return metric_spec(name).not_applicable(sample)
 
 
 class _Parts:
@@ -148,9 +140,7 @@ def _shared_parts(factory: Callable[..., Any], parts: _Parts) -> dict[str, Any]:
 
 
 def _build(name: str, parts: _Parts) -> Metric:
-    if name not in METRIC_NAMES:
-        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRIC_NAMES)}")
-    cls = _metric_class(name)
+    cls = metric_class(name)
     factory: Callable[..., Any] | None = getattr(cls, "from_settings", None)
     if factory is not None:
         return factory(parts.settings, **_shared_parts(factory, parts))
@@ -179,13 +169,9 @@ def make_extractor(settings: Settings, store: "Store | None" = None) -> "Concept
 
         return ParserExtractor(batch_size=settings.scoring.batch_size)
     if kind == "llm":
-        from .. import extraction
+        from ..extraction.llm import LLMExtractor
 
-        cls = getattr(extraction, "LLMExtractor", None)
-        if cls is None:
-            raise NotImplementedError("the LLM extractor is not supported yet")
-        factory = getattr(cls, "from_settings", None)
-        return factory(settings, store=store) if factory is not None else cls(settings)
+        return LLMExtractor.from_settings(settings, store=store)
     raise ValueError(f"unknown extractor {kind!r}; choose 'parser' or 'llm'")
 
 
@@ -242,3 +228,31 @@ def make_trihe_extractor(settings: Settings, store: "Store | None" = None) -> "C
 
         return LLMExtractor(LLMClient(settings.llm, store), style="trihe", model_name=settings.llm.model)
     raise ValueError(f"unknown scoring.trihe_extraction {kind!r}; choose parser or llm-trihe")
+
+
+def metrics_depending_on(setting: str) -> list[str]:
+    """The metrics whose scores' config key ``setting`` (dotted) may enter: those whose spec lists it, and every
+    metric for a setting of the concept extractor.
+
+    >>> metrics_depending_on("scoring.unverifiable"), metrics_depending_on("scoring.batch_size")
+    (['trihe', 'halfscore'], [])
+    """
+    if setting in EXTRACTOR_SETTINGS:
+        return list(METRIC_NAMES)
+    return [spec.name for spec in metric_specs() if setting in spec.settings]
+
+
+def specs_markdown() -> str:
+    """Every metric's spec as a Markdown table (the docs' table of metrics, ``scripts/metric_tables.py``)."""
+    rows = ["| metric (`--metrics`) | name | scores tasks | headline number (Overview, leaderboard) | "
+            "per response (Browse) | its scores' key reads |", "|---|---|---|---|---|---|"]
+    for spec in metric_specs():
+        head = spec.headline
+        item = f"{spec.item.name} {spec.item.arrow} ({spec.item.unit})" if spec.item is not None else "—"
+        settings = ", ".join(f"`{s}`" for s in spec.settings)
+        name = spec.display_name if spec.family == spec.display_name else f"{spec.display_name} ({spec.family})"
+        rows.append(f"| `{spec.name}` | {name} | {', '.join(spec.tasks)} | {head.name} {head.arrow} ({head.unit}, "
+                    f"{head.better}): {head.meaning} | {item} | {settings} |")
+    extractor = ", ".join(f"`{s}`" for s in EXTRACTOR_SETTINGS)
+    return "\n".join(rows) + (f"\n\nEvery metric's key also reads the concept extractor's configuration ({extractor}); "
+                              "a setting no row names keys no score.")

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..judges.base import (CAPTION_SOURCE, CAPTIONS_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE,
                            HALLUCINATION_VERDICTS, OBJECT_LIST_SOURCE, JudgeReference, Triplet, TripletJudge)
@@ -46,6 +46,7 @@ from ..lexicon.forms import normalize_name, number_word
 from ..lexicon.nouns import is_adjective_only
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
+from .spec import MetricSpec, Number, as_number
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -155,8 +156,39 @@ def _rates(per_question: Sequence[dict[str, float]], key: str) -> float | None:
     return 100.0 * sum(s[key] / s["n_triplets"] for s in rows) / len(rows)
 
 
+def _hallucinated_share(values: Mapping[str, Any]) -> float | None:
+    n, h = as_number(values.get("n_triplets")), as_number(values.get("hallucinated"))
+    return h / n if n and h is not None else None
+
+
+def _needs_reference(sample: Sample) -> str | None:
+    if sample.scene_graph.is_empty() and not sample.gold_triplets and not sample.reference_captions \
+            and sample.reference_objects is None:
+        return "trihe needs a scene graph, reference triplets, reference captions or an object list"
+    return None
+
+
 class TriHEMetric:
-    name = "trihe"
+    spec = MetricSpec(
+        "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=_needs_reference,
+        headline=Number("hallu_q", "Hallu_Q", "% of claims", lower_is_better=True,
+                        meaning="share of each answer's claims (triplets) the judge finds hallucinated, averaged "
+                                "over questions.",
+                        misleads="precision-like: an answer that claims little scores well; the offline graph judge "
+                                 "reads claims by name, so with several objects of one name a swapped relation may "
+                                 "still hold for some pair (docs/validity.md)."),
+        summary=("hallu_i", "hallu_q_object", "hallu_q_relation"),
+        item=Number("hallucinated", "hallucinated claims", "claims", lower_is_better=True,
+                    meaning="the claims of this answer the judge finds hallucinated (Hallu_Q divides them by its "
+                            "claims)."),
+        agreement=Number("hallucinated", "share of claims hallucinated", "share", lower_is_better=True,
+                         derive=_hallucinated_share),
+        settings=("scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
+                  "scoring.unverifiable_weight",
+                  "scoring.graph_grounding_threshold", "scoring.trihe_reference_threshold",
+                  "scoring.trihe_support_threshold", "scoring.trihe_top_k", "scoring.nli_model",
+                  "scoring.nli_threshold", "scoring.embedding_model", "llm.model"))
+    name = spec.name
 
     def __init__(self, judge: TripletJudge, extractor: "ConceptExtractor | None" = None,
                  reference_extract: "Callable[[str], ConceptSet] | None" = None) -> None:

@@ -1,7 +1,7 @@
 """Score responses with metrics: what is missing in the store, or a JSONL file statelessly.
 
 In the store, scoring is resumable: a response is scored by a metric only when no
-score exists for that metric under the current ``config_key``. Work goes in batches;
+score exists for that metric under its current ``config_key`` (``metrics.keys``). Work goes in batches;
 each batch's concept sets, scores, statistics and failures are written in ONE
 transaction, so an interrupted run keeps every finished batch and nothing half-written.
 Concepts are extracted once per response and stored as ``concepts`` scores (with
@@ -25,15 +25,14 @@ from ..importers.reading import json_error_text
 from ..lexicon.wordnet import WORDNET_MISSING, lexicon_key_parts
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..metrics.base import ItemResult, Metric, ScoringItem
-from ..metrics.registry import (METRIC_TASKS, check_llm_configured, make_extractor, make_metrics,
-                                not_applicable_reason)
+from ..metrics.keys import CONCEPTS, concepts_config_key, metric_config_key
+from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
 from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, iter_chunks
 
 if TYPE_CHECKING:
     from ..extraction.base import ConceptExtractor
     from ..store import Store
 
-CONCEPTS = "concepts"
 _MAX_REPORTED_FAILURES = 20
 
 
@@ -100,10 +99,8 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _reason(metric: Metric, sample: Sample) -> str | None:
-    own = getattr(metric, "not_applicable_reason", None)
-    if callable(own):
-        return own(sample)
-    return not_applicable_reason(metric.name, sample) if metric.name in METRIC_TASKS else None
+    spec = getattr(metric, "spec", None)  # a metric object made elsewhere (a test's) may have none: it applies
+    return spec.not_applicable(sample) if spec is not None else None
 
 
 def _resolve(metrics: Sequence[str | Metric], settings: Settings, store: "Store | None",
@@ -119,23 +116,12 @@ def _resolve(metrics: Sequence[str | Metric], settings: Settings, store: "Store 
     return resolved
 
 
-def metric_config_key(settings: Settings, metric: Metric, extractor: "ConceptExtractor") -> str:
-    """The config key of a metric's scores: settings, the metric's own config, the extractor's, and whether WordNet
-    was missing (``lexicon.lexicon_key_parts``)."""
-    return settings.scoring_key(metric.name, metric.config(), extractor.name, extractor.config(),
-                                *lexicon_key_parts())
-
-
 def lexicon_warnings() -> list[str]:
     """What a scoring pass says of the lexicon it runs with: a warning when WordNet is missing."""
     if not lexicon_key_parts():
         return []
     return [f"{WORDNET_MISSING}: names are grounded with the built-in word lists alone, so scores differ from those "
             "made with it (a store keeps them under config keys of their own)"]
-
-
-def concepts_config_key(settings: Settings, extractor: "ConceptExtractor") -> str:
-    return settings.scoring_key(CONCEPTS, extractor.name, extractor.config(), *lexicon_key_parts())
 
 
 def concept_score(response_id: str, key: str, extractor_name: str, concepts: ConceptSet) -> Score:
@@ -227,8 +213,8 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
                          extraction=extractor is None)
     extractor = extractor if extractor is not None else make_extractor(settings, store)
     resolved = _resolve(metrics, settings, store, extractor)
-    keys = {m.name: metric_config_key(settings, m, extractor) for m in resolved}
-    concepts_key = concepts_config_key(settings, extractor)
+    keys = {m.name: metric_config_key(m, extractor) for m in resolved}
+    concepts_key = concepts_config_key(extractor)
     done = {m.name: store.scored_response_ids(m.name, keys[m.name]) for m in resolved}
     candidates = store.response_ids(run_id=run_id) if only is None else list(only)
     todo = [rid for rid in candidates if any(rid not in done[m.name] for m in resolved)]

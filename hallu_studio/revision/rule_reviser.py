@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..extraction.parser import ParserExtractor, is_thing, object_name
+from ..extraction.parser import ParserExtractor
+from ..extraction.token_rules import is_thing, object_name
 from ..lexicon.words import COLORS, MATERIALS
 from ..grounding import CLOSED, Scope
 from ..model import SceneGraph

@@ -10,11 +10,11 @@ with their ratings; the tables report the raw coefficients.
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from ..annotation import current_corrections, current_ratings, preferences, study_rating_events
+from ..metrics.spec import Number, as_number
 from ..model import APP_SOURCE
 from .agreement import krippendorff_alpha
 from .bradley_terry import Strength, bradley_terry
@@ -28,62 +28,42 @@ if TYPE_CHECKING:
 CONCEPTS = "concepts"
 
 
-def _num(v: Any) -> float | None:
-    if v is None or isinstance(v, bool):
-        return None if v is None else float(v)
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
+_num = as_number
 
 
-def _trihe_rate(values: Mapping[str, Any]) -> float | None:
-    n, h = _num(values.get("n_triplets")), _num(values.get("hallucinated"))
-    return h / n if n and h is not None else None
-
-
-# The per-response number each metric contributes to a correlation (None: undefined).
-ITEM_VALUE: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
-    "emd": lambda v: _num(v.get("total")),
-    "edit": lambda v: _num(v.get("per_word")),
-    "trihe": _trihe_rate,
-    "halfscore": lambda v: _num(v.get("f")),
-    "chair": lambda v: _num(v.get("chair_i_item")),
-    "reefknot": lambda v: _num(v.get("hallucinated")),
-    "pope": lambda v: None if v.get("correct") is None else float(not v["correct"]),
-}
-
-
-# What each metric's per-response number is, and whether a higher one means more hallucination. Human ratings
-# run the other way (5 = none), so a metric that agrees with people correlates negatively when higher is worse.
-ITEM_MEANING: dict[str, tuple[str, bool]] = {
-    "emd": ("EMD total ×100", True),
-    "edit": ("edits per word", True),
-    "trihe": ("share of claims hallucinated", True),
-    "halfscore": ("HalFscore F", False),
-    "chair": ("CHAIRi of the response", True),
-    "reefknot": ("answer hallucinated (0/1)", True),
-    "pope": ("answer wrong (0/1)", True),
-}
 # Per-response values (``--value metric=key``) where higher is better, whatever the metric's default.
 _HIGHER_IS_BETTER_KEYS = {"precision", "recall", "f", "correct", "matched", "r_score", "f1", "accuracy"}
 # Below this many images, a bootstrap interval resampled by image says little: the tables warn.
 MIN_IMAGES_FOR_INTERVAL = 10
 
 
+def _agreement(metric: str) -> Number | None:
+    """The per-response number of ``metric`` set beside people's ratings (its spec's ``agreement``)."""
+    from ..metrics.registry import METRIC_NAMES, metric_spec
+
+    return metric_spec(metric).agreement if metric in METRIC_NAMES else None
+
+
+def item_meaning(metric: str) -> str:
+    """What a correlation of ``metric`` reads per response ("share of claims hallucinated")."""
+    number = _agreement(metric)
+    return number.name if number is not None else "its number"
+
+
 def higher_is_worse(metric: str, key: str | None = None) -> bool | None:
     """Whether a higher per-response number of ``metric`` (its ``key`` where given) means more hallucination;
-    None when unknown.
+    None when unknown. Human ratings run the other way (5 = none), so a metric that agrees with people
+    correlates negatively when higher is worse.
 
     >>> higher_is_worse("trihe"), higher_is_worse("halfscore"), higher_is_worse("emd", "object"), higher_is_worse("x")
     (True, False, True, None)
     """
-    if metric not in ITEM_MEANING:
+    number = _agreement(metric)
+    if number is None:
         return None
     if key is not None and key != "default":
         return key not in _HIGHER_IS_BETTER_KEYS
-    return ITEM_MEANING[metric][1]
+    return number.lower_is_better
 
 
 def direction_note(metric: str, key: str | None = None) -> str:
@@ -94,8 +74,9 @@ def direction_note(metric: str, key: str | None = None) -> str:
 
 def item_value(metric: str, values: Mapping[str, Any]) -> float | None:
     """A response's number for ``metric`` (for unknown metrics: their single numeric value, if any)."""
-    if metric in ITEM_VALUE:
-        return ITEM_VALUE[metric](values)
+    number = _agreement(metric)
+    if number is not None:
+        return number.of(values)
     numbers = [x for x in (_num(v) for v in values.values()) if x is not None]
     return numbers[0] if len(numbers) == 1 else None
 
@@ -127,13 +108,13 @@ def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: 
     """Per metric and config: Pearson, Spearman and Kendall against mean human ratings, CIs by image.
 
     ``value_keys`` picks another per-response value of a metric (``{"emd": "object"}``)
-    than its default (``ITEM_VALUE``). Only the ratings of ``source`` count (this studio's
+    than its default (its spec's ``agreement``). Only the ratings of ``source`` count (this studio's
     annotators by default; of one ``study`` where named). Each row says how many responses were
     rated (``rated``), and which of them it leaves out and why (``left_out``: reason -> count:
     not scored for their task, undefined for the metric with its reason, not scored yet), and
     whether a higher number means more hallucination (``higher_is_worse``).
     """
-    from ..metrics.registry import METRIC_TASKS, not_applicable_reason
+    from ..metrics.registry import METRIC_NAMES, not_applicable_reason
 
     value_keys = dict(value_keys or {})
     human = mean_human_ratings(store, source, study)
@@ -165,7 +146,7 @@ def correlation_table(store: "Store", metrics: list[str] | None = None, n_boot: 
         for rid in human:
             if rid not in seen[(metric, key)]:
                 sample = samples.get(rid)
-                why = not_applicable_reason(metric, sample) if sample is not None and metric in METRIC_TASKS else None
+                why = not_applicable_reason(metric, sample) if sample is not None and metric in METRIC_NAMES else None
                 left_out[(metric, key)][why or "not scored under this configuration"] += 1
         x, y, clusters = zip(*triples)
         result = correlate(list(x), list(y), list(clusters), n_boot=n_boot, seed=seed)

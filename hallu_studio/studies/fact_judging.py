@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Hashable, Sequence
 
 from ..judges.base import HALLUCINATION_VERDICTS
 from ..metrics.base import ScoringItem
+from ..metrics.keys import metric_config_key
 from ..metrics.registry import make_extractor, make_metrics, not_applicable_reason
 from ..model import Sample
 from .human_agreement import NOT_SETTLED
@@ -93,9 +94,8 @@ class FactJudge:
 
     @property
     def config_key(self) -> str:
-        """The config key the same metric's scores carry (``pipelines.scoring.metric_config_key``)."""
-        return self.settings.scoring_key(self.metric.name, self.metric.config(), self.extractor.name,
-                                         self.extractor.config())
+        """The config key the same metric's scores carry (``metrics.keys.metric_config_key``)."""
+        return metric_config_key(self.metric, self.extractor)
 
     def judge(self, facts: Sequence[tuple[Hashable, str, Sample]], batch_size: int | None = None
               ) -> dict[Hashable, FactJudgement]:

@@ -20,19 +20,10 @@ if TYPE_CHECKING:
     from ..store import Store
 
 CONCEPTS = "concepts"
+# Bootstrap replicates of every interval the Overview, the report and the command-line leaderboard show (one
+# number, so that they show the same intervals).
+N_BOOT = 1000
 Compute = Callable[[Sequence[Mapping[str, float]]], Any]
-
-# The headline numbers of each metric's ``compute`` (others are left out of the table).
-MAIN_KEYS: dict[str, tuple[str, ...]] = {
-    "emd": ("total", "object", "attribute", "relation"),
-    "trihe": ("hallu_q", "hallu_i", "hallu_q_object", "hallu_q_relation"),
-    "halfscore": ("precision", "recall", "f"),
-    "edit": ("per_word", "distance", "alpha"),
-    "chair": ("chair_i", "chair_s"),
-    "reefknot": ("r_score", "halr.yes_no", "halr.mcq", "halr.vqa"),
-    "pope": ("accuracy", "f1", "yes_ratio"),
-}
-
 
 def _mean_of_values(stats: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """Fallback aggregation: the mean of each numeric per-response value."""
@@ -68,12 +59,20 @@ def metric_computes(names: Sequence[str]) -> dict[str, Compute]:
     return out
 
 
+def _leaderboard_keys(metric: str) -> tuple[str, ...]:
+    """The numbers of ``metric``'s ``compute`` the leaderboard lists: its spec's headline and summary keys."""
+    from ..metrics.registry import METRIC_NAMES, metric_spec
+
+    return metric_spec(metric).leaderboard_keys if metric in METRIC_NAMES else ()
+
+
 def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = False, *,
-                metrics: Sequence[str] | None = None, n_boot: int = 200, alpha: float = 0.05, seed: int = 0,
-                computes: Mapping[str, Compute] | None = None,
+                metrics: Sequence[str] | None = None, n_boot: int = N_BOOT, alpha: float = 0.05, seed: int = 0,
+                computes: Mapping[str, Compute] | None = None, configs: Mapping[str, str] | None = None,
                 sample_ids: Collection[str] | None = None) -> list[dict[str, Any]]:
     """One row per run x metric config x headline number (x domain), with a bootstrap interval.
 
+    ``configs`` (``{metric: config key}``, ``studies.in_force``): only those configurations; None: every one.
     ``sample_ids``: only the responses to these samples (a split: the questions a method was tuned on, the
     rest); None, all. Row keys: model, run_id, synthetic, benchmark, domain (with ``by_domain``), metric,
     config_key, key, value, low, high, n, images, aggregation ("metric" or "mean of values").
@@ -82,6 +81,8 @@ def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = 
     only = metrics[0] if metrics is not None and len(metrics) == 1 else None
     for row in store.score_stat_rows(only, benchmark=benchmark):
         if row["metric"] == CONCEPTS or (metrics and row["metric"] not in metrics):
+            continue
+        if configs is not None and configs.get(row["metric"]) != row["config_key"]:
             continue
         if sample_ids is not None and row["sample_id"] not in sample_ids:
             continue
@@ -96,7 +97,7 @@ def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = 
         compute = computes[metric] if with_stats else _mean_of_values
         point = compute(stats)
         point = point if isinstance(point, Mapping) else {"value": point}
-        keys = [k for k in MAIN_KEYS.get(metric, ()) if k in point] or [
+        keys = [k for k in _leaderboard_keys(metric) if k in point] or [
             k for k, v in point.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
         clusters = [f"{r['benchmark']}/{r['image_key'] or r['sample_id']}" for r in rows]
         intervals = bootstrap_intervals(stats, compute, clusters, n_boot=n_boot, alpha=alpha, seed=seed, keys=keys)

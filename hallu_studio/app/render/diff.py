@@ -13,7 +13,7 @@ from typing import Any
 
 from ...extraction.spans import sentence_spans
 from ...metrics.edit_distance import word_spans
-from .palette import empty_note, esc, fmt_number
+from .palette import empty_note, esc, number_html
 
 # Distinct colours for the three kinds of edit; equal words stay plain.
 EDIT_STYLES = {
@@ -54,8 +54,8 @@ def _legend() -> str:
 def _stats(values: dict[str, Any] | None) -> str:
     if not values:
         return ""
-    return (f'<p class="hs-diff-stats">edit distance {fmt_number(values.get("distance"))} over '
-            f'{fmt_number(values.get("words"))} words ({fmt_number(values.get("per_word"))} per word); '
+    return (f'<p class="hs-diff-stats">edit distance {number_html(values.get("distance"))} over '
+            f'{number_html(values.get("words"))} words ({number_html(values.get("per_word"))} per word); '
             'punctuation is shown but not counted</p>')
 
 

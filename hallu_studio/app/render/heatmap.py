@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .palette import empty_note, esc, fmt_number
+from .palette import empty_note, esc, number_html
 
 _MAX_SIDE = 40  # larger matrices are cut, with a note: a 200 x 200 table helps nobody
 
@@ -44,13 +44,13 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
             mass = plan[i][j] if plan else 0.0
             c = cost[i][j] if cost else None
             alpha = max(0.0, min(1.0, mass / peak))
-            cells.append(f'<td title="mass {mass:.3g}, cost {fmt_number(c)}" '
+            cells.append(f'<td title="mass {mass:.3g}, cost {number_html(c)}" '
                          f'style="background:rgba(40,90,200,{alpha:.2f});color:{"#fff" if alpha > .55 else "#222"}">'
-                         f'{fmt_number(c, 2) if c is not None else ""}</td>')
+                         f'{number_html(c, 2) if c is not None else ""}</td>')
         own = per_concept[i] if i < len(per_concept) else None
         badge = _grounding_badge(grounding[i]) if i < len(grounding) else ""
         body.append(f'<tr><th class="hs-row">{esc(r)}{badge}</th>{"".join(cells)}'
-                    f'<td class="hs-cost">{fmt_number(own, 3)}</td></tr>')
+                    f'<td class="hs-cost">{number_html(own, 3)}</td></tr>')
     note = ""
     if len(rows) > _MAX_SIDE or len(cols) > _MAX_SIDE:
         note = empty_note(f"showing {len(cut_rows)} of {len(rows)} response and {len(cut_cols)} of {len(cols)} "
@@ -82,7 +82,7 @@ def _legend(peak: float) -> str:
     return ('<div class="hs-heatmap-legend" style="display:flex;align-items:center;gap:6px;font-size:0.8em;'
             'margin:2px 0 4px">mass moved <span>0</span><span style="display:inline-block;width:140px;height:10px;'
             'border:1px solid #ccc;background:linear-gradient(to right,rgba(40,90,200,0),rgba(40,90,200,1))">'
-            f'</span><span>{fmt_number(peak, 3)}</span></div>')
+            f'</span><span>{number_html(peak, 3)}</span></div>')
 
 
 def transport_heatmaps_html(evidence: dict[str, Any] | None, values: dict[str, Any] | None = None) -> str:
@@ -99,6 +99,6 @@ def transport_heatmaps_html(evidence: dict[str, Any] | None, values: dict[str, A
     parts = []
     for name, data in types.items():
         total = (values or {}).get(name)
-        title = f"{name} — EMD {fmt_number(total, 3)}" if values and name in values else str(name)
+        title = f"{name} — EMD {number_html(total, 3)}" if values and name in values else str(name)
         parts.append(_one_type(title, data or {}))
     return '<div class="hs-heatmaps">' + "".join(parts) + "</div>"

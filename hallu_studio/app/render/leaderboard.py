@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .palette import display_name, esc, model_colour, model_label
+from ...presentation import display_name, model_colour, model_label, number
+from .palette import esc
 
 if TYPE_CHECKING:
-    from ..overview_data import BenchmarkBoard, Cell, Headline, RankedRun
+    from ...studies.ranking import BenchmarkBoard, Cell, Headline, RankedRun
 
 LEADERBOARD_CSS = """
 .hs-ov { margin: 0 0 18px 0; }
@@ -62,10 +63,6 @@ def model_cell(model: str, synthetic: bool) -> str:
             f'<span title="{esc(full)}">{esc(display_name(model))}</span>{tag}')
 
 
-def _fmt(x: float) -> str:
-    return f"{0.0 if abs(x) < 1e-9 else x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
-
-
 def ci_bar(cell: "Cell", lo: float, hi: float, colour: str) -> str:
     """An inline SVG: the interval as a line and the value as a dot, on the column's common scale."""
     if cell.value is None:
@@ -103,14 +100,14 @@ def _number_cell(run: "RankedRun", h: "Headline", scale: tuple[float, float], be
             text = cell.note
         return f'<td class="hs-num" title="{esc(tooltip)}"><span class="hs-none">{esc(text)}</span></td>'
     interval = ""
-    tip = f"{h.family} {h.name} = {_fmt(cell.value)} {h.unit}"
+    tip = f"{h.family} {h.name} = {number(cell.value)} {h.unit}"
     if cell.low is not None and cell.high is not None:
-        interval = f'<span class="hs-sub">{esc(_fmt(cell.low))} – {esc(_fmt(cell.high))}</span>'
-        tip += f"; 95% bootstrap interval by image {_fmt(cell.low)} – {_fmt(cell.high)}"
+        interval = f'<span class="hs-sub">{esc(number(cell.low))} – {esc(number(cell.high))}</span>'
+        tip += f"; 95% bootstrap interval by image {number(cell.low)} – {number(cell.high)}"
     tip += f"; {cell.scored:,} of {cell.applicable:,} responses scored"
     partial = (f'<span class="hs-partial">{cell.scored:,} of {cell.applicable:,} scored</span>'
                if cell.partial else "")
-    return (f'<td class="hs-num{" hs-best" if best else ""}" title="{esc(tip)}"><b>{esc(_fmt(cell.value))}</b>'
+    return (f'<td class="hs-num{" hs-best" if best else ""}" title="{esc(tip)}"><b>{esc(number(cell.value))}</b>'
             f'{ci_bar(cell, *scale, model_colour(run.model))}{interval}{partial}</td>')
 
 
@@ -133,7 +130,7 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
 
     ``static`` (the shareable report): every explanation is written out below the table, none is only on hover,
     and nothing points to a file the reader does not have; the models' full specifications are listed."""
-    from ..overview_data import GUIDE
+    from ...studies.ranking import GUIDE
 
     shown = [h for h in board.headlines if any(r.cells[h.column].value is not None or r.cells[h.column].scored
                                               for r in board.runs)]
@@ -185,6 +182,11 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
         notes.append(f"<li>Not scored on this benchmark: {esc(names)} "
                      f"(<code>hallu-studio score --metrics {esc(metrics)}</code>).</li>")
     notes += [f"<li>{esc(p)}</li>" for p in board.problems]
+    configs = [f"{h.family} {h.name}: {board.configs[h.metric]}" for h in shown if h.metric in board.configs]
+    if configs:
+        notes.append(f'<li class="hs-configs">Configurations: {esc("; ".join(configs))}.</li>')
+    notes += [f"<li>Shown under another configuration than the current settings': {esc(n)}.</li>"
+              for n in board.config_notes]
     if static:
         models = sorted({(display_name(r.model), model_label(r.model, r.synthetic)) for r in board.runs})
         notes.append("<li>Models: " + "; ".join(f"<b>{esc(short)}</b> = <code>{esc(full)}</code>"

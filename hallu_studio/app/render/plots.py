@@ -17,7 +17,7 @@ matplotlib.use("Agg")  # the app renders off-screen; no display is assumed
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from .palette import model_colour, short_model_label  # noqa: E402
+from ...presentation import model_colour, short_model_label  # noqa: E402
 
 FIGSIZE = (6.4, 3.0)  # inches at 110 dpi: half of a 1,400 px page, legend included
 
@@ -167,7 +167,9 @@ def halr_figure(rows: Sequence[dict[str, Any]]) -> Figure:
 # (figure, caption, what it shows) in page order.
 OVERVIEW_FIGURES: tuple[tuple[Any, str, str], ...] = (
     (object_relation_figure, "Tri-HE: object vs relation hallucination", "share of each model's triplets"),
-    (emd_by_domain_figure, "VISCON: EMD per image domain", "Fig. 4a; lower is closer to the reference"),
+    (emd_by_domain_figure, "VISCON: EMD per image domain",
+     "Fig. 4a; each bar the mean over a model's captions of one domain (the table's EMD: over all its answers); "
+     "lower is closer to the reference"),
     (edit_vs_length_figure, "VISCON: edit distance vs length", "Fig. 5b; α is the per-model slope"),
     (halr_figure, "Reefknot: Halr by task and relation category", "hallucinated answers"),
 )

@@ -6,32 +6,11 @@ import math
 import re
 from typing import Any, Sequence
 
+from ...presentation import UNDEFINED, number
 from .palette import empty_note, esc
 
-# A number that is not defined: what a reader sees, and what the hover says.
-UNDEFINED_TEXT = "n/a"
+# What the hover says on a number that is not defined (``presentation.UNDEFINED``).
 UNDEFINED_NOTE = "not defined here: too few items, or no variation to compare"
-
-
-def readable_number(value: float | int) -> str:
-    """Three significant digits at most, never scientific notation; whole numbers stay whole.
-
-    >>> [readable_number(v) for v in (96.39007275803542, 191.0, 0.123456, 1234.6, 0.000123456, -2.5, 7, 2.0, 0.091)]
-    ['96.4', '191', '0.123', '1235', '0.000123', '-2.5', '7', '2', '0.091']
-    """
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if math.isnan(value):
-        return UNDEFINED_TEXT
-    if math.isinf(value):
-        return "∞" if value > 0 else "−∞"
-    if value.is_integer():
-        return str(int(value))
-    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
-    text = f"{value:.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 # A WordNet synset as the analyses name it ("dog.n.02084071"): shown as its head word.
@@ -57,23 +36,21 @@ def cell_text(value: Any) -> str:
     >>> cell_text({"object": (3, 2), "relation": 0.5}), cell_text(None), cell_text(["a", 1.23456])
     ('object: 3 / 2 · relation: 0.5', '—', 'a, 1.23')
     """
-    if value is None:
-        return "—"
-    if isinstance(value, (bool, int, float)):
-        return readable_number(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return number(value)
     if isinstance(value, dict):
-        return " · ".join(f"{readable_text(str(k))}: {cell_text(v)}" for k, v in value.items()) or "—"
+        return " · ".join(f"{readable_text(str(k))}: {cell_text(v)}" for k, v in value.items()) or UNDEFINED
     if isinstance(value, tuple):
         return " / ".join(cell_text(v) for v in value)
     if isinstance(value, (list, set, frozenset)):
-        return ", ".join(cell_text(v) for v in value) or "—"
+        return ", ".join(cell_text(v) for v in value) or UNDEFINED
     return readable_text(str(value))
 
 
 def cell_html(value: Any, undefined_note: str = UNDEFINED_NOTE) -> str:
     """One escaped cell; an undefined number says why on hover."""
     if _is_undefined(value):
-        return f'<span class="hs-undefined" title="{esc(undefined_note)}">{UNDEFINED_TEXT}</span>'
+        return f'<span class="hs-undefined" title="{esc(undefined_note)}">{UNDEFINED}</span>'
     return esc(cell_text(value))
 
 

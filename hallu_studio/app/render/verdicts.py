@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .concepts import concept_text
-from .palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, empty_note, esc, fmt_number
+from .palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, empty_note, esc, number_html
 
 
 def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
@@ -32,7 +32,7 @@ def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
             rows.append(
                 f'<tr><td>{i}</td><td>{esc(" | ".join(str(x) for x in t.get("triplet") or []))}</td>'
                 f'<td>{esc(kind or "—")}</td><td>{esc(judge)}</td><td>{_verdict_badge(label, kind)}</td>'
-                f'<td>{fmt_number(t.get("score"))}</td><td class="hs-reason">{esc(t.get("reason"))}</td>'
+                f'<td>{number_html(t.get("score"))}</td><td class="hs-reason">{esc(t.get("reason"))}</td>'
                 f'<td>{human_cell}</td></tr>')
     return ('<table class="hs-verdicts"><thead><tr><th>#</th><th>claim</th><th>about</th><th>judge</th>'
             '<th>verdict</th><th>score</th><th>reason</th><th>human</th></tr></thead><tbody>' + "".join(rows)
@@ -71,11 +71,11 @@ def halfscore_html(evidence: dict[str, Any] | None, values: dict[str, Any] | Non
         return empty_note("no HalFscore for this response")
     head = ""
     if values:
-        head = (f'<p>precision {fmt_number(values.get("precision"))} · recall {fmt_number(values.get("recall"))}'
-                f' · F {fmt_number(values.get("f"))}</p>')
+        head = (f'<p>precision {number_html(values.get("precision"))} · recall {number_html(values.get("recall"))}'
+                f' · F {number_html(values.get("f"))}</p>')
     matched = evidence.get("matched") or []
     rows = "".join(f"<tr><td>{esc(concept_text(m[0]))}</td><td>{esc(concept_text(m[1]) if m[1] else '—')}</td>"
-                   f"<td>{fmt_number(m[2] if len(m) > 2 else None)}"
+                   f"<td>{number_html(m[2] if len(m) > 2 else None)}"
                    "</td></tr>" for m in matched if isinstance(m, (list, tuple)) and len(m) >= 2)
     table = (f'<details><summary>{len(matched)} matched</summary><table class="hs-matched"><tr><th>response</th>'
              f'<th>reference</th><th>similarity</th></tr>{rows}</table></details>') if matched else ""
@@ -150,5 +150,5 @@ def reefknot_html(values: dict[str, Any] | None, evidence: dict[str, Any] | None
     lens = (signals or {}).get("logit_lens")
     return (f'<div class="hs-reefknot"><p>task <b>{esc(v.get("task"))}</b> · answer <b>{esc(ev.get("parsed_answer"))}</b>'
             f' · label <b>{esc(ev.get("label"))}</b> · {badge(verdict, "correct" if v.get("correct") else "wrong")}'
-            f' · entropy {fmt_number(v.get("entropy"))} · method {esc(ev.get("method"))}</p>'
+            f' · entropy {number_html(v.get("entropy"))} · method {esc(ev.get("method"))}</p>'
             f'{logit_lens_svg(lens) if lens is not None else ""}</div>')

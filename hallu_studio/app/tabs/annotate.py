@@ -116,7 +116,8 @@ def _item_view(ctx: AppContext, rid: str | None, annotator: str | None, task: st
         blank = empty_note("the queue is empty: nothing left for you here")
         return [blank, blank, "", gr.update(choices=[], value=None), gr.update(choices=[], value=None),
                 *[gr.update(variant="secondary") for _ in RATINGS]]
-    p = annotation_item(ctx.store, rid, blind=_blind(ctx, task, study))
+    blind = _blind(ctx, task, study)
+    p = annotation_item(ctx.store, rid, blind=blind, in_force=None if blind else ctx.in_force())
     mine = _my_rating(ctx, rid, annotator, study)
     # a long verdict list scrolls in its own box, keeping the correction controls near the item
     verdicts = f'<div class="hs-scroll" style="max-height:460px;overflow:auto">{p.verdicts}</div>' if p.verdicts \

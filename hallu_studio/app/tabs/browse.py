@@ -8,12 +8,12 @@ from typing import Any, Sequence
 import gradio as gr
 import pandas as pd
 
-from ...metrics.registry import METRIC_TASKS, not_applicable_reason
+from ...metrics.registry import METRIC_NAMES, not_applicable_reason
 from ...model import ValidationError
-from ..columns import BY_KEY, DEFAULT_SORT, HEADLINE_COLUMNS, headline_keys, metric_of
+from ..columns import DEFAULT_SORT, column_of, headline_columns, headline_keys, metric_of
 from ..context import AppContext
-from ..render.palette import esc, md, short_model_label
-from ..render.tables import readable_number
+from ...presentation import UNDEFINED, number, short_model_label
+from ..render.palette import esc, md
 from ..toasts import Mistake, toast_mistakes
 from ..view_names import check_view_name
 
@@ -42,7 +42,7 @@ def ranges_from_bounds(bounds: Sequence[float | None]) -> dict[str, list[float |
     {'emd.total': [10.0, None], 'halfscore.f': [None, 0.5]}
     """
     ranges = {}
-    for column, low, high in zip(HEADLINE_COLUMNS, bounds[0::2], bounds[1::2]):
+    for column, low, high in zip(headline_columns(), bounds[0::2], bounds[1::2]):
         if low is not None or high is not None:
             ranges[column.key] = [None if low is None else float(low), None if high is None else float(high)]
     return ranges
@@ -65,20 +65,20 @@ def filters_from_controls(models: list[str] | None, benchmarks: list[str] | None
                          "text": (text or "").strip() or None, "ranges": {}}
     for column, (low, high) in (ranges or {}).items():
         if low is not None and high is not None and float(low) > float(high):
-            title = BY_KEY[column].title if column in BY_KEY else column
+            title = column_of(column).title if column_of(column) else column
             raise Mistake(f"{title}: the minimum {low} is above the maximum {high}")
         if low is not None or high is not None:
             f["ranges"][column] = [None if low is None else float(low), None if high is None else float(high)]
     f["sort"] = sort or None
     # "Worst first" means descending when higher is worse, ascending when lower is worse.
-    column = BY_KEY.get(sort or "")
+    column = column_of(sort or "")
     f["descending"] = bool(worst_first) == (column.higher_is_worse if column else True)
     return f
 
 
 def filters_from_ui(values: Sequence[Any]) -> dict[str, Any]:
     """The filter from the controls' values in ``BrowseTab.controls`` order (the range bounds flattened)."""
-    n = 2 * len(HEADLINE_COLUMNS)
+    n = 2 * len(headline_columns())
     models, benchmarks, domains, tasks = values[:4]
     bounds, rest = values[4:4 + n], values[4 + n:]
     return filters_from_controls(models, benchmarks, domains, tasks, ranges_from_bounds(bounds), *rest)
@@ -87,12 +87,12 @@ def filters_from_ui(values: Sequence[Any]) -> dict[str, Any]:
 def missing_reason(column: str, sample: Any, gaps: dict[str, Any]) -> tuple[str, str]:
     """(short text, hover) for an empty metric cell: not applicable, undefined, failed, or not scored yet."""
     metric = metric_of(column)
-    if metric in METRIC_TASKS and sample is not None:
+    if metric in METRIC_NAMES and sample is not None:
         reason = not_applicable_reason(metric, sample)
         if reason is not None:
             return "n/a", f"not applicable to this task: {reason}"
     if metric in gaps.get("undefined", {}):
-        return "undef.", f"undefined: {gaps['undefined'][metric] or 'the metric gives no value here'}"
+        return UNDEFINED, f"undefined: {gaps['undefined'][metric] or 'the metric gives no value here'}"
     failed = gaps.get("failed", {})
     for stage in (f"score:{metric}", "score:concepts", "score"):
         if stage in failed:
@@ -102,7 +102,7 @@ def missing_reason(column: str, sample: Any, gaps: dict[str, Any]) -> tuple[str,
 
 def _number_cell(value: float) -> str:
     # the rounded number, the exact one on hover
-    return f'<span class="hs-num" title="{esc(repr(value))}">{esc(readable_number(value))}</span>'
+    return f'<span class="hs-num" title="{esc(repr(value))}">{esc(number(value))}</span>'
 
 
 def _missing_cell(text: str, why: str) -> str:
@@ -113,14 +113,16 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     """One page of the table, every matching id (in order, for Inspect), and a status line."""
     store_filters = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
     offset = (max(1, int(page or 1)) - 1) * PAGE_SIZE
-    rows = ctx.store.browse_responses(store_filters, headline_keys(), sort=filters.get("sort"),
+    in_force = ctx.in_force()
+    configs = in_force.keys()
+    rows = ctx.store.browse_responses(store_filters, headline_keys(), sort=filters.get("sort"), configs=configs,
                                       descending=filters.get("descending", True), limit=PAGE_SIZE, offset=offset)
-    ids = ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"),
+    ids = ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"), configs=configs,
                                         descending=filters.get("descending", True))
     # a metric the store holds scores of gets its column, so its empty cells can say why they are empty
     scored = set(ctx.store.browse_facets()["metrics"])
-    present = [c for c in HEADLINE_COLUMNS if metric_of(c.key) in scored or any(r.get(c.key) is not None for r in rows)]
-    gaps = ctx.store.score_gaps([r["id"] for r in rows if any(r.get(c.key) is None for c in present)])
+    present = [c for c in headline_columns() if metric_of(c.key) in scored or any(r.get(c.key) is not None for r in rows)]
+    gaps = ctx.store.score_gaps([r["id"] for r in rows if any(r.get(c.key) is None for c in present)], configs)
     samples = ctx.store.get_samples(sorted({r["sample_id"] for r in rows if r["id"] in gaps}))
     records = []
     for r in rows:
@@ -137,9 +139,12 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     columns = [*LEADING, *[c.title for c in present], *TRAILING]
     frame = pd.DataFrame(records, columns=columns)
     shown = f"{offset + 1}–{offset + len(rows)}" if rows else "none"
-    order = BY_KEY[filters["sort"]].title if filters.get("sort") in BY_KEY else "store order"
+    order = column_of(filters["sort"]).title if column_of(filters.get("sort") or "") else "store order"
+    notes = in_force.notes({c.spec.name for c in present})
+    shown_under = f" Shown under another configuration than the current settings': {md('; '.join(notes))}." \
+        if notes else ""
     status = (f"{len(ids)} responses match; showing {shown} (page {offset // PAGE_SIZE + 1}), "
-              f"sorted by {order}. Hover an empty cell for why it is empty; click a row to inspect it.")
+              f"sorted by {order}. Hover an empty cell for why it is empty; click a row to inspect it.{shown_under}")
     return frame, ids[:], status
 
 
@@ -155,12 +160,12 @@ def controls_from_filters(filters: dict[str, Any]) -> list[Any]:
     """The control values that reproduce a saved filter (the inverse of ``filters_from_ui``)."""
     ranges = filters.get("ranges") or {}
     bounds: list[Any] = []
-    for column in HEADLINE_COLUMNS:
+    for column in headline_columns():
         low, high = ranges.get(column.key) or (None, None)
         bounds += [low, high]
     annotated = {True: "yes", False: "no"}.get(filters.get("annotated"), "any")
     sort = filters.get("sort")
-    col = BY_KEY.get(sort or "")
+    col = column_of(sort or "")
     worst = bool(filters.get("descending", True)) == (col.higher_is_worse if col else True)
     return [filters.get("models") or [], filters.get("benchmarks") or [], filters.get("domains") or [],
             filters.get("tasks") or [], *bounds, annotated, filters.get("disagreement") or "any",
@@ -169,7 +174,7 @@ def controls_from_filters(filters: dict[str, Any]) -> list[Any]:
 
 def build(ctx: AppContext) -> BrowseTab:
     facets = ctx.store.browse_facets()
-    metric_choices = [(c.title, c.key) for c in HEADLINE_COLUMNS]
+    metric_choices = [(c.title, c.key) for c in headline_columns()]
     with gr.Row():
         models = gr.Dropdown(facets["models"], multiselect=True, label="model")
         benchmarks = gr.Dropdown(facets["benchmarks"], multiselect=True, label="benchmark")
@@ -179,7 +184,7 @@ def build(ctx: AppContext) -> BrowseTab:
     with gr.Accordion("metric ranges (set any number at once; empty: no limit)", open=False,
                       elem_id="browse-ranges"):
         with gr.Row():
-            for c in HEADLINE_COLUMNS:
+            for c in headline_columns():
                 with gr.Column(min_width=150):
                     slug = c.key.replace(".", "-")
                     bounds.append(gr.Number(label=f"{c.title} min", value=None, elem_id=f"browse-min-{slug}"))

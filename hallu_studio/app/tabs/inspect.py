@@ -8,12 +8,14 @@ from typing import Any, Sequence
 import gradio as gr
 
 from ...annotation import PREFERENCE_ASPECTS
+from ...metrics.registry import metric_spec
+from ...presentation import short_model_label
 from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
 from ..id_lists import STORE_ORDER
 from ..inspection import InspectPanels, inspect_response
-from ..render.palette import empty_note, esc, md, model_label
+from ..render.palette import empty_note, esc, md
 from ..toasts import Mistake, toast_mistakes
 
 
@@ -40,7 +42,7 @@ def _filter_ids(ctx: AppContext, filters: dict[str, Any]) -> list[str]:
     """Every id the Browse filter keeps, in Browse order (the same query as ``browse.query``)."""
     store_filters = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
     return ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"),
-                                         descending=filters.get("descending", True))
+                                         descending=filters.get("descending", True), configs=ctx.in_force().keys())
 
 
 def nav_for(ctx: AppContext, filters: dict[str, Any], ids: list[str] | tuple[str, ...], index: int,
@@ -90,12 +92,12 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
         blank = empty_note("no responses match the current filter")
         return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
     try:
-        panels = inspect_response(ctx.store, rid)
+        panels = inspect_response(ctx.store, rid, ctx.in_force())
     except KeyError as exc:
         blank = empty_note(str(exc))
         return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
     others = [o for o in ctx.store.responses_to_sample(ctx.store.get_response(rid).sample_id) if o["id"] != rid]
-    choices = [(f"{model_label(o['model'], o['synthetic'])} · {o['run_id']}", o["id"]) for o in others]
+    choices = [(f"{short_model_label(o['model'], o['synthetic'])} · {o['run_id']}", o["id"]) for o in others]
     where = f"{index + 1} of {len(ids)}" if index >= 0 else f"outside the filter ({len(ids)} in it)"
     return [nav, rid, f"**{where}**", gr.update(choices=choices, value=None), *_panel_values(panels), "", ""]
 
@@ -114,7 +116,7 @@ def compare_with(ctx: AppContext, other_id: str | None) -> list[Any]:
     """The other response and its verdicts, and the A/B panel shown only while there is a comparison."""
     if not other_id:
         return ["", "", gr.update(visible=False), gr.update(visible=False)]
-    p = inspect_response(ctx.store, other_id, with_graphs=False)
+    p = inspect_response(ctx.store, other_id, ctx.in_force(), with_graphs=False)
     return [p.header + p.response_text, f"<h4>{esc('the other response: Tri-HE verdicts')}</h4>{p.triplets}"
             f"{p.halfscore}", gr.update(visible=True), gr.update(visible=True)]
 
@@ -155,10 +157,10 @@ def build(ctx: AppContext) -> InspectTab:
         edit = gr.HTML(elem_id="inspect-edit")
     with gr.Row():
         with gr.Column():
-            with gr.Accordion("HalFscore", open=False, elem_id="inspect-halfscore-panel"):
+            with gr.Accordion(metric_spec("halfscore").display_name, open=False, elem_id="inspect-halfscore-panel"):
                 halfscore = gr.HTML(elem_id="inspect-halfscore")
         with gr.Column():
-            with gr.Accordion("Reefknot", open=False, elem_id="inspect-reefknot-panel"):
+            with gr.Accordion(metric_spec("reefknot").display_name, open=False, elem_id="inspect-reefknot-panel"):
                 reefknot = gr.HTML(elem_id="inspect-reefknot")
     with gr.Group(visible=False, elem_id="inspect-ab") as ab_panel:
         compare_verdicts = gr.HTML(elem_id="inspect-compare-verdicts")

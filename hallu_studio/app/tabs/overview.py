@@ -9,10 +9,11 @@ from typing import Any
 
 import gradio as gr
 
+from ...studies.in_force import InForce
+from ...studies.ranking import benchmark_boards, pivot_leaderboard
 from ..columns import all_keys
 from ..context import AppContext
 from ..overview_cache import score_fingerprint
-from ..overview_data import benchmark_boards, pivot_leaderboard
 from ..render import records_table_html
 from ..render.leaderboard import LEADERBOARD_CSS, board_html
 from ..render.palette import esc
@@ -21,11 +22,12 @@ from ..render.plots import figures_html
 POLL_SECONDS = 2.0  # how often an open Overview asks whether scores changed (one cheap query)
 
 
-def overview_html(ctx: AppContext, benchmark: str | None) -> str:
-    """Ranked board and plots of each benchmark (or of the one named)."""
+def overview_html(ctx: AppContext, benchmark: str | None, in_force: InForce) -> str:
+    """Ranked board and plots of each benchmark (or of the one named), of the configurations ``in_force``."""
     sections = []
-    for board in benchmark_boards(ctx.store, benchmark):
-        rows = ctx.store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000)
+    for board in benchmark_boards(ctx.store, in_force, benchmark):
+        rows = ctx.store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000,
+                                          configs=in_force.keys())
         sections.append(board_html(board) + figures_html(rows))
     if not sections:
         sections.append('<p class="hs-none">no runs yet: import a benchmark and run a model (Run view, or '
@@ -33,32 +35,42 @@ def overview_html(ctx: AppContext, benchmark: str | None) -> str:
     return f"<style>{LEADERBOARD_CSS}</style>" + "".join(sections)
 
 
-def every_number_html(ctx: AppContext, benchmark: str | None) -> str:
+def every_number_html(ctx: AppContext, benchmark: str | None, in_force: InForce) -> str:
     """Every headline key of every metric, per run and image domain (the long table, in its own scroll box)."""
     from ...studies.leaderboard import leaderboard
 
-    rows = leaderboard(ctx.store, benchmark, by_domain=True)
+    rows = leaderboard(ctx.store, benchmark, by_domain=True, configs=in_force.keys())
     table = records_table_html(pivot_leaderboard(rows, by_domain=True), empty="no scored responses yet")
     return (f'<h4>{esc("Every number, per image domain")}</h4>'
             f'<div class="hs-scroll" style="overflow-x:auto;max-width:100%">{table}</div>')
 
 
-def leaderboard_html(ctx: AppContext, benchmark: str | None, every_number: bool = False) -> str:
-    html = overview_html(ctx, benchmark)
-    return html + every_number_html(ctx, benchmark) if every_number else html
+def leaderboard_html(ctx: AppContext, benchmark: str | None, every_number: bool = False,
+                     in_force: InForce | None = None) -> str:
+    in_force = in_force if in_force is not None else ctx.in_force()
+    html = overview_html(ctx, benchmark, in_force)
+    return html + every_number_html(ctx, benchmark, in_force) if every_number else html
+
+
+def _fingerprint(ctx: AppContext, in_force: InForce) -> tuple[Any, ...]:
+    """What the Overview is drawn from: the scores and responses, and the configurations in force (which a change
+    of settings moves)."""
+    return (*score_fingerprint(ctx.store), in_force.fingerprint())
 
 
 def compute(ctx: AppContext, benchmark: str | None, every_number: bool) -> list[Any]:
-    """The Overview's HTML (cached while the scores stay the same) and the fingerprint it was built on."""
-    fingerprint = score_fingerprint(ctx.store)
+    """The Overview's HTML (cached while the scores and the settings stay the same) and the fingerprint it was
+    built on."""
+    in_force = ctx.in_force()
+    fingerprint = _fingerprint(ctx, in_force)
     html = ctx.leaderboards.get((benchmark, every_number), fingerprint,
-                                lambda: leaderboard_html(ctx, benchmark, every_number))
+                                lambda: leaderboard_html(ctx, benchmark, every_number, in_force))
     return [html, repr(fingerprint)]
 
 
 def refresh_if_changed(ctx: AppContext, benchmark: str | None, every_number: bool, seen: str | None) -> list[Any]:
-    """The timer's tick: rebuild only when scores or responses changed since this page last drew."""
-    if seen is not None and repr(score_fingerprint(ctx.store)) == seen:
+    """The timer's tick: rebuild only when scores, responses or the settings changed since this page last drew."""
+    if seen is not None and repr(_fingerprint(ctx, ctx.in_force())) == seen:
         return [gr.skip(), gr.skip()]
     return compute(ctx, benchmark, every_number)
 
@@ -68,7 +80,7 @@ def write_report_file(ctx: AppContext, benchmark: str | None) -> str:
 
     out = Path(tempfile.mkdtemp(prefix="hallu-studio-report-")) / (
         f"hallu-studio-report{'-' + benchmark if benchmark else ''}.html")
-    write_report(ctx.store, out, benchmark)
+    write_report(ctx.store, out, benchmark, ctx.in_force())
     return str(out)
 
 

@@ -1,4 +1,5 @@
-"""Settings: the endpoint, models and judge thresholds in force, with the scores each configuration produced."""
+"""Settings: every setting in force with its help and the metrics whose scores it keys, the scores each
+configuration produced, and a form for the scoring choices (labels, help and choices are config.py's)."""
 
 from __future__ import annotations
 
@@ -8,132 +9,98 @@ from typing import Any, Sequence
 
 import gradio as gr
 
-from ...config import (CHAIR_VOCABULARIES, EMD_EMPTY_SIDE_POLICIES, EMD_GROUND_COSTS, EXTRACTORS,
-                       HALFSCORE_MATCHERS, READINGS, REVISERS, TRIHE_EXTRACTIONS, TRIHE_JUDGES,
-                       UNVERIFIABLE_POLICIES, Settings, load_settings, overriding_env, settings_path,
+from ...config import (SettingInfo, Settings, load_settings, overriding_env, setting_infos, settings_path,
                        settings_problems, write_settings)
 from ...llm.endpoint import in_force
-from ..config_names import config_label, config_labels
+from ...metrics.keys import current_config_keys
+from ...metrics.registry import EXTRACTOR_SETTINGS, METRIC_NAMES, metric_spec, metrics_depending_on
 from ..context import AppContext
 from ..render import records_table_html
 from ..render.palette import md
 from ..toasts import Mistake, toast_mistakes
 
 
+def _shapes(name: str) -> str:
+    """The metrics whose scores a setting keys, by display name ("" for none)."""
+    metrics = metrics_depending_on(name)
+    if name in EXTRACTOR_SETTINGS:
+        return "every metric (the concept extractor's)"
+    return ", ".join(metric_spec(m).display_name for m in metrics)
+
+
 def settings_html(ctx: AppContext) -> str:
-    s = ctx.settings
-    rows = [
-        {"setting": "LLM endpoint and model, and where each came from", "value": in_force(s)},
-        {"setting": "embedding model", "value": s.scoring.embedding_model},
-        {"setting": "NLI model", "value": s.scoring.nli_model or "none"},
-        {"setting": "extractor / reviser / Tri-HE judge / HalFscore matcher",
-         "value": f"{s.scoring.extractor} / {s.scoring.reviser} / {s.scoring.trihe_judge} / "
-                  f"{s.scoring.halfscore_matcher}"},
-        {"setting": "Tri-HE reference threshold", "value": s.scoring.trihe_reference_threshold},
-        {"setting": "Tri-HE support threshold", "value": s.scoring.trihe_support_threshold},
-        {"setting": "Tri-HE top-k", "value": s.scoring.trihe_top_k},
-        {"setting": "NLI threshold", "value": s.scoring.nli_threshold},
-        {"setting": "HalFscore matching threshold", "value": s.scoring.halfscore_match_threshold},
-        {"setting": "EMD ground cost / empty side", "value": f"{s.scoring.emd_ground_cost} / {s.scoring.emd_empty_side}"},
-        {"setting": "unverifiable claims (Tri-HE, HalFscore) / their weight against captions and object lists",
-         "value": f"{s.scoring.unverifiable} / {s.scoring.unverifiable_weight:g}"},
-        {"setting": "readings: POPE / Reefknot / Reefknot entropy / CHAIR (studio; released: the papers' code)",
-         "value": f"{s.scoring.pope_reading} / {s.scoring.reefknot_reading} / {s.decoding.entropy_reading} / "
-                  f"{s.scoring.chair_reading}"},
-        {"setting": "CHAIR vocabulary (a sample's own reference_vocabulary comes first)",
-         "value": s.scoring.chair_vocabulary},
-        {"setting": "Detect-then-Calibrate α / λ / γ",
-         "value": f"{s.decoding.dtc_alpha} / {s.decoding.dtc_lambda} / {s.decoding.dtc_gamma}"},
-        {"setting": "scoring key of these settings", "value": s.scoring_key()},
-        {"setting": "settings file", "value": s.source or "none yet (defaults and environment)"},
-    ]
+    """Every setting in force: its value, where it came from, the metrics whose scores it keys, what it does."""
+    rows = [{"setting": "LLM endpoint and model in force", "value": in_force(ctx.settings), "from": "",
+             "keys the scores of": "", "what it does": ""}]
+    for info in setting_infos(ctx.settings):
+        rows.append({"setting": info.name, "value": "unset" if info.value is None else info.value,
+                     "from": info.origin if info.source != "default" else "default",
+                     "keys the scores of": _shapes(info.name), "what it does": info.help})
+    rows.append({"setting": "settings file", "value": ctx.settings.source or "none yet (defaults and environment)",
+                 "from": "", "keys the scores of": "", "what it does": ""})
     return records_table_html(rows)
 
 
-def current_config_keys(ctx: AppContext) -> dict[str, str]:
-    """The config key each metric's scores get under the settings in force (builds the metrics: slow)."""
-    from ...metrics.registry import make_extractor, make_metric
-    from ...pipelines.scoring import concepts_config_key, metric_config_key
-
-    extractor = make_extractor(ctx.settings, ctx.store)
-    keys = {"concepts": concepts_config_key(ctx.settings, extractor)}
-    for metric in {c["metric"] for c in ctx.store.score_configs()} - {"concepts"}:
-        try:
-            keys[metric] = metric_config_key(ctx.settings, make_metric(metric, ctx.settings, ctx.store), extractor)
-        except (ValueError, ImportError, OSError):
-            continue  # a metric this installation cannot build: its rows stay unmarked
-    return keys
-
-
-def configs_html(ctx: AppContext, mark_current: bool) -> str:
-    """The store's scoring configurations by name (the name Study uses), with their keys and counts."""
-    labels = config_labels(ctx.store)
-    rows = [{"configuration": config_label(labels, r["metric"], r["config_key"]), "key": r["config_key"],
-             "scores": r["scores"], "last computed": str(r["computed_at"] or "")[:16]}
+def configs_html(ctx: AppContext) -> str:
+    """The store's scoring configurations by name (the name Study uses), with their keys and counts, and whether
+    the current settings produce each (``metrics.keys``)."""
+    in_force = ctx.in_force()
+    rows = [{"configuration": in_force.label(r["metric"], r["config_key"]), "key": r["config_key"],
+             "scores": r["scores"], "last computed": str(r["computed_at"] or "")[:16],
+             "made under the current settings": "yes" if in_force.shown[r["metric"]].current == r["config_key"]
+             else "no", "shown by the views": "yes" if in_force.key(r["metric"]) == r["config_key"] else "no"}
             for r in ctx.store.score_configs()]
-    if mark_current:
-        current = current_config_keys(ctx)
-        for row, r in zip(rows, ctx.store.score_configs()):
-            row["made under the current settings"] = "yes" if current.get(r["metric"]) == r["config_key"] else "no"
     return records_table_html(rows, empty="no scores yet")
 
 
-# The settings a person edits here: (section, key, label); the form follows this order.
-EDITABLE: tuple[tuple[str, str, str], ...] = (
-    ("llm", "base_url", "LLM endpoint (OpenAI-compatible base URL; empty: offline methods only)"),
-    ("llm", "model", "LLM model name"),
-    ("scoring", "trihe_judge", "Tri-HE judge"),
-    ("scoring", "trihe_extraction", "Tri-HE extraction style"),
-    ("scoring", "unverifiable", "unverifiable claims (Tri-HE, HalFscore): what the reference cannot settle"),
-    ("scoring", "unverifiable_weight", "weight of an unverifiable claim against captions and object lists (0–1)"),
-    ("scoring", "extractor", "concept extractor"),
-    ("scoring", "reviser", "Evaluate-by-Edit reviser"),
-    ("scoring", "halfscore_matcher", "HalFscore matcher"),
-    ("scoring", "emd_empty_side", "EMD when one side has no concept of a type"),
-    ("scoring", "emd_ground_cost", "EMD ground cost (grounded; cosine: VISCON as published)"),
-    ("scoring", "pope_reading", "POPE answer reading (released: POPE's evaluate.py)"),
-    ("scoring", "reefknot_reading", "Reefknot yes/no and MCQ reading (released: Reefknot's code)"),
-    ("decoding", "entropy_reading", "Reefknot entropy (released: raw probabilities, as Reefknot's code)"),
-    ("scoring", "chair_reading", "CHAIR reading (released: CHAIR's code and synonyms)"),
-    ("scoring", "chair_vocabulary", "CHAIR vocabulary where a sample names none"),
-    ("scoring", "nli_model", "NLI model (for the nli judge and Reefknot; empty: none)"),
-    ("scoring", "trihe_reference_threshold", "Tri-HE reference threshold (0–1)"),
-    ("scoring", "trihe_support_threshold", "Tri-HE support threshold (0–1)"),
-    ("scoring", "trihe_top_k", "Tri-HE top-k (≥ 1)"),
-    ("scoring", "nli_threshold", "NLI threshold (0–1)"),
-    ("scoring", "halfscore_match_threshold", "HalFscore matching threshold (0–1)"),
-    ("scoring", "graph_grounding_threshold", "graph grounding: embedding threshold (0–1)"),
+# The settings a person edits here, in the form's order; their help, kind and choices are config.py's.
+EDITABLE: tuple[str, ...] = (
+    "llm.base_url", "llm.model", "scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
+    "scoring.unverifiable_weight", "scoring.extractor", "scoring.reviser", "scoring.halfscore_matcher", "scoring.emd_empty_side",
+    "scoring.emd_ground_cost", "scoring.pope_reading", "scoring.reefknot_reading", "decoding.entropy_reading",
+    "scoring.chair_reading", "scoring.chair_vocabulary", "scoring.nli_model", "scoring.trihe_reference_threshold",
+    "scoring.trihe_support_threshold", "scoring.trihe_top_k", "scoring.nli_threshold",
+    "scoring.halfscore_match_threshold", "scoring.graph_grounding_threshold",
 )
-# The allowed values live with the settings (config.py); the form lists them in that order.
-CHOICES = {"trihe_judge": list(TRIHE_JUDGES), "trihe_extraction": list(TRIHE_EXTRACTIONS),
-           "unverifiable": list(UNVERIFIABLE_POLICIES), "extractor": list(EXTRACTORS),
-           "reviser": list(REVISERS), "halfscore_matcher": list(HALFSCORE_MATCHERS),
-           "emd_empty_side": list(EMD_EMPTY_SIDE_POLICIES), "emd_ground_cost": list(EMD_GROUND_COSTS),
-           "pope_reading": list(READINGS), "reefknot_reading": list(READINGS), "entropy_reading": list(READINGS),
-           "chair_reading": list(READINGS), "chair_vocabulary": list(CHAIR_VOCABULARIES)}
-NUMBERS = {"trihe_reference_threshold", "trihe_support_threshold", "trihe_top_k", "nli_threshold",
-           "halfscore_match_threshold", "graph_grounding_threshold"}
+
+
+def editable_infos(settings: Settings) -> list[SettingInfo]:
+    by_name = {info.name: info for info in setting_infos(settings)}
+    return [by_name[name] for name in EDITABLE]
+
+
+def form_label(info: SettingInfo) -> str:
+    """A form field's label: the setting, and the metrics whose scores it keys ("scoring.unverifiable · Tri-HE,
+    HalFscore")."""
+    shapes = _shapes(info.name)
+    return f"{info.name} · {shapes}" if shapes else info.name
+
+
+def _part(name: str) -> tuple[str, str]:
+    section, _, key = name.rpartition(".")
+    return section, key
 
 
 def form_values(settings: Settings) -> list[Any]:
-    return [getattr(getattr(settings, section), key) for section, key, _ in EDITABLE]
+    return [getattr(getattr(settings, section), key) for section, key in map(_part, EDITABLE)]
 
 
-def edited_settings(current: Settings, values: Sequence[Any]) -> tuple[Settings, dict[str, dict[str, Any]]]:
-    """A copy of ``current`` with the form's values, and the changes to write (blank text: the default)."""
+def edited_settings(current: Settings, values: Sequence[Any]) -> tuple[Settings, dict[str, Any]]:
+    """A copy of ``current`` with the form's values, and the changes to write (blank text: unset)."""
     candidate = copy.deepcopy(current)
-    changes: dict[str, dict[str, Any]] = {}
-    for (section, key, label), value in zip(EDITABLE, values):
+    changes: dict[str, Any] = {}
+    for info, value in zip(editable_infos(current), values):
+        section, key = _part(info.name)
         if isinstance(value, str):
             value = value.strip() or None
-        if key in NUMBERS:
+        if info.kind in ("integer", "number"):
             if value is None:
-                raise Mistake(f"{label}: give a number")
-            value = int(value) if key == "trihe_top_k" and float(value).is_integer() else float(value)
-        elif value is None and key not in ("base_url", "model", "nli_model"):
-            raise Mistake(f"{label}: choose one")
+                raise Mistake(f"{info.name}: give a number")
+            value = int(value) if info.kind == "integer" and float(value).is_integer() else float(value)
+        elif value is None and not info.optional:
+            raise Mistake(f"{info.name}: choose one")
         setattr(getattr(candidate, section), key, value)
-        changes.setdefault(section, {})[key] = value
+        changes[info.name] = value
     return candidate, changes
 
 
@@ -151,23 +118,26 @@ def check_buildable(candidate: Settings, store: Any) -> None:
 
 
 def save(ctx: AppContext, values: Sequence[Any]) -> str:
-    """Validate the form, write it to the settings file, and use it for every later score."""
+    """Validate the form, write it to the settings file, and use it for every later score; say which metrics the
+    change rescores (those whose configuration, hence config key, it changed)."""
     candidate, changes = edited_settings(ctx.settings, values)
     check_buildable(candidate, ctx.store)
     path = settings_path(ctx.settings.source)
-    write_settings(path, {f"{section}.{key}": value for section, values in changes.items()
-                          for key, value in values.items()})
+    write_settings(path, changes)
     fresh = load_settings(path)
-    before = ctx.settings.scoring_key()
+    before = current_config_keys(ctx.settings)
     for section in ("llm", "scoring", "decoding"):
         setattr(ctx.settings, section, getattr(fresh, section))  # the one Settings every view and job reads
     ctx.settings.source, ctx.settings.origins = fresh.source, fresh.origins
-    editable = {f"{section}.{key}" for section, key, _ in EDITABLE}
-    overridden = [md(f"{k} (${v})") for k, v in overriding_env().items() if k in editable]
+    after = current_config_keys(ctx.settings)
+    overridden = [md(f"{k} (${v})") for k, v in overriding_env().items() if k in EDITABLE]
     lines = [f"saved to {md(path)}."]
-    if ctx.settings.scoring_key() != before:
-        lines.append("Scores computed from now on carry the key of these settings; scores made under the "
-                     "earlier settings stay in the store, apart from them.")
+    changed = [m for m in METRIC_NAMES if before.get(m) != after.get(m)]
+    if changed:
+        names = ", ".join(metric_spec(m).display_name for m in changed)
+        lines.append(f"The scores of {md(names)} now carry a new configuration: the next scoring pass computes "
+                     "them anew, beside the earlier ones, which stay in the store; every other metric keeps its "
+                     "scores.")
     if overridden:
         lines.append("Still overridden by the environment: " + md(", ".join(overridden)) + ".")
     return " ".join(lines)
@@ -175,39 +145,39 @@ def save(ctx: AppContext, values: Sequence[Any]) -> str:
 
 def build(ctx: AppContext) -> None:
     gr.Markdown("Settings are read from `hallu-studio.toml` (or `$HALLU_STUDIO_CONFIG`) and the environment "
-                "(see `docs/app.md`). Every score carries the key of the settings that produced it, so scores "
-                "made under different settings never mix: changing a setting here scores anew, beside the old.")
+                "(see `docs/app.md`). A score carries the key of its metric's own configuration and the concept "
+                "extractor's, so scores made under different settings never mix: changing a setting here scores "
+                "the metrics it shapes anew, beside the old, and leaves the others' scores in force.")
     with gr.Accordion("edit the scoring choices and the LLM endpoint", open=True, elem_id="settings-edit"):
         fields = []
         with gr.Row():
-            for section, key, label in EDITABLE:
+            for info in editable_infos(ctx.settings):
+                section, key = _part(info.name)
                 elem_id = f"setting-{section}-{key}"
-                value = getattr(getattr(ctx.settings, section), key)
-                if key in CHOICES:
-                    fields.append(gr.Dropdown(CHOICES[key], value=value, label=label, elem_id=elem_id,
-                                              allow_custom_value=key == "trihe_judge", min_width=220))
-                elif key in NUMBERS:
-                    fields.append(gr.Number(value=value, label=label, elem_id=elem_id, min_width=220,
-                                            precision=0 if key == "trihe_top_k" else None))
+                label = form_label(info)
+                if info.choices:
+                    fields.append(gr.Dropdown(list(info.choices), value=info.value, label=label, info=info.help,
+                                              elem_id=elem_id, min_width=260))
+                elif info.kind in ("integer", "number"):
+                    fields.append(gr.Number(value=info.value, label=label, info=info.help, elem_id=elem_id,
+                                            min_width=260, precision=0 if info.kind == "integer" else None))
                 else:
-                    fields.append(gr.Textbox(value=value or "", label=label, elem_id=elem_id, min_width=220))
+                    fields.append(gr.Textbox(value=info.value or "", label=label, info=info.help, elem_id=elem_id,
+                                             min_width=260))
         save_btn = gr.Button("validate and save", variant="primary", elem_id="settings-save")
         saved = gr.Markdown(elem_id="settings-saved")
     table = gr.HTML(elem_id="settings-table")
     gr.Markdown("**Scores in the store, by configuration**")
     configs = gr.HTML(elem_id="settings-configs")
-    refresh = gr.Button("show which of these scores the current settings produce (builds the metrics: slow)",
-                        size="sm", elem_id="settings-mark")
-    refresh.click(toast_mistakes(1)(lambda: configs_html(ctx, True)), None, [configs], api_visibility="private")
 
     @toast_mistakes(3 + len(fields))
     def on_save(*values: Any) -> list[Any]:
         message = save(ctx, values)
-        return [message, settings_html(ctx), configs_html(ctx, False), *form_values(ctx.settings)]
+        return [message, settings_html(ctx), configs_html(ctx), *form_values(ctx.settings)]
 
     save_btn.click(on_save, fields, [saved, table, configs, *fields], api_visibility="private")
     with gr.Accordion("all settings (JSON)", open=False):
         every = gr.JSON()
     # Filled on page load, not by callable values: Gradio makes those public, unnamed API endpoints.
-    gr.on(None, lambda: (settings_html(ctx), configs_html(ctx, False), dataclasses.asdict(ctx.settings)), None,
+    gr.on(None, lambda: (settings_html(ctx), configs_html(ctx), dataclasses.asdict(ctx.settings)), None,
           [table, configs, every], api_visibility="private")

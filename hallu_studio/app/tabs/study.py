@@ -14,7 +14,8 @@ from ... import annotation
 from ...model import APP_SOURCE
 from ...studies.design import StudyDesign
 from ..context import AppContext
-from ..render.palette import md, model_label
+from ...presentation import short_model_label
+from ..render.palette import md
 from ..toasts import toast_mistakes
 from . import annotate, study_analyses, study_compute
 
@@ -37,7 +38,7 @@ def export_zip(ctx: AppContext) -> str:
 
 
 def run_choices(ctx: AppContext) -> list[tuple[str, str]]:
-    return [(f"{model_label(r['model'], r.get('synthetic'))} · {r['benchmark']} · {r['id']}", r["id"])
+    return [(f"{short_model_label(r['model'], r.get('synthetic'))} · {r['benchmark']} · {r['id']}", r["id"])
             for r in ctx.store.list_runs()]
 
 

@@ -16,11 +16,12 @@ from matplotlib.figure import Figure
 from ... import annotation
 from ...model import APP_SOURCE
 from ...studies import collect
-from ..config_names import config_label, config_labels
+from ...studies.in_force import config_label
 from ..context import AppContext
 from ..render import records_table_html
-from ..render.palette import display_name, esc
-from ..render.tables import cell_text, readable_number
+from ...presentation import UNDEFINED, number, short_model_label, with_interval
+from ..render.palette import esc
+from ..render.tables import cell_text
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("studies", "studies: their design and progress (ratings made of those needed, agreement so far)"),
@@ -60,12 +61,12 @@ def _interval(value: float, low: float, high: float, images: int) -> str:
     """"0.412 [0.20, 0.58]": the estimate with its 95% bootstrap interval by image; marked ⚠ when it rests on fewer
     than ``MIN_IMAGES_FOR_INTERVAL`` images, and left out (said so) when on one image."""
     if isinstance(value, float) and math.isnan(value):
-        return "n/a"
+        return UNDEFINED
     if images < 2:
-        return f"{readable_number(value)} (no interval: one image)"
+        return f"{number(value)} (no interval: one image)"
     if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
         return cell_text(value)
-    text = f"{readable_number(value)} [{readable_number(low)}, {readable_number(high)}]"
+    text = f"{number(value)} [{number(low)}, {number(high)}]"
     return f"{text} {WARNING}" if images < collect.MIN_IMAGES_FOR_INTERVAL else text
 
 
@@ -80,7 +81,7 @@ def _few_images_note(images: list[int]) -> str:
 
 def _direction(metric: str, key: str | None = None) -> str:
     """"share of claims hallucinated (↑ = more hallucination)": what a row's number is, and which way is worse."""
-    name = f"{metric} {key}" if key and key != "default" else collect.ITEM_MEANING.get(metric, ("its number",))[0]
+    name = f"{metric} {key}" if key and key != "default" else collect.item_meaning(metric)
     note = collect.direction_note(metric, key)
     return f"{name} ({note})" if note else name
 
@@ -119,7 +120,7 @@ def correlations_html(ctx: AppContext, labels: dict[tuple[str, str], str], sourc
         empty = f"no ratings in study {study} yet"
     note = ('<p class="hs-note">Human ratings run 1–5, higher = less hallucination: a metric where higher is '
             'worse agrees with people when it correlates negatively (the column "agrees with people when" says '
-            f'which sign agrees, row by row). n/a: {esc(CORRELATION_NOTE)}. Each row uses the responses of '
+            f'which sign agrees, row by row). {UNDEFINED}: {esc(CORRELATION_NOTE)}. Each row uses the responses of '
             f'{esc(whose)} that the metric scored with a number; the others are counted in "left out".</p>'
             if rows else "")
     return records_table_html(rows, empty=empty) + _few_images_note(images) + note
@@ -133,14 +134,14 @@ def agreement_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None 
     alpha = a.get("alpha")
     why = ""
     if isinstance(alpha, float) and math.isnan(alpha):
-        why = f'<p class="hs-note">α is n/a: {esc(ALPHA_NOTE)}.</p>'
+        why = f'<p class="hs-note">α is {UNDEFINED}: {esc(ALPHA_NOTE)}.</p>'
     return records_table_html([row], undefined_note=ALPHA_NOTE) + why
 
 
 def studies_html(ctx: AppContext) -> str:
     """One row per study: its design, how far its ratings are, and its agreement so far."""
     rows = []
-    models = {r["id"]: display_name(r["model"]) + (" [synthetic]" if r.get("synthetic") else "")
+    models = {r["id"]: short_model_label(r["model"], r.get("synthetic"))
               for r in ctx.store.list_runs()}
     for s in ctx.store.list_studies():
         d = s["definition"]
@@ -260,10 +261,7 @@ def scatter_figure(ctx: AppContext, source: str = APP_SOURCE, study: str | None 
 
 def _ci_text(row: dict[str, Any], name: str) -> str:
     """ "0.64 [0.58, 0.69]" from a row's ``name``, ``name_low`` and ``name_high``."""
-    value = row.get(name)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{readable_number(value)} [{readable_number(row[name + '_low'])}, {readable_number(row[name + '_high'])}]"
+    return with_interval(row.get(name), row.get(name + "_low"), row.get(name + "_high"))
 
 
 def imported_html(ctx: AppContext, source: str) -> str:
@@ -277,7 +275,7 @@ def imported_html(ctx: AppContext, source: str) -> str:
     events = next((s["events"] for s in ctx.store.event_sources() if s["source"] == source), 0)
     report = ctx.leaderboards.get(("imported study", source), (score_fingerprint(ctx.store), events),
                                   lambda: human_agreement(ctx.store, source, settings=ctx.settings))
-    labels = config_labels(ctx.store)
+    labels = ctx.in_force().labels
     parts = [f'<p class="hs-note">{report.judged:,} responses judged by {esc(source)}. Every score reads '
              '"higher = more hallucination"; 95% intervals resample images. CHAIR and the naive similarity '
              '(1 − MiniLM cosine to the references) are baselines: a metric that does not beat them measures '
@@ -292,7 +290,7 @@ def imported_html(ctx: AppContext, source: str) -> str:
                      "(0.5 = chance) and AP (chance = the prevalence)</h4>")
         parts.append(records_table_html([{"score": r["score"], "configuration": config(r), "n": r["n"],
                                           "AUROC (95% CI)": _ci_text(r, "auroc"), "AP (95% CI)": _ci_text(r, "ap"),
-                                          "prevalence": readable_number(r["prevalence"])} for r in report.binary]))
+                                          "prevalence": number(r["prevalence"])} for r in report.binary]))
     for target in dict.fromkeys(r["human"] for r in report.rank):
         parts.append(f"<h4>Rank correlation with {esc(target)} (higher = less hallucination: a score that agrees "
                      "correlates negatively)</h4>")
@@ -333,7 +331,7 @@ def collect_metrics() -> frozenset[str]:
 
 
 def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None) -> dict[str, str]:
-    labels = config_labels(ctx.store)
+    labels = ctx.in_force().labels
     imported = imported_html(ctx, source) if source != APP_SOURCE else ""
     return {
         "studies": studies_html(ctx),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from ...presentation import display_name, model_colour
+
 if TYPE_CHECKING:
+    from ...config import Settings
     from ...store import Store
 
 
@@ -35,19 +37,21 @@ def _setting(run: dict[str, Any], key: str) -> str:
 
 
 def run_labels(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """A display name per run: its model, plus what sets it apart where runs share a model.
+    """A display name per run: its model's short name (``presentation.display_name``, as every view names it),
+    plus what sets it apart where runs share a model.
 
     >>> run_labels([{"id": "r1", "model": "llava", "generation": {"strategy": "greedy"}, "mitigation": "none"},
     ...             {"id": "r2", "model": "llava", "generation": {"strategy": "beam"}, "mitigation": "none"},
-    ...             {"id": "r3", "model": "qwen"}])
-    {'r1': 'llava [generation=greedy]', 'r2': 'llava [generation=beam]', 'r3': 'qwen'}
+    ...             {"id": "r3", "model": "transformers:Qwen/Qwen2-VL-7B"}])
+    {'r1': 'llava [generation=greedy]', 'r2': 'llava [generation=beam]', 'r3': 'Qwen2-VL-7B'}
     """
     runs = list(runs)
     by_model: dict[str, list[dict[str, Any]]] = {}
     for r in runs:
         by_model.setdefault(r["model"], []).append(r)
     labels = {}
-    for model, group in by_model.items():
+    for full, group in by_model.items():
+        model = display_name(full)
         if len(group) == 1:
             labels[group[0]["id"]] = model
             continue
@@ -61,22 +65,18 @@ def run_labels(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
     return labels
 
 
-def latest_config(rows: Sequence[dict[str, Any]], metric: str) -> tuple[str | None, list[str]]:
-    """The config key of ``metric`` to read from ``score_stat_rows``-like rows, and a note when there is a choice.
+def run_colours(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Each run's colour in the analyses' plots: its model's, as in every view (``presentation.model_colour``)."""
+    return {r["id"]: model_colour(r["model"]) for r in runs}
 
-    Scores under different settings never mix: the most common configuration among
-    the rows is used (ties: the first in sort order) and the others are named.
-    """
-    keys = Counter(r["config_key"] for r in rows if r["metric"] == metric)
-    if not keys:
-        return None, []
-    chosen = min(keys.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    notes = []
-    if len(keys) > 1:
-        others = ", ".join(k for k in sorted(keys) if k != chosen)
-        notes.append(f"{metric}: scores under {len(keys)} configurations; using {chosen} "
-                     f"({keys[chosen]} scores), not {others}")
-    return chosen, notes
+
+def config_in_force(store: "Store", settings: "Settings", metric: str) -> tuple[str | None, list[str]]:
+    """The config key of ``metric`` an analysis reads: its configuration in force, as every view's
+    (``studies.in_force``), and the note naming it where it is not the current settings' one."""
+    from ..in_force import configs_in_force
+
+    in_force = configs_in_force(store, settings)
+    return in_force.key(metric), in_force.notes([metric])
 
 
 def cluster_of(row: dict[str, Any]) -> str:
@@ -88,17 +88,18 @@ def mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values)) if values else math.nan
 
 
-def stored_rows(store: "Store", metric: str, run_ids: Sequence[str],
+def stored_rows(store: "Store", settings: "Settings", metric: str, run_ids: Sequence[str],
                 benchmark: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """``score_stat_rows`` of one metric on these runs, under one configuration (see ``latest_config``)."""
+    """``score_stat_rows`` of one metric on these runs, under its configuration in force (``config_in_force``)."""
     wanted = set(run_ids)
-    rows = [r for r in store.score_stat_rows(metric, benchmark=benchmark) if r["run_id"] in wanted]
-    key, notes = latest_config(rows, metric)
-    return [r for r in rows if r["config_key"] == key], notes
+    key, notes = config_in_force(store, settings, metric)
+    return [r for r in store.score_stat_rows(metric, benchmark=benchmark)
+            if r["run_id"] in wanted and r["config_key"] == key], notes
 
 
-def metric_intervals(store: "Store", metric: str, key: str, run_ids: Sequence[str], *, benchmark: str | None = None,
-                     n_boot: int = 200, seed: int = 0, by_domain: bool = False) -> tuple[dict[Any, Any], list[str]]:
+def metric_intervals(store: "Store", settings: "Settings", metric: str, key: str, run_ids: Sequence[str], *,
+                     benchmark: str | None = None, n_boot: int = 200, seed: int = 0,
+                     by_domain: bool = False) -> tuple[dict[Any, Any], list[str]]:
     """The leaderboard's ``key`` of ``metric`` (the metric's own ``compute``, bootstrap by image) per run.
 
     Returns ``{run_id: row}`` (``{(run_id, domain): row}`` with ``by_domain``); rows have value / low / high / n.
@@ -106,8 +107,9 @@ def metric_intervals(store: "Store", metric: str, key: str, run_ids: Sequence[st
     from ..leaderboard import leaderboard
 
     wanted = set(run_ids)
-    rows = [r for r in leaderboard(store, benchmark, by_domain, metrics=[metric], n_boot=n_boot, seed=seed)
+    config, notes = config_in_force(store, settings, metric)
+    rows = [r for r in leaderboard(store, benchmark, by_domain, metrics=[metric], n_boot=n_boot, seed=seed,
+                                   configs={metric: config} if config else {})
             if r["run_id"] in wanted and r["key"] == key]
-    config, notes = latest_config(rows, metric)
-    out = {((r["run_id"], r["domain"]) if by_domain else r["run_id"]): r for r in rows if r["config_key"] == config}
+    out = {((r["run_id"], r["domain"]) if by_domain else r["run_id"]): r for r in rows}
     return out, notes

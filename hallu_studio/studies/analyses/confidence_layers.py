@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ...config import Settings
-from .common import run_labels, select_runs
+from .common import run_colours, run_labels, select_runs
 from .result import AnalysisResult, empty_result, figure
 
 if TYPE_CHECKING:
@@ -156,7 +156,8 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     if not rows and not n_lens:
         return empty_result(NAME, TITLE, COLUMNS, "no Reefknot scores with answer entropy in the selected runs: "
                             "score yes/no or MCQ runs with `hallu-studio score --metrics reefknot`", notes)
-    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(rows, curves), notes)
+    colours = {labels[run_id]: colour for run_id, colour in run_colours(selected).items()}
+    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(rows, curves, colours), notes)
 
 
 def _lower_edge(label: str) -> float:
@@ -164,7 +165,7 @@ def _lower_edge(label: str) -> float:
     return float(label.lstrip("[(").split(",")[0])
 
 
-def _figure(rows: list[dict[str, Any]], curves: dict[bool, list[list[float]]]) -> Any:
+def _figure(rows: list[dict[str, Any]], curves: dict[bool, list[list[float]]], colours: dict[str, str]) -> Any:
     with_lens = bool(curves[True] or curves[False])
     fig, axes = figure(2 if with_lens else 1)
     ax = axes[0]
@@ -173,7 +174,8 @@ def _figure(rows: list[dict[str, Any]], curves: dict[bool, list[list[float]]]) -
     buckets = sorted(dict.fromkeys(r["bucket"] for r in rows), key=_lower_edge)
     for model in models:
         rates = {r["bucket"]: r["rate"] for r in rows if r["model"] == model}
-        ax.plot(range(len(buckets)), [rates.get(b, math.nan) for b in buckets], marker="o", label=model)
+        ax.plot(range(len(buckets)), [rates.get(b, math.nan) for b in buckets], marker="o", label=model,
+                color=colours.get(model))
     ax.set_xticks(range(len(buckets)), buckets, rotation=30, fontsize=7)
     ax.set_xlabel("answer entropy (bits)")
     ax.set_ylabel("hallucination rate")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ...config import Settings
 from ...metrics.aggregate import bootstrap_intervals
 from ..leaderboard import metric_computes
-from .common import cluster_of, metric_intervals, run_labels, select_runs, stored_rows
+from .common import cluster_of, metric_intervals, run_colours, run_labels, select_runs, stored_rows
 from .fid import features_fid, inception_features
 from .length import pearson
 from .result import AnalysisResult, empty_result, figure
@@ -92,15 +92,14 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     selected = select_runs(store, benchmark, runs)
     labels = run_labels(selected)
     run_ids = [r["id"] for r in selected]
-    by_domain, more = metric_intervals(store, "emd", "total", run_ids, benchmark=benchmark, n_boot=n_boot, seed=seed,
-                                       by_domain=True)
+    by_domain, more = metric_intervals(store, settings, "emd", "total", run_ids, benchmark=benchmark, n_boot=n_boot,
+                                       seed=seed, by_domain=True)
     notes += more
     if not by_domain:
         return empty_result(NAME, TITLE, COLUMNS, "no EMD scores on the selected runs: score them with "
                             "`hallu-studio score --metrics emd`", notes)
-    config = next(iter(by_domain.values()))["config_key"]
-    rows_emd, _ = stored_rows(store, "emd", run_ids, benchmark)
-    kinds = _source_kind_rows(store, [r for r in rows_emd if r["config_key"] == config], n_boot, seed)
+    rows_emd, _ = stored_rows(store, settings, "emd", run_ids, benchmark)
+    kinds = _source_kind_rows(store, rows_emd, n_boot, seed)
     fids = domain_fids(store, benchmark, notes)
     rows: list[dict[str, Any]] = []
     for (run_id, domain), r in sorted(by_domain.items(), key=lambda kv: (labels[kv[0][0]], str(kv[0][1]))):
@@ -118,11 +117,12 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
         notes.append(f"Pearson r of domain FID with mean EMD over models: {r:.3f} ({n} domains)")
     if len(domains) == 1:
         notes.append(f"the selected responses are all on one domain ({domains[0]}): nothing to compare across domains")
-    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(by_domain, labels, domains, fids, mean_emd), notes)
+    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(by_domain, labels, run_colours(selected), domains, fids,
+                                                             mean_emd), notes)
 
 
-def _figure(by_domain: Mapping[tuple[str, str], Any], labels: Mapping[str, str], domains: list[str],
-            fids: Mapping[str, float], mean_emd: Mapping[str, float]) -> Any:
+def _figure(by_domain: Mapping[tuple[str, str], Any], labels: Mapping[str, str], colours: Mapping[str, str],
+            domains: list[str], fids: Mapping[str, float], mean_emd: Mapping[str, float]) -> Any:
     fig, axes = figure(2 if fids else 1, width=max(4.5, 1.0 * len(domains) + 2))
     ax = axes[0]
     run_ids = sorted({run_id for run_id, _ in by_domain}, key=lambda r: labels[r])
@@ -130,7 +130,7 @@ def _figure(by_domain: Mapping[tuple[str, str], Any], labels: Mapping[str, str],
     for i, run_id in enumerate(run_ids):
         xs = [j + i * width for j, d in enumerate(domains) if (run_id, d) in by_domain]
         rs = [by_domain[(run_id, d)] for d in domains if (run_id, d) in by_domain]
-        ax.bar(xs, [r["value"] for r in rs], width, label=labels[run_id],
+        ax.bar(xs, [r["value"] for r in rs], width, label=labels[run_id], color=colours.get(run_id),
                yerr=[[max(0.0, r["value"] - r["low"]) for r in rs], [max(0.0, r["high"] - r["value"]) for r in rs]])
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(domains))], domains, fontsize=8)
     ax.set_ylabel("EMD total (95% CI)")

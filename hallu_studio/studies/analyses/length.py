@@ -31,7 +31,7 @@ from scipy import stats as st
 
 from ...config import Settings
 from ...metrics.edit_distance import edit_slope_alpha
-from .common import metric_intervals, run_labels, select_runs, stored_rows
+from .common import metric_intervals, run_colours, run_labels, select_runs, stored_rows
 from .result import AnalysisResult, empty_result, figure
 
 if TYPE_CHECKING:
@@ -90,10 +90,10 @@ def _derive_and_score(store: "Store", settings: Settings, run_ids: Sequence[str]
                 notes.append(f"{derived}: {report.summary()}")
 
 
-def _length_points(store: "Store", metric: str, value_key: str, run_ids: Sequence[str],
+def _length_points(store: "Store", settings: Settings, metric: str, value_key: str, run_ids: Sequence[str],
                    benchmark: str | None, notes: list[str]) -> dict[str, list[tuple[float, float]]]:
     """Per run: (response length in words, the metric's per-response value)."""
-    rows, more = stored_rows(store, metric, run_ids, benchmark)
+    rows, more = stored_rows(store, settings, metric, run_ids, benchmark)
     notes.extend(more)
     lengths = {}
     for run_id in run_ids:
@@ -129,11 +129,11 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     variants = {(run_id, "full"): run_id for run_id in base_ids}
     variants.update({(run_id, k): truncated_run_id(run_id, k) for run_id in base_ids for k in ks})
     all_ids = list(variants.values())
-    hallu, more = metric_intervals(store, "trihe", "hallu_q", all_ids, n_boot=n_boot, seed=seed)
-    emd, more2 = metric_intervals(store, "emd", "total", all_ids, n_boot=n_boot, seed=seed)
+    hallu, more = metric_intervals(store, settings, "trihe", "hallu_q", all_ids, n_boot=n_boot, seed=seed)
+    emd, more2 = metric_intervals(store, settings, "emd", "total", all_ids, n_boot=n_boot, seed=seed)
     notes += more + more2
-    emd_points = _length_points(store, "emd", "total", base_ids, benchmark, notes)
-    edit_points = _length_points(store, "edit", "distance", base_ids, benchmark, notes)
+    emd_points = _length_points(store, settings, "emd", "total", base_ids, benchmark, notes)
+    edit_points = _length_points(store, settings, "edit", "distance", base_ids, benchmark, notes)
     rows = []
     for (run_id, k), variant in variants.items():
         h, e = hallu.get(variant), emd.get(variant)
@@ -158,13 +158,14 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     if not rows:
         return empty_result(NAME, TITLE, COLUMNS, "no Tri-HE or EMD scores on these runs or their truncations: "
                             "score them first (`hallu-studio score --metrics trihe,emd`)", notes)
-    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(rows, labels, emd_points, edit_points, ks), notes)
+    return AnalysisResult(NAME, TITLE, COLUMNS, rows, _figure(rows, labels, run_colours(base), emd_points, edit_points,
+                                                             ks), notes)
 
 
-def _figure(rows: list[dict[str, Any]], labels: dict[str, str], emd_points: dict[str, list[tuple[float, float]]],
-            edit_points: dict[str, list[tuple[float, float]]], ks: Sequence[int]) -> Any:
+def _figure(rows: list[dict[str, Any]], labels: dict[str, str], colors: dict[str, str],
+            emd_points: dict[str, list[tuple[float, float]]], edit_points: dict[str, list[tuple[float, float]]],
+            ks: Sequence[int]) -> Any:
     fig, (ax_k, ax_emd, ax_edit) = figure(3)
-    colors = {run_id: f"C{i % 10}" for i, run_id in enumerate(labels)}  # one colour per model in every panel
     by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_run[r["run_id"]].append(r)
@@ -173,20 +174,20 @@ def _figure(rows: list[dict[str, Any]], labels: dict[str, str], emd_points: dict
         pts = sorted(((full_x if r["K"] == "full" else r["K"]), r["hallu_q"]) for r in rs
                      if not math.isnan(r["hallu_q"]))
         if pts:
-            ax_k.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colors[run_id],
+            ax_k.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colors.get(run_id),
                       label=labels[run_id])
     ax_k.set_xticks([*ks, full_x], [*map(str, ks), "full"])
     ax_k.set_xlabel("first K tokens")
     ax_k.set_ylabel("Hallu_Q (%)")
     ax_k.set_title("Tri-HE rate of truncated responses", fontsize=9)
     for run_id, pts in emd_points.items():
-        ax_emd.scatter([p[0] for p in pts], [p[1] for p in pts], s=8, alpha=0.6, color=colors[run_id],
+        ax_emd.scatter([p[0] for p in pts], [p[1] for p in pts], s=8, alpha=0.6, color=colors.get(run_id),
                        label=labels[run_id])
     ax_emd.set_xlabel("response length (words)")
     ax_emd.set_ylabel("EMD total")
     ax_emd.set_title("EMD vs length", fontsize=9)
     for run_id, pts in edit_points.items():
-        color = colors[run_id]
+        color = colors.get(run_id)
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         ax_edit.scatter(xs, ys, s=8, alpha=0.6, color=color, label=labels[run_id])
         if len(pts) >= 2 and len(set(xs)) > 1:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ...config import Settings
 from ...metrics.base import ScoringItem
-from ...metrics.registry import METRIC_TASKS
+from ...metrics.registry import metric_spec
 from ...model import ConceptSet, Response, Sample
 
 EMD_KEYS: tuple[str, ...] = ("total", "object", "attribute", "relation")
@@ -37,7 +37,7 @@ def free_text_answers(store: "Store", runs: Sequence[dict[str, Any]], labels: di
     for run in runs:
         responses = list(store.iter_responses(run["id"]))
         samples = store.get_samples(sorted({r.sample_id for r in responses}))
-        kept = [r for r in responses if r.sample_id in samples and samples[r.sample_id].task in METRIC_TASKS["emd"]]
+        kept = [r for r in responses if r.sample_id in samples and samples[r.sample_id].task in metric_spec("emd").tasks]
         for r in kept[:limit] if limit else kept:
             out.append(Answer(r, samples[r.sample_id], labels[run["id"]]))
     return out

@@ -7,12 +7,13 @@ so nothing global to close and no display needed.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from ...presentation import number
 
 
 @dataclass
@@ -28,19 +29,14 @@ class AnalysisResult:
         """The table as aligned plain text (what ``hallu-studio study --analysis`` prints)."""
         cells = [[format_cell(r.get(c), digits) for c in self.columns] for r in self.rows]
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(self.columns)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(self.columns, widths))]
-        lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(self.columns, widths)).rstrip()]
+        lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
         return "\n".join(lines)
 
 
 def format_cell(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
+    """A table cell as ``presentation.number`` writes numbers (``digits`` significant digits)."""
+    return number(value, digits) if value is None or isinstance(value, (bool, int, float)) else str(value)
 
 
 def figure(ncols: int = 1, width: float = 4.2, height: float = 3.4) -> tuple[Figure, list[Any]]:

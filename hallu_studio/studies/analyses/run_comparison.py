@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ...config import Settings
 from ..collect import item_value
-from .common import cluster_of, latest_config, run_labels, select_runs
+from .common import cluster_of, config_in_force, run_labels, select_runs
 from .paired import paired_difference
 from .result import AnalysisResult, empty_result, figure
 
@@ -64,7 +64,7 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     rows = []
     for metric in names:
         metric_rows = [r for r in all_rows if r["metric"] == metric]
-        key, more = latest_config(metric_rows, metric)
+        key, more = config_in_force(store, settings, metric)
         notes += more
         metric_rows = [r for r in metric_rows if r["config_key"] == key]
         for other in run_ids[1:]:

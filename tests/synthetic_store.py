@@ -14,8 +14,8 @@ from typing import Sequence
 
 from PIL import Image
 
-from ..model import Benchmark, Response, Run, Sample, SceneGraph, Score
-from ..store import Store
+from hallu_studio.model import Benchmark, Response, Run, Sample, SceneGraph, Score
+from hallu_studio.store import Store
 
 SYNTHETIC_CONFIG_KEY = "synthetic-ui"
 _OBJECTS = ["dog", "cat", "table", "cup", "man", "bicycle", "tree", "car", "ball", "window"]
@@ -122,7 +122,7 @@ def fill_synthetic_store(store: Store, n_samples: int = 12, models: Sequence[str
         sha, data = _png(i % 50)
         images.append((sha, "image/png", 64, 48, data))
         samples.append(_sample(benchmark, i, rng, sha))
-    store.add_samples(Benchmark(benchmark, "synthetic data for UI tests", "hallu_studio.app.synthetic_store"),
+    store.add_samples(Benchmark(benchmark, "synthetic data for UI tests", "tests/synthetic_store.py"),
                       samples, images)
     for model in models:
         run = Run(id=Run.make_id(benchmark, model, "probe", "", {}, "none", seed), benchmark=benchmark, model=model,

@@ -1,9 +1,10 @@
-"""The Overview's numbers: per benchmark, the runs ranked best first on a few headline numbers.
+"""Per benchmark, the runs ranked best first on the metrics' headline numbers: the Overview, the report and the
+command-line leaderboard rank by this one rule.
 
-``rank_benchmark`` is a pure function of ``studies.leaderboard`` rows, the runs (with their
-response counts) and which metrics apply to which of a run's responses; ``benchmark_boards``
-reads those from the store. The numbers themselves (micro-averages with bootstrap intervals
-resampled by image) are the studies module's, not computed here.
+``rank_benchmark`` is a pure function of ``studies.leaderboard`` rows (of the configurations in force,
+``studies.in_force``), the runs (with their response counts) and which metrics apply to which of a run's
+responses; ``benchmark_boards`` reads those from the store. The numbers themselves (micro-averages with bootstrap
+intervals resampled by image, ``N_BOOT`` replicates) are ``studies.leaderboard``'s, not computed here.
 """
 
 from __future__ import annotations
@@ -12,70 +13,84 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .render.palette import model_label
+from ..metrics.spec import MetricSpec, Number
+from ..presentation import model_label, short_model_label, with_interval
+from .leaderboard import N_BOOT
 
 if TYPE_CHECKING:
     from ..store import Store
+    from .in_force import InForce
 
 GUIDE = "docs/guide/metrics-and-weaknesses.md"
 
 
 @dataclass(frozen=True)
 class Headline:
-    """One headline number: where it comes from, how to read it, and where it misleads."""
+    """One metric's headline number as the Overview ranks and shows it; everything about it is its spec's."""
 
-    metric: str
-    key: str
-    family: str
-    name: str
-    lower_is_better: bool
-    unit: str
-    meaning: str
-    misleads: str
+    spec: MetricSpec
+
+    @property
+    def metric(self) -> str:
+        return self.spec.name
+
+    @property
+    def number(self) -> Number:
+        return self.spec.headline
+
+    @property
+    def key(self) -> str:
+        return self.number.key
+
+    @property
+    def family(self) -> str:
+        return self.spec.family
+
+    @property
+    def name(self) -> str:
+        return self.number.name
+
+    @property
+    def unit(self) -> str:
+        return self.number.unit
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.number.lower_is_better
+
+    @property
+    def meaning(self) -> str:
+        return self.number.meaning
+
+    @property
+    def misleads(self) -> str:
+        return self.number.misleads
 
     @property
     def column(self) -> str:
-        return f"{self.metric}.{self.key}"
+        return self.spec.column(self.number)
 
     @property
     def arrow(self) -> str:
-        return "↓" if self.lower_is_better else "↑"
+        return self.number.arrow
 
     @property
     def tooltip(self) -> str:
-        better = "lower is better" if self.lower_is_better else "higher is better"
-        return f"{self.family} {self.name} ({self.unit}, {better}): {self.meaning} Misleads: {self.misleads} ({GUIDE})"
+        return (f"{self.spec.title(self.number)} ({self.unit}, {self.number.better}): {self.meaning} "
+                f"Misleads: {self.misleads} ({GUIDE})")
 
 
-# In ranking priority: a benchmark's runs are ranked by the first of these it has numbers for.
-HEADLINES: tuple[Headline, ...] = (
-    Headline("trihe", "hallu_q", "Tri-HE", "Hallu_Q", True, "% of claims",
-             "share of each answer's claims (triplets) the judge finds hallucinated, averaged over questions.",
-             "precision-like: an answer that claims little scores well; the offline graph judge reads claims "
-             "by name, so with several objects of one name a swapped relation may still hold for some pair "
-             "(docs/validity.md)."),
-    Headline("emd", "total", "VISCON", "EMD", True, "×100",
-             "Earth Mover's Distance between the answer's concepts and the reference's.",
-             "an answer with no relation drops out of the relation part; short correct VQA answers can score "
-             "high against a whole scene graph."),
-    Headline("edit", "per_word", "VISCON", "edits/word", True, "per word",
-             "word edits the reviser makes to fit the scene graph, per word of the answer.",
-             "the offline reviser only deletes objects and fixes colours, and over-deletes things the graph "
-             "does not list."),
-    Headline("halfscore", "f", "HalFscore", "F", False, "0–1",
-             "balance of concept precision (1 − hallucinated share) and recall (1 − omitted share).",
-             "recall follows answer length; against a scene graph, omissions the graph lacks are invisible."),
-    Headline("reefknot", "r_score", "Reefknot", "R_score", False, "%",
-             "mean of 100 − Halr over the yes/no, multiple-choice and open relation questions.",
-             "only defined when all three question types were answered; yes-bias inflates yes/no accuracy."),
-    Headline("chair", "chair_i", "CHAIR", "CHAIRi", True, "% of objects",
-             "share of mentioned objects that are not in the image's objects (synonyms counted).",
-             "object-only and precision-like: says nothing about attributes or relations, and rewards "
-             "naming few objects."),
-    Headline("pope", "f1", "POPE", "F1", False, "0–1",
-             "F1 of yes/no answers to object-existence questions.",
-             "existence only; the negatives' sampling (random, popular, adversarial) changes it a lot."),
-)
+# The ranking rule: a benchmark's runs are ranked by the first of these metrics' headlines it has numbers for.
+RANKING: tuple[str, ...] = ("trihe", "emd", "edit", "halfscore", "reefknot", "chair", "pope")
+
+
+def _headlines() -> tuple[Headline, ...]:
+    from ..metrics.registry import metric_spec
+
+    return tuple(Headline(metric_spec(m)) for m in RANKING)
+
+
+HEADLINES: tuple[Headline, ...] = _headlines()
 FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(h.family for h in HEADLINES))
 
 
@@ -113,26 +128,22 @@ class BenchmarkBoard:
     runs: list[RankedRun]
     ranked_by: Headline | None
     problems: list[str] = field(default_factory=list)  # metrics that could not be aggregated
+    # Which configuration each headline's numbers are of (``InForce.label``), and a note for each shown under
+    # another than the current settings' one (``InForce.notes``).
+    configs: dict[str, str] = field(default_factory=dict)
+    config_notes: list[str] = field(default_factory=list)
 
     @property
     def families(self) -> list[str]:
         return [f for f in FAMILIES if any(h.family == f for h in self.headlines)]
 
 
-def _main_config(rows: Sequence[Mapping[str, Any]], metric: str) -> str | None:
-    """The configuration shown for a metric: the one with the most scored responses (ties: the first)."""
-    counts: dict[str, int] = {}
-    for r in rows:
-        if r["metric"] == metric:
-            counts[r["config_key"]] = max(counts.get(r["config_key"], 0), int(r.get("n") or 0))
-    return max(counts, key=lambda k: counts[k]) if counts else None
-
-
 def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]],
                    applicable: Mapping[str, Mapping[str, int]], reasons: Mapping[str, str]) -> BenchmarkBoard:
     """Runs of one benchmark ranked best first.
 
-    ``rows``: leaderboard rows of this benchmark; ``runs``: ``Store.list_runs`` dicts (with
+    ``rows``: leaderboard rows of this benchmark, one configuration per metric (the one in force);
+    ``runs``: ``Store.list_runs`` dicts (with
     ``responses``); ``applicable[metric][run_id]``: how many of the run's responses the metric
     applies to; ``reasons[metric]``: why a metric applies to none of the benchmark's samples.
 
@@ -144,7 +155,6 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
     >>> [(r.model, r.rank, r.cells["emd.total"].partial) for r in board.runs], board.ranked_by.name
     ([('B', 1, True), ('A', 2, False)], 'EMD')
     """
-    configs = {m: _main_config(rows, m) for m in {h.metric for h in HEADLINES}}
     headlines = [h for h in HEADLINES if h.metric not in reasons]
     not_applicable: dict[str, str] = {}
     for family in FAMILIES:
@@ -155,8 +165,7 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
     for run in runs:
         rr = RankedRun(run["id"], str(run["model"]), bool(run.get("synthetic")), int(run.get("responses") or 0))
         for h in headlines:
-            found = [r for r in rows if r["run_id"] == run["id"] and r["metric"] == h.metric
-                     and r["config_key"] == configs[h.metric]]
+            found = [r for r in rows if r["run_id"] == run["id"] and r["metric"] == h.metric]
             total = int(applicable.get(h.metric, {}).get(run["id"], 0))
             scored = max((int(r.get("n") or 0) for r in found), default=0)
             hit = next((r for r in found if r["key"] == h.key and r.get("value") is not None), None)
@@ -188,55 +197,61 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
 
 def applicability(store: "Store", benchmark: str) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
     """Per metric, how many of each run's responses it applies to; and why a metric applies to none."""
-    from ..metrics.registry import METRIC_TASKS, not_applicable_reason
+    from ..metrics.registry import METRIC_NAMES, not_applicable_reason
 
-    applies: dict[str, set[str]] = {m: set() for m in METRIC_TASKS}
-    why: dict[str, Counter[str]] = {m: Counter() for m in METRIC_TASKS}
+    applies: dict[str, set[str]] = {m: set() for m in METRIC_NAMES}
+    why: dict[str, Counter[str]] = {m: Counter() for m in METRIC_NAMES}
     for sample in store.iter_samples(benchmark):
-        for metric in METRIC_TASKS:
+        for metric in METRIC_NAMES:
             reason = not_applicable_reason(metric, sample)
             if reason is None:
                 applies[metric].add(sample.id)
             else:
                 why[metric][reason] += 1
-    counts: dict[str, dict[str, int]] = {m: {} for m in METRIC_TASKS}
+    counts: dict[str, dict[str, int]] = {m: {} for m in METRIC_NAMES}
     for run in store.list_runs(benchmark):
         answered = store.done_sample_ids(run["id"])
         for metric, ids in applies.items():
             counts[metric][run["id"]] = len(answered & ids)
-    reasons = {m: why[m].most_common(1)[0][0] for m in METRIC_TASKS if not applies[m] and why[m]}
+    reasons = {m: why[m].most_common(1)[0][0] for m in METRIC_NAMES if not applies[m] and why[m]}
     return counts, reasons
 
 
-def _headline_rows(store: "Store", benchmark: str, n_boot: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """Leaderboard rows of the headline metrics; a metric that cannot be aggregated is named, not fatal."""
-    from ..studies.leaderboard import leaderboard
+def _headline_rows(store: "Store", benchmark: str, n_boot: int, configs: dict[str, str]
+                   ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Leaderboard rows of the headline metrics under ``configs``; a metric that cannot be aggregated is named, not
+    fatal."""
+    from .leaderboard import leaderboard
 
     metrics = sorted({h.metric for h in HEADLINES})
     try:
-        return leaderboard(store, benchmark, metrics=metrics, n_boot=n_boot), []
+        return leaderboard(store, benchmark, metrics=metrics, n_boot=n_boot, configs=configs), []
     except (ValueError, TypeError, KeyError):
         rows, problems = [], []
         for metric in metrics:
             try:
-                rows += leaderboard(store, benchmark, metrics=[metric], n_boot=n_boot)
+                rows += leaderboard(store, benchmark, metrics=[metric], n_boot=n_boot, configs=configs)
             except (ValueError, TypeError, KeyError) as exc:
                 problems.append(f"{metric}: not aggregated ({exc})")
         return rows, problems
 
 
-def benchmark_boards(store: "Store", benchmark: str | None = None, n_boot: int = 200) -> list[BenchmarkBoard]:
-    """One ranked board per benchmark (or for the one named) that has runs."""
+def benchmark_boards(store: "Store", in_force: "InForce", benchmark: str | None = None,
+                     n_boot: int = N_BOOT) -> list[BenchmarkBoard]:
+    """One ranked board per benchmark (or for the one named) that has runs, of the configurations ``in_force``."""
     names = [benchmark] if benchmark else [b.name for b in store.benchmark_infos()]
     boards = []
     for name in names:
         runs = store.list_runs(name)
         if not runs:
             continue
-        rows, problems = _headline_rows(store, name, n_boot)
+        rows, problems = _headline_rows(store, name, n_boot, in_force.keys())
         counts, reasons = applicability(store, name)
         board = rank_benchmark(name, rows, runs, counts, reasons)
         board.problems = problems
+        board.config_notes = in_force.notes({h.metric for h in board.headlines})
+        board.configs = {h.metric: in_force.label(h.metric, key) for h in board.headlines
+                         if (key := in_force.key(h.metric)) is not None}
         boards.append(board)
     return boards
 
@@ -245,40 +260,30 @@ def display_key(r: RankedRun) -> str:
     return model_label(r.model, r.synthetic)
 
 
-def _num(x: float) -> str:
-    return f"{0.0 if abs(x) < 1e-9 else x:.3g}"  # float noise of an exact match (1e-14) reads as 0
-
-
-def _cell(row: dict[str, Any]) -> str:
-    value, low, high = row.get("value"), row.get("low"), row.get("high")
-    if value is None:
-        return "—"
-    text = _num(value)
-    if low is not None and high is not None:
-        text += f" [{_num(low)}, {_num(high)}]"
-    if row.get("aggregation") == "mean of values":
-        text += " (mean)"
-    return text
-
-
 def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -> list[dict[str, Any]]:
     """Every number, one record per run (and domain): ``model``, ``benchmark``, ``n``, then ``metric.key`` cells.
 
     >>> pivot_leaderboard([{"model": "m", "run_id": "r", "synthetic": True, "benchmark": "b", "metric": "emd",
     ...                     "config_key": "k", "key": "total", "value": 12.0, "low": 10.0, "high": 14.0, "n": 5}])
-    [{'model': 'm [synthetic]', 'benchmark': 'b', 'scored': 5, 'emd.total': '12 [10, 14]'}]
+    [{'model': 'm (synthetic)', 'benchmark': 'b', 'scored': 5, 'emd.total': '12 [10, 14]'}]
     """
+
+    def cell(row: dict[str, Any]) -> str:
+        text = with_interval(row.get("value"), row.get("low"), row.get("high"))
+        return text + (" (mean)" if row.get("value") is not None and row.get("aggregation") == "mean of values"
+                       else "")
+
     configs: dict[str, set[str]] = {}
     for r in rows:
         configs.setdefault(r["metric"], set()).add(r["config_key"])
     table: dict[tuple[Any, ...], dict[str, Any]] = {}
     for r in rows:
         key = (r["run_id"], r.get("domain")) if by_domain else (r["run_id"],)
-        rec = table.setdefault(key, {"model": model_label(r["model"], r.get("synthetic")),
+        rec = table.setdefault(key, {"model": short_model_label(r["model"], r.get("synthetic")),
                                      "benchmark": r["benchmark"], **({"domain": r.get("domain")} if by_domain else {}),
                                      "scored": 0})
         rec["scored"] = max(rec["scored"], int(r.get("n") or 0))
         # Several configurations of one metric (two judges, say) get a column each.
         column = f"{r['metric']}.{r['key']}" + (f"@{r['config_key'][:6]}" if len(configs[r["metric"]]) > 1 else "")
-        rec[column] = _cell(r)
+        rec[column] = cell(r)
     return sorted(table.values(), key=lambda rec: (str(rec["benchmark"]), str(rec.get("domain")), str(rec["model"])))

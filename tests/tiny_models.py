@@ -1,6 +1,7 @@
 """Tiny randomly initialised image-text-to-text checkpoints, built offline.
 
-For tests and benchmarks: a few-kilobyte model with a word-level tokenizer and a
+For tests and benchmarks (``benchmarks/bench_backends.py``), and a smoke run before a real GPU one
+(``python tests/tiny_models.py /tmp/tiny-llava``, docs/guide/gpu-transformers.md): a few-kilobyte model with a word-level tokenizer and a
 chat template, saved to a directory and loaded back through exactly the path a
 real checkpoint takes (``AutoProcessor`` + ``AutoModelForImageTextToText``).
 The weights are random: the text is gibberish, the plumbing is real.
@@ -165,7 +166,7 @@ def tiny_benchmark(name: str = "tiny", n_images: int = 3) -> tuple[Any, list[Any
 
     from PIL import Image
 
-    from ..model import Benchmark, Sample, SceneGraph
+    from hallu_studio.model import Benchmark, Sample, SceneGraph
 
     colours = [(200, 30, 30), (30, 200, 30), (30, 30, 200), (200, 200, 30), (30, 200, 200)]
     graphs = [
@@ -203,3 +204,12 @@ def tiny_benchmark(name: str = "tiny", n_images: int = 3) -> tuple[Any, list[Any
                    options=[p, "x", "y", "z"], answer="A", **common),
         ]
     return Benchmark(name=name, description="tiny offline benchmark for tests"), samples, images
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 2:
+        sys.exit("usage: python tests/tiny_models.py DIRECTORY  (writes a tiny random-weight LLaVA there)")
+    build_tiny_llava(sys.argv[1])
+    print(f"wrote a tiny LLaVA to {sys.argv[1]}")

@@ -1,4 +1,7 @@
-"""HalFscore's offline matcher: concepts grounded on the reference graph, as the graph judge grounds claims.
+"""The offline concept matcher: concepts grounded on the reference graph, as the graph judge grounds claims.
+
+HalFscore's default matcher (``scoring.halfscore_matcher = "graph"``) and EMD's grounded cost
+(``metrics/emd_ground_cost.py``) both read it; the concepts themselves are ``concepts.py``'s.
 
 The reference concepts (a scene graph's, or those extracted from a dense caption) become a
 ``grounding.ReferenceGraph``: nodes merged by name with their attributes and multiplicity,
@@ -17,7 +20,7 @@ edges with parsed predicates. A response concept is then
   (a conflicting edge, or no edge, as A.8's "new or significantly different");
 - a **count** (object, n): matched when the grounded nodes' multiplicity is n.
 
-As A.8 asks, a concept that involves a hallucinated object is not counted again (``_absorb``).
+As A.8 asks, a concept that involves a hallucinated object is not counted again (``concepts.absorb``).
 Recall runs the same grounding the other way: a reference concept is omitted unless some
 response concept matched it (its node, attribute, edge or count). A bare colour word the
 extractor took for an object ("The flag is red, gold and silver" -> object "gold") is no
@@ -35,14 +38,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ..grounding import (CLOSED, Grounder, Match, ReferenceGraph, Scope, attribute_support, counted, edge_support,
-                         instances_fitting, stated_counts)
-from ..lexicon.attributes import attribute_family
-from ..lexicon.forms import count_of, normalize_name
-from ..lexicon.predicates import contradicts, parse_predicate
-from ..model import SceneGraph
-from ..vectors import PhraseEncoder
-from .halfscore import Concept, MatchOutcome, _absorb
+from .concepts import Concept, MatchOutcome, absorb
+from .grounding import (CLOSED, Grounder, Match, ReferenceGraph, Scope, attribute_support, counted, edge_support,
+                        instances_fitting, stated_counts)
+from .lexicon.attributes import attribute_family
+from .lexicon.forms import count_of, normalize_name
+from .lexicon.predicates import contradicts, parse_predicate
+from .model import SceneGraph
+from .vectors import PhraseEncoder
 
 Key = tuple[Any, ...]  # what a response concept can cover on the reference side
 
@@ -249,12 +252,12 @@ class GraphConceptMatcher:
                     wrong(c, f"no edge between {nodes} and {objects[0].describe()} in the reference")
                     out.silent.append(c)
         not_things = {c.parts[0] for c in out.ignored}
-        out.hallucinated = [c for c in _absorb(hallucinated) if not not_things & set(c.objects())]
+        out.hallucinated = [c for c in absorb(hallucinated) if not not_things & set(c.objects())]
         # What a hallucinated object's attribute or relation says is that object's error, counted once (A.8).
         gone = {c.parts[0] for c in out.hallucinated if c.kind == "object"}
         out.unverifiable = [c for c in out.unverifiable if not (gone | not_things) & set(c.objects())]
         omitted = [c for k, c in ref.concept_of.items() if k not in covered]
-        out.omitted = _absorb(omitted)
+        out.omitted = absorb(omitted)
         for c in out.omitted:
             out.reasons.setdefault(c, "no response concept matches it")
         return out

@@ -49,11 +49,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from ..grounding import Grounder, ReferenceGraph, attribute_support, counted, edge_support, stated_counts
-from ..lexicon.attributes import FAMILIES, attribute_family, same_attribute
-from ..lexicon.forms import is_countable, normalize_name, noun_phrase, number_word
-from ..lexicon.predicates import contrary_preposition, parse_predicate
-from ..model import ConceptSet
+from hallu_studio.grounding import Grounder, ReferenceGraph, attribute_support, counted, edge_support, stated_counts
+from hallu_studio.lexicon.attributes import FAMILIES, attribute_family, same_attribute
+from hallu_studio.lexicon.forms import is_countable, normalize_name, noun_phrase, number_word
+from hallu_studio.lexicon.predicates import contrary_preposition, parse_predicate
+from hallu_studio.model import ConceptSet
 
 KINDS: tuple[str, ...] = ("relations swapped", "colours changed", "counts changed", "objects added")
 ALL = "all four"

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..lexicon.attributes import same_attribute
-from ..lexicon.forms import normalize_name
-from ..lexicon.predicates import parse_predicate
-from ..model import ConceptSet
-from .spans import sentence_spans
+from hallu_studio.lexicon.attributes import same_attribute
+from hallu_studio.lexicon.forms import normalize_name
+from hallu_studio.lexicon.predicates import parse_predicate
+from hallu_studio.model import ConceptSet
+from hallu_studio.extraction.spans import sentence_spans
 
 CONCEPT_TYPES: tuple[str, ...] = ("objects", "attributes", "relations", "counts")
 

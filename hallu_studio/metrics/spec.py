@@ -1,0 +1,125 @@
+"""What a metric is, declared once on its class (``Metric.spec``) and read by everything else.
+
+The registry (names, applicability), the Overview, Browse, Inspect, the report, the command-line
+leaderboard, the Settings view and the docs' tables take a metric's display name, the tasks it scores,
+its headline number (direction, unit), its per-response value and the settings its scores depend on
+from its ``MetricSpec``; none of them writes these down again.
+
+>>> spec = MetricSpec("toy", "Toy", tasks=("caption",), settings=("scoring.toy_reading",),
+...                   headline=Number("rate", "rate", "%", lower_is_better=True))
+>>> spec.headline.title, spec.headline.better, spec.title(spec.headline)
+('rate ↓', 'lower is better', 'Toy rate')
+>>> spec.not_applicable(Sample(id="b/1", benchmark="b", image_key="1", task="yes_no"))
+'toy does not score yes_no samples'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..model import Sample
+
+
+@dataclass(frozen=True)
+class Number:
+    """One number a metric reports: a key of its ``compute`` (the headline) or of a score's per-response
+    ``values`` (the Browse column), with what a reader needs to read it."""
+
+    key: str
+    name: str  # as the papers write it: "Hallu_Q", "CHAIRi"
+    unit: str  # "% of claims", "×100", "0–1"
+    lower_is_better: bool
+    meaning: str = ""  # one sentence: what it is, and what it is averaged over
+    misleads: str = ""  # where it misleads (the long version: docs/guide/metrics-and-weaknesses.md)
+    # A per-response number derived from several values (a share): how to read it off a score's ``values``.
+    derive: Callable[[Mapping[str, Any]], float | None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def arrow(self) -> str:
+        return "↓" if self.lower_is_better else "↑"
+
+    @property
+    def better(self) -> str:
+        return "lower is better" if self.lower_is_better else "higher is better"
+
+    @property
+    def title(self) -> str:
+        """The name with its direction: "Hallu_Q ↓"."""
+        return f"{self.name} {self.arrow}"
+
+    def of(self, values: Mapping[str, Any]) -> float | None:
+        """This number of one score's per-response ``values``; None where undefined (a boolean counts 0 / 1).
+
+        >>> Number("f", "F", "0–1", False).of({"f": 0.5}), Number("ok", "ok", "", False).of({"ok": True})
+        (0.5, 1.0)
+        """
+        if self.derive is not None:
+            return self.derive(values)
+        return as_number(values.get(self.key))
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric's identity: its name in the store and on the command line, how people call it, where it applies,
+    which of its numbers the views show, and the settings its scores depend on.
+
+    ``family`` groups metrics of one paper under one heading (EMD and Evaluate-by-Edit are VISCON's);
+    ``needs`` says why a sample of a task the metric scores still cannot be scored (None: it can);
+    ``settings`` are the dotted settings (``config.py`` holds each one's help text and choices) that enter the
+    metric's own configuration, hence its scores' config key; the extractor's settings
+    (``registry.EXTRACTOR_SETTINGS``) enter every metric's key besides.
+    """
+
+    name: str
+    display_name: str
+    tasks: tuple[str, ...]
+    headline: Number
+    settings: tuple[str, ...]
+    family: str = ""
+    summary: tuple[str, ...] = ()  # the keys of ``compute`` the leaderboard lists after the headline
+    item: Number | None = None  # the per-response value Browse shows (None: no column)
+    # The per-response number set beside people's ratings (studies' correlations); by default ``item``.
+    agreement: Number | None = None
+    needs: Callable[[Sample], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.family:
+            object.__setattr__(self, "family", self.display_name)
+        if self.agreement is None:
+            object.__setattr__(self, "agreement", self.item)
+
+    @property
+    def leaderboard_keys(self) -> tuple[str, ...]:
+        """The headline key, then the other ``compute`` keys the leaderboard lists."""
+        return (self.headline.key, *(k for k in self.summary if k != self.headline.key))
+
+    def title(self, number: Number) -> str:
+        """A number named with its family, as a heading or a sentence says it: "Tri-HE Hallu_Q", "VISCON EMD"."""
+        return f"{self.family} {number.name}"
+
+    def column(self, number: Number) -> str:
+        """``"metric.key"``: how the store's browse query and the leaderboard name a number."""
+        return f"{self.name}.{number.key}"
+
+    def not_applicable(self, sample: Sample) -> str | None:
+        """Why this metric does not score ``sample``, or None when it does."""
+        if sample.task not in self.tasks:
+            return f"{self.name} does not score {sample.task} samples"
+        return self.needs(sample) if self.needs is not None else None
+
+
+def as_number(value: Any) -> float | None:
+    """A stored per-response value as a number: None for a missing, non-numeric or NaN one; a boolean as 0 / 1.
+
+    >>> as_number(3), as_number(False), as_number("x"), as_number(float("nan")), as_number(None)
+    (3.0, 0.0, None, None, None)
+    """
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
