@@ -1,7 +1,8 @@
 """Sentence embeddings with a phrase cache, from a local model or an embedding server.
 
 Concept phrases repeat a lot across responses ("Object: table"), so every phrase is
-encoded once per model and process (and, given a store, once per store), in batches.
+encoded once per model and process (and, given a cache, once per cache: a store's or a cache
+file's, ``caching.ScoringCache``), in batches.
 
 ``model`` is a sentence-transformers name or path (default: MiniLM, offline), or
 ``openai:<model>@<url>`` (several replicas: ``@<url1>,<url2>``) for any server speaking
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .caching import ScoringCache
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -73,11 +74,11 @@ class Embedder:
     (2, 384)
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, store: "Store | None" = None, batch_size: int = 64,
+    def __init__(self, model: str = DEFAULT_MODEL, *, cache: "ScoringCache | None" = None, batch_size: int = 64,
                  device: str | None = None) -> None:
         self.spec = model
-        self.model_name = embedding_identity(model)  # the store's cache key of these vectors
-        self.store = store
+        self.model_name = embedding_identity(model)  # the cache's key of these vectors
+        self.cache = cache
         self.batch_size = batch_size
         self.device = device
         self._model = None
@@ -123,16 +124,16 @@ class Embedder:
         """Unit-normalised float32 embeddings, one row per text (cached by text)."""
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-            if missing and self.store is not None:
-                for text, vec in self.store.embeddings_get(self.model_name, missing).items():
+            if missing and self.cache is not None:
+                for text, vec in self.cache.vectors(self.model_name, missing).items():
                     self._cache[text] = np.asarray(vec, dtype=np.float32)
                 missing = [t for t in missing if t not in self._cache]
             if missing:
                 vecs = self._encode_new(list(missing))
                 new = {t: np.asarray(v, dtype=np.float32) for t, v in zip(missing, vecs)}
                 self._cache.update(new)
-                if self.store is not None and not self.store.read_only:
-                    self.store.embeddings_put(self.model_name, new)
+                if self.cache is not None and not self.cache.read_only:
+                    self.cache.put_vectors(self.model_name, new)
             if not texts:
                 return np.zeros((0, self.dimension), dtype=np.float32)
             return np.stack([self._cache[t] for t in texts])

@@ -54,11 +54,11 @@ def current_config_keys(ctx: AppContext) -> dict[str, str]:
     from ...metrics.registry import make_extractor, make_metric
     from ...pipelines.scoring import concepts_config_key, metric_config_key
 
-    extractor = make_extractor(ctx.settings, ctx.store)
+    extractor = make_extractor(ctx.settings, ctx.store.cache)
     keys = {"concepts": concepts_config_key(ctx.settings, extractor)}
     for metric in {c["metric"] for c in ctx.store.score_configs()} - {"concepts"}:
         try:
-            keys[metric] = metric_config_key(ctx.settings, make_metric(metric, ctx.settings, ctx.store), extractor)
+            keys[metric] = metric_config_key(ctx.settings, make_metric(metric, ctx.settings, ctx.store.cache), extractor)
         except (ValueError, ImportError, OSError):
             continue  # a metric this installation cannot build: its rows stay unmarked
     return keys
@@ -143,7 +143,7 @@ def check_buildable(candidate: Settings, store: Any) -> None:
     if problems:
         raise Mistake("; ".join(problems))
     try:
-        build_triplet_judge(candidate, store=store)
+        build_triplet_judge(candidate, cache=store.cache)
     except (ValueError, ImportError, OSError, NotImplementedError) as exc:
         raise Mistake(f"Tri-HE judge {candidate.scoring.trihe_judge!r}: {exc}") from exc
 
