@@ -1,7 +1,8 @@
 """Sentence embeddings with a phrase cache, from a local model or an embedding server.
 
 Concept phrases repeat a lot across responses ("Object: table"), so every phrase is
-encoded once per model and process (and, given a store, once per store), in batches.
+encoded once per model and process (and, given a cache, once per cache: a store's or a cache
+file's, ``caching.ScoringCache``), in batches.
 
 ``model`` is a sentence-transformers name or path (default: MiniLM, offline), or
 ``openai:<model>@<url>`` (several replicas: ``@<url1>,<url2>``) for any server speaking
@@ -11,6 +12,7 @@ vectors are normalised here, and cached under ``openai:<model>`` wherever it is 
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -19,9 +21,43 @@ import numpy as np
 from .config import embedding_identity, server_embedding_spec
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .caching import ScoringCache
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+ENCODER_THREADS_ENV = "HALLU_STUDIO_ENCODER_THREADS"
+_torch_default_threads: int | None = None  # torch's own choice, read before this module first changes it
+
+
+def encoder_threads(default: int, ours: int, *, load: float | None = None, cores: int | None = None) -> int:
+    """Torch threads for encoding phrases: ``$HALLU_STUDIO_ENCODER_THREADS`` when set, else the cores other
+    processes leave free (at least one, at most torch's ``default``).
+
+    Phrase batches are small matrices: where other processes keep the cores busy, torch's threads spend their
+    time waiting on each other (MiniLM on 2 cores at load 5-9: one thread 3-5x faster than two), while on an
+    idle machine more threads help (two 1.7x faster than one); ``bench_cold_scoring.py`` prints both rates.
+    The cores others keep busy are the 1-minute load average less this process's own ``ours`` threads. The
+    thread count does not change a vector (measured bit for bit on 5,388 phrases, 1 to 4 threads), so this
+    choice changes no score.
+
+    >>> encoder_threads(2, 1, load=0.9, cores=2), encoder_threads(2, 1, load=6.0, cores=2)
+    (2, 1)
+    >>> encoder_threads(16, 16, load=20.0, cores=16)  # four other busy processes on 16 cores
+    12
+    """
+    chosen = os.environ.get(ENCODER_THREADS_ENV, "").strip()
+    if chosen:
+        try:
+            return max(1, int(chosen))
+        except ValueError:
+            raise ValueError(f"${ENCODER_THREADS_ENV} must be a whole number of threads, got {chosen!r}") from None
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:  # not on this platform: torch decides
+            return default
+    cores = cores or os.cpu_count() or default
+    others = max(0.0, load - ours)
+    return max(1, min(default, int(round(cores - others))))
 
 
 def resolve_model_path(name: str) -> str:
@@ -46,11 +82,11 @@ class Embedder:
     (2, 384)
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, store: "Store | None" = None, batch_size: int = 64,
+    def __init__(self, model: str = DEFAULT_MODEL, *, cache: "ScoringCache | None" = None, batch_size: int = 64,
                  device: str | None = None) -> None:
         self.spec = model
-        self.model_name = embedding_identity(model)  # the store's cache key of these vectors
-        self.store = store
+        self.model_name = embedding_identity(model)  # the cache's key of these vectors
+        self.cache = cache
         self.batch_size = batch_size
         self.device = device
         self._model = None
@@ -64,6 +100,7 @@ class Embedder:
         self._dimension: int | None = None
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+        self._threads_used = 1  # torch threads of the last encoding (part of the load average it reads)
 
     @property
     def model(self):  # noqa: ANN201 - SentenceTransformer, imported lazily (slow import)
@@ -86,8 +123,23 @@ class Embedder:
 
     def _encode_new(self, texts: list[str]) -> np.ndarray:
         if self._server is None:
-            return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                     normalize_embeddings=True, show_progress_bar=False)
+            model = self.model
+            import torch
+
+            global _torch_default_threads
+            if _torch_default_threads is None:
+                _torch_default_threads = torch.get_num_threads()
+            before = torch.get_num_threads()
+            threads = encoder_threads(_torch_default_threads, self._threads_used)
+            if threads != before:
+                torch.set_num_threads(threads)
+            try:
+                return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                    normalize_embeddings=True, show_progress_bar=False)
+            finally:
+                self._threads_used = threads
+                if threads != before:
+                    torch.set_num_threads(before)
         vecs = np.asarray(self._server.embed(texts, batch_size=self.batch_size), dtype=np.float32)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         return vecs / np.where(norms > 0, norms, 1.0)
@@ -96,16 +148,16 @@ class Embedder:
         """Unit-normalised float32 embeddings, one row per text (cached by text)."""
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-            if missing and self.store is not None:
-                for text, vec in self.store.embeddings_get(self.model_name, missing).items():
+            if missing and self.cache is not None:
+                for text, vec in self.cache.vectors(self.model_name, missing).items():
                     self._cache[text] = np.asarray(vec, dtype=np.float32)
                 missing = [t for t in missing if t not in self._cache]
             if missing:
                 vecs = self._encode_new(list(missing))
                 new = {t: np.asarray(v, dtype=np.float32) for t, v in zip(missing, vecs)}
                 self._cache.update(new)
-                if self.store is not None and not self.store.read_only:
-                    self.store.embeddings_put(self.model_name, new)
+                if self.cache is not None and not self.cache.read_only:
+                    self.cache.put_vectors(self.model_name, new)
             if not texts:
                 return np.zeros((0, self.dimension), dtype=np.float32)
             return np.stack([self._cache[t] for t in texts])

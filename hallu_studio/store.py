@@ -93,6 +93,13 @@ def _file_state(path: Path) -> tuple[int, int] | None:
 
 # --------------------------------------------------------------------------- schema
 
+# The cached values (LLM answers, concept sets) and phrase vectors: a store's, or a cache file's alone.
+CACHE_TABLE = """CREATE TABLE cache (
+            key VARCHAR PRIMARY KEY, namespace VARCHAR, value VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp)"""
+EMBEDDINGS_TABLE = """CREATE TABLE embeddings (
+            model VARCHAR, text VARCHAR, vector FLOAT[], PRIMARY KEY (model, text))"""
+
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (1, [
         "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
@@ -126,11 +133,8 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "values" VARCHAR, evidence VARCHAR, undefined_reason VARCHAR,
             created_at TIMESTAMP DEFAULT current_timestamp,
             PRIMARY KEY (response_id, metric, config_key))""",
-        """CREATE TABLE cache (
-            key VARCHAR PRIMARY KEY, namespace VARCHAR, value VARCHAR,
-            created_at TIMESTAMP DEFAULT current_timestamp)""",
-        """CREATE TABLE embeddings (
-            model VARCHAR, text VARCHAR, vector FLOAT[], PRIMARY KEY (model, text))""",
+        CACHE_TABLE,
+        EMBEDDINGS_TABLE,
         "CREATE SEQUENCE events_id START 1",
         """CREATE TABLE events (
             id BIGINT PRIMARY KEY DEFAULT nextval('events_id'), annotator VARCHAR NOT NULL,
@@ -200,7 +204,217 @@ class BenchmarkInfo:
     tasks: dict[str, int]
 
 
-class Store:
+class Database:
+    """One DuckDB file: one connection per process, a fresh cursor per call, every write serialised
+    through one lock and run in a transaction retried on a write-write conflict."""
+
+    # What a file of this kind is called in messages, and what to do when another process holds it.
+    KIND = "file"
+    HELD_HINT = ". Stop that process, or use another file."
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLockedError(
+                    f"the {self.KIND} {self.path} is open in another process{self.HELD_HINT}") from exc
+            raise StoreError(f"cannot open the {self.KIND} {self.path}: {exc}") from exc
+        self._write_lock = threading.RLock()
+        self.read_only = read_only
+
+    def checkpoint(self) -> None:
+        """Move everything in the write-ahead log (``<file>.wal``) into the ``.duckdb`` file itself.
+
+        Taken between writes (under the write lock), so no transaction of this process is cut in two.
+        """
+        if self.read_only or self.path == ":memory:" or self._con is None:
+            return
+        with self._write_lock:
+            cur = self._cursor()
+            try:
+                cur.execute("CHECKPOINT")
+            finally:
+                cur.close()
+
+    def close(self) -> None:
+        """Checkpoint, then close the file: afterwards the ``.duckdb`` file alone holds everything
+        (no ``.wal`` beside it), so it can be copied or mailed as it is. Safe to call twice; the
+        connection object is dropped so that an object kept alive elsewhere (a UI closure, say) pins
+        no DuckDB state."""
+        with self._write_lock:  # a write in flight on another thread finishes first; later ones find it closed
+            try:
+                self.checkpoint()
+            except duckdb.Error:
+                pass  # closing checkpoints too, where it can; a failed checkpoint must not keep the file open
+            con, self._con = self._con, None
+            if con is not None:
+                con.close()
+
+    def __enter__(self):  # noqa: ANN204 - the subclass itself
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise StoreClosedError(f"the {self.KIND} {self.path} is closed")
+        return self._con.cursor()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        cur = self._cursor()
+        try:
+            return cur.execute(sql, list(params)).fetchall()
+        finally:
+            cur.close()
+
+    def _dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cur = self._cursor()
+        try:
+            cur.execute(sql, list(params))
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, row)) for row in cur.fetchall()]
+        finally:
+            cur.close()
+
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self._rows(sql, params)
+        return rows[0][0] if rows else None
+
+    @staticmethod
+    def _where(*conditions: tuple[str, Any]) -> tuple[str, list[Any]]:
+        """``" WHERE a = ? AND b = ?"`` and its parameters, for the ``(column, value)`` pairs whose
+        value is not None (an empty string when none is)."""
+        kept = [(col, val) for col, val in conditions if val is not None]
+        clause = " WHERE " + " AND ".join(f"{col} = ?" for col, _ in kept) if kept else ""
+        return clause, [val for _, val in kept]
+
+    def _write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], retries: int = 5) -> T:
+        """Run ``fn(cursor)`` in one transaction, serialised, retried on conflicts."""
+        if self.read_only:
+            raise StoreError(f"the {self.KIND} {self.path} is open read-only")
+        with self._write_lock:
+            for attempt in range(retries):
+                cur = self._cursor()
+                try:
+                    cur.execute("BEGIN TRANSACTION")
+                    result = fn(cur)
+                    cur.execute("COMMIT")
+                    return result
+                except duckdb.TransactionException:
+                    cur.execute("ROLLBACK")
+                    if attempt == retries - 1:
+                        raise
+                    time.sleep(0.01 * 2 ** attempt)
+                except BaseException:
+                    try:
+                        cur.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                    raise
+                finally:
+                    cur.close()
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _bulk_insert(cur: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]],
+                     schema: pa.Schema, on_conflict: str = "DO NOTHING") -> int:
+        """Insert many rows through Arrow (executemany is row by row in DuckDB)."""
+        if not rows:
+            return 0
+        arrow = pa.Table.from_pylist(rows, schema=schema)
+        before = cur.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        cur.register("_incoming", arrow)
+        cols = ", ".join(f'"{c}"' for c in schema.names)
+        try:
+            cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming ON CONFLICT {on_conflict}")
+        finally:
+            cur.unregister("_incoming")
+        after = cur.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        return after - before
+
+
+class CacheTables:
+    """The ``cache`` and ``embeddings`` tables of a store or a cache file, as a ``caching.ScoringCache``:
+    all that embeddings, LLM calls and concept extraction see of either."""
+
+    _VECTOR_SCHEMA = pa.schema([("model", pa.string()), ("text", pa.string()), ("vector", pa.list_(pa.float32()))])
+    _VALUE_SCHEMA = pa.schema([("key", pa.string()), ("namespace", pa.string()), ("value", pa.string())])
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    @property
+    def read_only(self) -> bool:
+        return self._db.read_only
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        if not keys:
+            return {}
+        rows = self._db._rows("SELECT key, value FROM cache WHERE key IN (SELECT unnest(?))", [list(dict.fromkeys(keys))])
+        return {k: _loads(v) for k, v in rows}
+
+    def put_many(self, entries: Sequence[tuple[str, str, Any]]) -> None:
+        """Cache successful results (a key already cached keeps its first value). Callers never pass failures."""
+        if any(value is None for _, _, value in entries):
+            raise StoreError("refusing to cache an empty value")
+        first: dict[str, dict[str, Any]] = {}
+        for key, namespace, value in entries:
+            first.setdefault(key, {"key": key, "namespace": namespace, "value": _dumps(value)})
+        if first:
+            self._db._write(lambda cur: self._db._bulk_insert(cur, "cache", list(first.values()), self._VALUE_SCHEMA))
+
+    def values(self, namespace: str | None = None) -> dict[str, Any]:
+        """Every cached value (of one namespace) by key: what audits of "nothing bad cached" read."""
+        sql = "SELECT key, value FROM cache" + (" WHERE namespace = ?" if namespace is not None else "")
+        return {k: _loads(v) for k, v in self._db._rows(sql, [namespace] if namespace is not None else [])}
+
+    def vectors(self, model: str, texts: Sequence[str]) -> dict[str, list[float]]:
+        if not texts:
+            return {}
+        rows = self._db._rows("SELECT text, vector FROM embeddings WHERE model = ? AND text IN (SELECT unnest(?))",
+                              [model, list(texts)])
+        return {t: v for t, v in rows}
+
+    def put_vectors(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
+        rows = [{"model": model, "text": t, "vector": [float(x) for x in v]} for t, v in vectors.items()]
+        if rows:
+            self._db._write(lambda cur: self._db._bulk_insert(cur, "embeddings", rows, self._VECTOR_SCHEMA))
+
+
+class CacheFile(Database):
+    """A DuckDB file holding only the cache tables (``score --input ... --cache FILE``): concept sets, LLM answers
+    and phrase vectors kept between stateless runs. A store file serves as well (it has the same tables); a file
+    that is neither is refused rather than written into.
+
+    >>> with CacheFile(":memory:") as f:
+    ...     f.cache.put_many([("k", "demo", [1, 2])]); f.cache.get_many(["k"])
+    {'k': [1, 2]}
+    """
+
+    KIND = "cache file"
+    HELD_HINT = ". Wait for that run to end, or use another --cache file."
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path)
+        try:
+            tables = {r[0] for r in self._rows("SELECT table_name FROM information_schema.tables")}
+            if tables and not {"cache", "embeddings"} <= tables:
+                raise StoreError(f"{self.path} is a DuckDB file but not a cache (its tables: "
+                                 f"{', '.join(sorted(tables))}); give --cache a new file or an earlier cache")
+            if not tables:
+                self._write(lambda cur: [cur.execute(sql) for sql in (CACHE_TABLE, EMBEDDINGS_TABLE)])
+        except BaseException:
+            self.close()
+            raise
+        self.cache = CacheTables(self)
+
+
+class Store(Database):
     """A HalluStudio store backed by one DuckDB file (``":memory:"`` for tests).
 
     >>> with Store(":memory:") as st:
@@ -208,24 +422,16 @@ class Store:
     True
     """
 
+    KIND = "store"
+    HELD_HINT = " (is the app running?). Stop it, or point --db / HALLU_STUDIO_DB at another file."
+
     def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
                  migrate_to: int | None = None) -> None:
-        self.path = str(path) if path is not None else str(default_db_path())
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._con = duckdb.connect(self.path, read_only=read_only)
-        except duckdb.IOException as exc:
-            if "lock" in str(exc).lower():
-                raise StoreLockedError(
-                    f"the store {self.path} is open in another process (is the app running?). "
-                    "Stop it, or point --db / HALLU_STUDIO_DB at another file.") from exc
-            raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
-        self._write_lock = threading.RLock()
-        self.read_only = read_only
+        super().__init__(path if path is not None else default_db_path(), read_only=read_only)
         # Set on a read-only snapshot (``open_for_reading`` of a held store): the live file and when.
         self.snapshot_of: str | None = None
         self.snapshot_taken_at: datetime | None = None
+        self.cache = CacheTables(self)  # what embeddings, LLM calls and extraction see of the store
         if not read_only:
             self.migrate(migrate_to)
 
@@ -285,119 +491,10 @@ class Store:
         store.snapshot_of, store.snapshot_taken_at = str(live), taken_at
         return store
 
-    # ----------------------------------------------------------------- plumbing
-    def checkpoint(self) -> None:
-        """Move everything in the write-ahead log (``<file>.wal``) into the ``.duckdb`` file itself.
-
-        Taken between writes (under the write lock), so no transaction of this process is cut in two.
-        """
-        if self.read_only or self.path == ":memory:" or self._con is None:
-            return
-        with self._write_lock:
-            cur = self._cursor()
-            try:
-                cur.execute("CHECKPOINT")
-            finally:
-                cur.close()
-
     def close(self) -> None:
-        """Checkpoint, then close the file: afterwards the ``.duckdb`` file alone holds everything
-        (no ``.wal`` beside it), so it can be copied or mailed as it is. Safe to call twice; the
-        connection object is dropped so that a Store kept alive elsewhere (a UI closure, say) pins
-        no DuckDB state."""
-        with self._write_lock:  # a write in flight on another thread finishes first; later ones find it closed
-            try:
-                self.checkpoint()
-            except duckdb.Error:
-                pass  # closing checkpoints too, where it can; a failed checkpoint must not keep the file open
-            con, self._con = self._con, None
-            if con is not None:
-                con.close()
-        if self.snapshot_of is not None:
+        super().close()
+        if self.snapshot_of is not None:  # the copy's folder goes with it
             shutil.rmtree(Path(self.path).parent, ignore_errors=True)
-
-    def __enter__(self) -> "Store":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
-        if self._con is None:
-            raise StoreClosedError(f"the store {self.path} is closed")
-        return self._con.cursor()
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        cur = self._cursor()
-        try:
-            return cur.execute(sql, list(params)).fetchall()
-        finally:
-            cur.close()
-
-    def _dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        cur = self._cursor()
-        try:
-            cur.execute(sql, list(params))
-            cols = [d[0] for d in cur.description]
-            return [dict(zip(cols, row)) for row in cur.fetchall()]
-        finally:
-            cur.close()
-
-    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        rows = self._rows(sql, params)
-        return rows[0][0] if rows else None
-
-    @staticmethod
-    def _where(*conditions: tuple[str, Any]) -> tuple[str, list[Any]]:
-        """``" WHERE a = ? AND b = ?"`` and its parameters, for the ``(column, value)`` pairs whose
-        value is not None (an empty string when none is)."""
-        kept = [(col, val) for col, val in conditions if val is not None]
-        clause = " WHERE " + " AND ".join(f"{col} = ?" for col, _ in kept) if kept else ""
-        return clause, [val for _, val in kept]
-
-    def _write(self, fn: Callable[[duckdb.DuckDBPyConnection], T], retries: int = 5) -> T:
-        """Run ``fn(cursor)`` in one transaction, serialised, retried on conflicts."""
-        if self.read_only:
-            raise StoreError(f"the store {self.path} is open read-only")
-        with self._write_lock:
-            for attempt in range(retries):
-                cur = self._cursor()
-                try:
-                    cur.execute("BEGIN TRANSACTION")
-                    result = fn(cur)
-                    cur.execute("COMMIT")
-                    return result
-                except duckdb.TransactionException:
-                    cur.execute("ROLLBACK")
-                    if attempt == retries - 1:
-                        raise
-                    time.sleep(0.01 * 2 ** attempt)
-                except BaseException:
-                    try:
-                        cur.execute("ROLLBACK")
-                    except duckdb.Error:
-                        pass
-                    raise
-                finally:
-                    cur.close()
-        raise AssertionError("unreachable")
-
-    @staticmethod
-    def _bulk_insert(cur: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]],
-                     schema: pa.Schema, on_conflict: str = "DO NOTHING") -> int:
-        """Insert many rows through Arrow (executemany is row by row in DuckDB)."""
-        if not rows:
-            return 0
-        arrow = pa.Table.from_pylist(rows, schema=schema)
-        before = cur.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-        cur.register("_incoming", arrow)
-        cols = ", ".join(f'"{c}"' for c in schema.names)
-        try:
-            cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming ON CONFLICT {on_conflict}")
-        finally:
-            cur.unregister("_incoming")
-        after = cur.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-        return after - before
 
     # ----------------------------------------------------------------- schema
     def schema_version(self) -> int:
@@ -839,36 +936,6 @@ class Store:
         where, params = self._where(("c.metric", metric), ("x.run_id", run_id))
         for r in self._dicts(sql + where + " ORDER BY x.run_id, x.sample_id, c.metric", params):
             yield self._response_from_row(r), self._score_from_row(r)
-
-    # ----------------------------------------------------------------- caches
-    def cache_get(self, key: str) -> Any:
-        text = self._scalar("SELECT value FROM cache WHERE key = ?", [key])
-        return None if text is None else json.loads(text)
-
-    def cache_put(self, key: str, namespace: str, value: Any) -> None:
-        """Cache a successful result. Callers never pass failures or empty answers."""
-        if value is None:
-            raise StoreError("refusing to cache an empty value")
-        self._write(lambda cur: cur.execute(
-            "INSERT INTO cache (key, namespace, value) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
-            [key, namespace, _dumps(value)]))
-
-    def cache_values(self, namespace: str | None = None) -> dict[str, Any]:
-        """Every cached value (of one namespace) by key: what audits of "nothing bad cached" read."""
-        sql = "SELECT key, value FROM cache" + (" WHERE namespace = ?" if namespace is not None else "")
-        return {k: _loads(v) for k, v in self._rows(sql, [namespace] if namespace is not None else [])}
-
-    def embeddings_get(self, model: str, texts: Sequence[str]) -> dict[str, list[float]]:
-        if not texts:
-            return {}
-        rows = self._rows("SELECT text, vector FROM embeddings WHERE model = ? AND text IN (SELECT unnest(?))",
-                          [model, list(texts)])
-        return {t: v for t, v in rows}
-
-    def embeddings_put(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
-        rows = [{"model": model, "text": t, "vector": [float(x) for x in v]} for t, v in vectors.items()]
-        schema = pa.schema([("model", pa.string()), ("text", pa.string()), ("vector", pa.list_(pa.float32()))])
-        self._write(lambda cur: self._bulk_insert(cur, "embeddings", rows, schema))
 
     # ----------------------------------------------------------------- human events (append-only)
     def append_event(self, event: HumanEvent) -> int:

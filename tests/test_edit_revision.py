@@ -141,14 +141,14 @@ def test_llm_reviser_sends_its_cap_and_a_cut_answer_is_not_cached(store):
     calls = '{"api_calls": ["GetDescription(<object car_0>)"]}'
     looping = '{"caption": "A blue car is parked on the street' + " on the street" * 30
     with FakeChatServer([("ok", calls), ("length", looping), ("ok", '{"caption": "A blue car."}')]) as server:
-        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache, backoff_s=0.01)
         with pytest.raises(LLMAnswerError, match="cut at max_tokens") as info:
             LLMReviser(client).revise(text, GRAPH)
         assert info.value.truncated
         assert client.dispatcher.stats.parse_failures["edit-revise"] == 1
         assert [r["max_tokens"] for r in server.requests] == [revise_queries_tokens(text), revise_caption_tokens(text)]
         # The queries' answer was cached; the cut revision was not, so the next pass's client asks again.
-        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache, backoff_s=0.01)
         assert LLMReviser(client).revise(text, GRAPH).revised == "A blue car."
         assert len(server.requests) == 3
 

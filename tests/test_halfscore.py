@@ -119,7 +119,7 @@ def test_llm_matcher_uses_a8_lists(store):
         return "Analysis: lamp is missing.\nIncorrect Serial Numbers: 3"
 
     with FakeChatServer([("by_content", answer)], plain_text_only=True) as server:
-        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache, backoff_s=0.01)
         metric = HalFscoreMetric(LLMConceptMatcher(client))
         r = metric.update(ScoringItem("r", "t", SAMPLE, mentioned=concepts(objects=["cat", "dog"])))
         assert r.evidence["hallucinated"] == [["object", "dog"]]
@@ -151,7 +151,7 @@ def test_llm_matcher_caps_its_answer_by_the_list_and_a_cut_answer_is_not_cached(
         return "Incorrect Serial Numbers: 2, 3"  # the reference's, for omissions
 
     with FakeChatServer([("by_content", answer)], plain_text_only=True) as server:
-        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache, backoff_s=0.01)
         matcher = LLMConceptMatcher(client)
         with pytest.raises(LLMAnswerError, match="cut at max_tokens") as info:
             matcher.match(response, reference)  # the cut answer reads as [2], but it is not used
@@ -161,7 +161,7 @@ def test_llm_matcher_caps_its_answer_by_the_list_and_a_cut_answer_is_not_cached(
         # Both questions were asked; the cap follows the list checked: the response's 2 concepts, the reference's 3.
         assert sorted(r["max_tokens"] for r in plain) == [list_answer_tokens(2), list_answer_tokens(3)]
         cut["on"] = False
-        matcher = LLMConceptMatcher(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store,
+        matcher = LLMConceptMatcher(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache,
                                               backoff_s=0.01))  # the next pass
         out = matcher.match(response, reference)  # the cut one asked again; the other answer was cached
         assert out.hallucinated == [Concept("object", ("dog",))]

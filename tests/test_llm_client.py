@@ -15,7 +15,7 @@ def make_client(server: FakeChatServer, store=None, *, retries: int = 3, timeout
                 concurrency: int = 4) -> LLMClient:
     settings = LLMSettings(base_url=server.base_url, model="fake", timeout_s=timeout, max_retries=retries,
                            concurrency=concurrency, timeout_per_token_s=0.0)
-    return LLMClient(settings, store, backoff_s=0.01)
+    return LLMClient(settings, store.cache if store is not None else None, backoff_s=0.01)
 
 
 def test_answer_is_cached_and_second_call_sends_nothing(store):
@@ -46,7 +46,7 @@ def test_gives_up_with_llm_error_and_caches_nothing(store):
             client.complete(MSG, namespace="t", prompt_version="1")
         assert len(server.requests) == 3
         key = client.cache_key(MSG, namespace="t", prompt_version="1")
-        assert store.cache_get(key) is None
+        assert not store.cache.get_many([key])
 
 
 def test_client_error_is_not_retried(store):
@@ -62,7 +62,7 @@ def test_malformed_body_is_retried_then_reported(store):
         with pytest.raises(LLMError):
             client.complete(MSG, namespace="t", prompt_version="1")
         assert len(server.requests) == 2
-        assert store.cache_get(client.cache_key(MSG, namespace="t", prompt_version="1")) is None
+        assert not store.cache.get_many([client.cache_key(MSG, namespace="t", prompt_version="1")])
 
 
 def test_slow_answer_times_out_and_is_retried(store):
@@ -207,7 +207,7 @@ def test_answer_cut_at_max_tokens_is_a_parse_failure_and_not_cached(store):
             client.complete_checked(MSG, namespace="cut", prompt_version="1", check=int, max_tokens=4)
         assert info.value.truncated and info.value.answer == "7"
         assert stats.parse_failures["cut"] == 1 and stats.answered_by_kind["cut"] == 0
-        assert store.cache_get(client.cache_key(MSG, namespace="cut", prompt_version="1", max_tokens=4)) is None
+        assert not store.cache.get_many([client.cache_key(MSG, namespace="cut", prompt_version="1", max_tokens=4)])
         with pytest.raises(LLMAnswerError, match="cut at"):
             client.complete_json(MSG, namespace="cut-json", prompt_version="1", json_schema=schema, max_tokens=4)
         assert stats.parse_failures["cut-json"] == 1

@@ -23,7 +23,7 @@ from test_llm_fake_server import FakeChatServer
 def _client(urls, store=None, **kw) -> LLMClient:
     settings = {"model": "fake", "timeout_s": 5.0, "timeout_per_token_s": 0.0, "max_retries": 4, "concurrency": 4,
                 **kw}
-    return LLMClient(LLMSettings(base_url=urls, **settings), store, backoff_s=0.01)
+    return LLMClient(LLMSettings(base_url=urls, **settings), store.cache if store is not None else None, backoff_s=0.01)
 
 
 def _echo(delay: float):

@@ -252,12 +252,12 @@ def test_the_json_schema_fallback_is_learnt_once_per_endpoint(store):
     msg = [{"role": "user", "content": "hello"}]
     with FakeChatServer([("ok", '{"v": "yes"}')], plain_text_only=500) as server:
         settings = LLMSettings(base_url=server.base_url, model="fake", timeout_per_token_s=0.0)
-        first = LLMClient(settings, store, backoff_s=0.01)
+        first = LLMClient(settings, store.cache, backoff_s=0.01)
         assert first.complete_json(msg, namespace="a", prompt_version="1", json_schema=schema) == {"v": "yes"}
         forms = [r.get("response_format", {}).get("type") for r in server.requests]
         assert forms == ["json_schema", "json_object", None]
         # Another client object (another step: the judge after the extractor) starts from what was learnt.
-        other = LLMClient(settings, store, backoff_s=0.01)
+        other = LLMClient(settings, store.cache, backoff_s=0.01)
         assert other.format_style is None
         assert other.complete_json(msg, namespace="b", prompt_version="1", json_schema=schema) == {"v": "yes"}
         assert len(server.requests) == 4 and "response_format" not in server.requests[3]
@@ -265,7 +265,7 @@ def test_the_json_schema_fallback_is_learnt_once_per_endpoint(store):
     # A first batch side by side: each form is still asked once (the calls wait for the first to settle it).
     with FakeChatServer([("slow", 0.05, '{"v": "yes"}')], plain_text_only=400) as server:
         client = LLMClient(LLMSettings(base_url=server.base_url, model="fake", timeout_per_token_s=0.0, concurrency=4),
-                           store, backoff_s=0.01)
+                           store.cache, backoff_s=0.01)
         got = client.complete_many([LLMRequest([{"role": "user", "content": f"q{i}"}], "c", "1", json_schema=schema,
                                                check=lambda v: v) for i in range(6)])
         assert got == [{"v": "yes"}] * 6
@@ -317,7 +317,7 @@ def test_the_reviser_prompt_depends_on_the_response_alone(store):
     graphs = [SceneGraph.from_dict(g) for g in GRAPHS]
     script = Scripted("none", "cut")
     with FakeChatServer([("by_content", script)]) as server:
-        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake", timeout_per_token_s=0.0), store,
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake", timeout_per_token_s=0.0), store.cache,
                            backoff_s=0.01)
         reviser = LLMReviser(client, ObjectMatcher())
         reviser.revise_many(TEXTS, graphs)
@@ -362,7 +362,7 @@ def test_judge_agreement_leaves_out_responses_the_llm_judge_could_not_judge(stor
     answers = [Answer(Response("r", s.id, t), s, "m") for s, t in zip(samples, TEXTS)]
     with FakeChatServer([("by_content", Scripted("judge", "junk"))]) as server:
         judge = LLMJudge(LLMClient(LLMSettings(base_url=server.base_url, model="fake", timeout_per_token_s=0.0),
-                                   store, backoff_s=0.01))
+                                   store.cache, backoff_s=0.01))
         unjudged: list[str] = []
         shares = triplet_level(judge, answers, ThreeWordExtractor().extract(TEXTS), unjudged)
         assert shares == {answers[0].response.id: 0.0} and unjudged == [answers[1].response.id]

@@ -127,7 +127,7 @@ def test_llm_judge_server_vanishes_mid_scoring_then_comes_back(tmp_path):
         assert report.failed["score:trihe"] == len(failed_responses)
         assert all("LLM" in f["error"] or "Connection" in f["error"] for f in store.list_failures(stage="score:trihe"))
         # only answers the server gave are cached; nothing for the dropped requests
-        cached = store.cache_values("trihe.supported")
+        cached = store.cache.values("trihe.supported")
         assert len(cached) == len(server.answered) and set(cached.values()) <= {'{"answer": "yes"}'}
 
         server.start(answer_first=10_000)  # back on the same port
@@ -139,7 +139,7 @@ def test_llm_judge_server_vanishes_mid_scoring_then_comes_back(tmp_path):
         assert again.not_applicable["trihe"] == report.not_applicable["trihe"]
         assert again.scored["trihe"] == len(failed_responses) and not again.failed
         # the finished items were neither re-scored nor re-asked: each new request is a new claim
-        assert len(store.cache_values("trihe.supported")) == len(server.answered)
+        assert len(store.cache.values("trihe.supported")) == len(server.answered)
         assert len(server.answered) > asked_before
     finally:
         server.stop()

@@ -32,7 +32,7 @@ def test_emd_with_server_embeddings_equals_the_local_model(minilm, store):
         return minilm.encode(texts, normalize_embeddings=False, convert_to_numpy=True)
 
     with FakeChatServer([("ok", "unused")], embed=embed) as server:
-        served = Embedder(f"openai:minilm@{server.base_url}", store=store, batch_size=4)
+        served = Embedder(f"openai:minilm@{server.base_url}", cache=store.cache, batch_size=4)
         assert served.model_name == "openai:minilm"  # where it is served is not part of its name
         item = ScoringItem("r", "A white kitten under a couch next to a dog.", SAMPLE, MENTIONED)
         remote = EMDMetric(served).update(item)
@@ -49,7 +49,7 @@ def test_emd_with_server_embeddings_equals_the_local_model(minilm, store):
         assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
         assert len(server.embedding_inputs) == calls  # cached: no new call
         # A fresh embedder on the same store reads the vectors the first one cached.
-        again = Embedder(f"openai:minilm@{server.base_url}", store=store, batch_size=4)
+        again = Embedder(f"openai:minilm@{server.base_url}", cache=store.cache, batch_size=4)
         assert np.allclose(again.encode(phrases), a) and len(server.embedding_inputs) == calls
 
 

@@ -97,7 +97,7 @@ def test_llm_judge_two_questions(store):
               ("cat", "is", "grey")]
     ref = JudgeReference(REF.triplets, REF.objects, "Where?", "On the sofa.")
     with FakeChatServer([("by_content", llm_answer)], plain_text_only=True) as server:
-        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache, backoff_s=0.01)
         judge = LLMJudge(client)
         readable = claims[:3]
         out = judge.judge(readable, ref)
@@ -119,7 +119,7 @@ def test_llm_judge_two_questions(store):
             judge.judge(claims, ref)
         assert len(server.requests) == n  # this judge's client knows those answers are unusable
         # The next pass: readable answers were cached; the two unreadable ones were not, so they are asked again.
-        judge = LLMJudge(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01))
+        judge = LLMJudge(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache, backoff_s=0.01))
         with pytest.raises(LLMAnswerError):
             judge.judge(claims, ref)
         assert len(server.requests) == n + 2
@@ -146,7 +146,7 @@ def test_llm_judge_caps_its_answers_and_a_cut_answer_is_no_verdict(store):
 
     claims = [("cat", "on", "sofa"), ("cat", "under", "table"), ("cat", "is", "grey")]
     with FakeChatServer([("by_content", answer)]) as server:
-        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01)
+        client = LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache, backoff_s=0.01)
         judge = LLMJudge(client)
         with pytest.raises(LLMAnswerError, match=r"\(cat, is, grey\) supported\?: cut at its length limit") as info:
             judge.judge(claims, REF)
@@ -156,7 +156,7 @@ def test_llm_judge_caps_its_answers_and_a_cut_answer_is_no_verdict(store):
         assert client.dispatcher.stats.parse_failures["trihe.supported"] == 1
         n = len(server.requests)
         cut["on"] = False  # the server now finishes the answer (a larger cap, say); the next pass asks again
-        judge = LLMJudge(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store, backoff_s=0.01))
+        judge = LLMJudge(LLMClient(LLMSettings(base_url=server.base_url, model="fake"), store.cache, backoff_s=0.01))
         assert [v.verdict for v in judge.judge(claims, REF)] == ["supported", "relation", "relation"]
         assert len(server.requests) == n + 2  # only the cut claim's questions: the rest came from the cache
 

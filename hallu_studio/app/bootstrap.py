@@ -113,8 +113,8 @@ def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = 
     from ..pipelines.scoring import score_store
 
     # Built once for both passes: their models and phrase caches carry over from the slice to the rest.
-    extractor = make_extractor(settings, store)
-    built = make_metrics(list(metrics), settings, store, extractor)
+    extractor = make_extractor(settings, store.cache)
+    built = make_metrics(list(metrics), settings, store.cache, extractor)
     first = stratified_slice(store)
     report = score_store(store, settings, built, progress=False, extractor=extractor, only=first,
                          on_progress=progress.step("slice", len(first)) if progress else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 
 from ..llm.endpoint import in_force
 from ..names import unknown_name
@@ -21,6 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run", metavar="RUN", default=None, help="only this run's responses")
     p.add_argument("--input", metavar="IN.jsonl", default=None, help="stateless mode: lines to score")
     p.add_argument("--output", metavar="OUT.jsonl", default=None, help="stateless mode: where to write")
+    p.add_argument("--cache", metavar="FILE", default=None,
+                   help="stateless mode: keep concepts, phrase vectors and LLM answers in FILE (a DuckDB file, made "
+                        "if missing) for the next run; without it a run remembers them only while it runs. "
+                        "A store always caches them")
     p.add_argument("--batch-size", type=int, default=None, help="responses per transaction")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -42,8 +47,14 @@ def run(args: argparse.Namespace) -> int:
         settings.scoring.batch_size = args.batch_size
     if (args.input is None) != (args.output is None):
         raise ValueError("stateless scoring needs both --input and --output")
+    if args.cache is not None and args.input is None:
+        raise ValueError("--cache is for stateless scoring (--input/--output): a store keeps its own cache")
     if args.input is not None:
-        report = score_jsonl(args.input, args.output, settings, names)
+        from ..store import CacheFile
+
+        with CacheFile(args.cache) if args.cache is not None else nullcontext() as cache_file:
+            report = score_jsonl(args.input, args.output, settings, names, progress=not args.no_progress,
+                                 cache=cache_file.cache if cache_file is not None else None)
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         for error in report.errors[:20]:

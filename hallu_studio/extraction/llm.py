@@ -31,7 +31,7 @@ from .spans import find_span
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..store import Store
+    from ..caching import ScoringCache
 
 VISCON_PROMPT_VERSION = "viscon-fig11-v1"
 TRIHE_PROMPT_VERSION = "trihe-triplets-paraphrase-v1"
@@ -237,10 +237,10 @@ class LLMExtractor:
         self.model_name = model_name or getattr(llm, "name", type(llm).__name__)
 
     @classmethod
-    def from_settings(cls, settings: "Settings", store: "Store | None" = None) -> "LLMExtractor":
+    def from_settings(cls, settings: "Settings", cache: "ScoringCache | None" = None) -> "LLMExtractor":
         from ..llm.client import LLMClient
 
-        return cls(LLMClient(settings.llm, store), model_name=settings.llm.model)
+        return cls(LLMClient(settings.llm, cache), model_name=settings.llm.model)
 
     def config(self) -> dict[str, Any]:
         version = VISCON_PROMPT_VERSION if self.style == "viscon" else TRIHE_PROMPT_VERSION

@@ -9,17 +9,17 @@ from .base import PhraseEncoder, TripletJudge
 
 if TYPE_CHECKING:
     from ..llm import LLMClient
-    from ..store import Store
+    from ..caching import ScoringCache
 
 
-def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, encoder: PhraseEncoder | None = None,
+def build_triplet_judge(settings: Settings, *, cache: "ScoringCache | None" = None, encoder: PhraseEncoder | None = None,
                         llm_client: "LLMClient | None" = None) -> TripletJudge:
     sc = settings.scoring
     kind = sc.trihe_judge
     if kind in ("embedding", "nli", "graph") and encoder is None:
         from ..embedding import Embedder
 
-        encoder = Embedder(sc.embedding_model, store=store, batch_size=sc.batch_size)
+        encoder = Embedder(sc.embedding_model, cache=cache, batch_size=sc.batch_size)
     if kind == "graph":
         from .graph_judge import SceneGraphAlignmentJudge
 
@@ -46,5 +46,5 @@ def build_triplet_judge(settings: Settings, *, store: "Store | None" = None, enc
         from ..llm import LLMClient
         from .llm_judge import LLMJudge
 
-        return LLMJudge(llm_client or LLMClient(settings.llm, store))
+        return LLMJudge(llm_client or LLMClient(settings.llm, cache))
     raise ValueError(f"unknown scoring.trihe_judge {kind!r}; choose graph, embedding, nli or llm")

@@ -2,7 +2,7 @@
 
 Any server speaking the OpenAI chat API works (OpenAI, vLLM, SGLang, Ollama,
 llama.cpp), one or several replicas of it (``LLMSettings.base_url`` as a list). Every
-successful answer is cached in the store under
+successful answer is cached (``caching.ScoringCache``: a store's, a cache file's or one run's) under
 ``content_key(model, namespace, prompt_version, messages, params)``, so re-scoring costs
 nothing, a prompt change (a new ``prompt_version``) never reuses stale answers, and the
 replicas of one model share the cache. Failures, empty and unusable answers are never cached.
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import openai
 
+from ..caching import cached_value, keep
 from ..config import LLMSettings
 from ..model import content_key
 from . import endpoint
@@ -51,7 +52,7 @@ from .errors import LLMAnswerError, LLMConfigError, LLMError, not_configured
 from .parsing import parse_json_tolerant
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..caching import ScoringCache
 
 
 # Words of a 400 that says the server does not take response_format.
@@ -109,12 +110,12 @@ class LLMClient:
     ``client`` replaces the ``openai.OpenAI`` instances (for tests of odd servers).
     """
 
-    def __init__(self, settings: LLMSettings, store: "Store | None" = None, *, backoff_s: float = 1.0,
+    def __init__(self, settings: LLMSettings, cache: "ScoringCache | None" = None, *, backoff_s: float = 1.0,
                  client: Any | None = None) -> None:
         if not settings.configured:
             raise LLMConfigError(not_configured(settings))
         self.settings = settings
-        self.store = store
+        self.cache = cache
         self.backoff_s = backoff_s
         self.dispatcher: Dispatcher = shared_dispatcher(settings.base_urls, concurrency=int(settings.concurrency),
                                                         max_retries=int(settings.max_retries), backoff_s=backoff_s)
@@ -227,10 +228,9 @@ class LLMClient:
         key = self.cache_key(messages, namespace=namespace, prompt_version=prompt_version,
                              json_schema=json_schema, structured=structured, **params)
         text: str | None = None
-        if self.store is not None:
-            cached = self.store.cache_get(key)
-            if isinstance(cached, str) and cached.strip():
-                text = cached
+        cached = cached_value(self.cache, key)
+        if isinstance(cached, str) and cached.strip():
+            text = cached
         fresh = text is None
         asked = key
         if text is None:
@@ -259,8 +259,7 @@ class LLMClient:
                                                            text)) from exc
         if fresh:
             self.dispatcher.stats.answered(namespace)
-            if self.store is not None and not self.store.read_only:
-                self.store.cache_put(key, namespace, text)
+            keep(self.cache, key, namespace, text)
         return text, value
 
     def _remember(self, key: str, error: LLMAnswerError) -> LLMAnswerError:
@@ -320,7 +319,7 @@ class LLMClient:
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> list[list[float]]:
         """Embeddings of ``texts`` from the server's ``/v1/embeddings``, ``batch_size`` texts per call.
 
-        Not cached here: ``hallu_studio.embedding.Embedder`` caches each phrase's vector in the store.
+        Not cached here: ``hallu_studio.embedding.Embedder`` caches each phrase's vector.
         """
         out: list[list[float]] = []
         for start in range(0, len(texts), max(1, batch_size)):

@@ -29,7 +29,7 @@ from .reference_concepts import reference_concepts_many, reference_source
 if TYPE_CHECKING:
     from ..config import Settings
     from ..revision.rule_reviser import Revision
-    from ..store import Store
+    from ..caching import ScoringCache
 
 
 class Reviser(Protocol):
@@ -78,7 +78,7 @@ class EvaluateByEditMetric:
         self.reference_extractor = reference_extractor
 
     @classmethod
-    def from_settings(cls, settings: "Settings", store: "Store | None" = None) -> "EvaluateByEditMetric":
+    def from_settings(cls, settings: "Settings", cache: "ScoringCache | None" = None) -> "EvaluateByEditMetric":
         """``scoring.reviser``: ``rule`` (offline default) or ``llm`` (needs ``llm.base_url`` and ``llm.model``)."""
         from ..extraction.parser import ParserExtractor
         from ..revision.matching import ObjectMatcher
@@ -87,7 +87,7 @@ class EvaluateByEditMetric:
 
         extractor = ParserExtractor(batch_size=settings.scoring.batch_size)
         # Synonyms ("puppy" ~ "dog", "couch" ~ "sofa") match by embedding; see ObjectMatcher.
-        matcher = ObjectMatcher(Embedder(settings.scoring.embedding_model, store=store,
+        matcher = ObjectMatcher(Embedder(settings.scoring.embedding_model, cache=cache,
                                          batch_size=settings.scoring.batch_size))
         kind = settings.scoring.reviser
         if kind == "rule":
@@ -98,7 +98,7 @@ class EvaluateByEditMetric:
             from ..llm.client import LLMClient
             from ..revision.llm_reviser import LLMReviser
 
-            return cls(LLMReviser(LLMClient(settings.llm, store), matcher, model_name=settings.llm.model), extractor)
+            return cls(LLMReviser(LLMClient(settings.llm, cache), matcher, model_name=settings.llm.model), extractor)
         raise ValueError(f"unknown reviser {kind!r}; choose 'rule' or 'llm'")
 
     def config(self) -> dict[str, Any]:

@@ -50,7 +50,7 @@ from .spec import MetricSpec, Number
 if TYPE_CHECKING:
     from ..config import Settings
     from ..llm import LLMClient, LLMRequest
-    from ..store import Store
+    from ..caching import ScoringCache
 
 MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 
@@ -239,7 +239,7 @@ def _prf(hallucinated: float, generated: float, omitted: float, reference: float
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-def build_matcher(settings: "Settings", matcher: str | None = None, *, store: "Store | None" = None,
+def build_matcher(settings: "Settings", matcher: str | None = None, *, cache: "ScoringCache | None" = None,
                   encoder: PhraseEncoder | None = None, llm_client: "LLMClient | None" = None) -> ConceptMatcher:
     """The configured concept matcher: ``matcher`` or ``scoring.halfscore_matcher`` (graph by default)."""
     sc = settings.scoring
@@ -247,7 +247,7 @@ def build_matcher(settings: "Settings", matcher: str | None = None, *, store: "S
     if name in ("graph", "embedding") and encoder is None:
         from ..embedding import Embedder
 
-        encoder = Embedder(sc.embedding_model, store=store, batch_size=sc.batch_size)
+        encoder = Embedder(sc.embedding_model, cache=cache, batch_size=sc.batch_size)
     if name == "graph":
         from ..concept_matching import GraphConceptMatcher
 
@@ -259,7 +259,7 @@ def build_matcher(settings: "Settings", matcher: str | None = None, *, store: "S
     if name == "llm":
         from ..llm import LLMClient
 
-        return LLMConceptMatcher(llm_client or LLMClient(settings.llm, store))
+        return LLMConceptMatcher(llm_client or LLMClient(settings.llm, cache))
     raise ValueError(f"unknown HalFscore matcher {name!r}; choose one of {', '.join(MATCHERS)}")
 
 
@@ -290,14 +290,14 @@ class HalFscoreMetric:
         self._reference_cache: dict[str, list[Concept]] = {}
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, matcher: str | None = None, store: "Store | None" = None,
+    def from_settings(cls, settings: "Settings", *, matcher: str | None = None, cache: "ScoringCache | None" = None,
                       encoder: PhraseEncoder | None = None, llm_client: "LLMClient | None" = None,
                       extract: Callable[[str], ConceptSet] | None = None) -> "HalFscoreMetric":
         """``matcher``: graph, embedding or llm; by default ``scoring.halfscore_matcher`` (graph).
 
         ``extract`` turns a sample's dense reference caption into concepts (the pipeline's extractor).
         """
-        built = build_matcher(settings, matcher, store=store, encoder=encoder, llm_client=llm_client)
+        built = build_matcher(settings, matcher, cache=cache, encoder=encoder, llm_client=llm_client)
         return cls(built, lambda sample: reference_concepts(sample, extract), unverifiable=settings.scoring.unverifiable,
                    unverifiable_weight=settings.scoring.unverifiable_weight)
 

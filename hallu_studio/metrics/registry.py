@@ -32,7 +32,7 @@ from .spec import MetricSpec
 
 if TYPE_CHECKING:
     from ..extraction.base import ConceptExtractor
-    from ..store import Store
+    from ..caching import ScoringCache
 
 # name -> (module under hallu_studio.metrics, class name), in the order the views list metrics.
 _METRIC_CLASSES: dict[str, tuple[str, str]] = {
@@ -91,8 +91,8 @@ def not_applicable_reason(name: str, sample: Sample) -> str | None:
 class _Parts:
     """Heavy parts shared by the metrics built together (one embedder, one extractor)."""
 
-    def __init__(self, settings: Settings, store: "Store | None", extractor: Any = None) -> None:
-        self.settings, self.store = settings, store
+    def __init__(self, settings: Settings, cache: "ScoringCache | None", extractor: Any = None) -> None:
+        self.settings, self.cache = settings, cache
         self._embedder: Any = None
         self._extractor: Any = extractor
 
@@ -100,13 +100,13 @@ class _Parts:
         if self._embedder is None:
             from ..embedding import Embedder
 
-            self._embedder = Embedder(self.settings.scoring.embedding_model, store=self.store,
+            self._embedder = Embedder(self.settings.scoring.embedding_model, cache=self.cache,
                                       batch_size=self.settings.scoring.batch_size)
         return self._embedder
 
     def extractor(self) -> Any:
         if self._extractor is None:
-            self._extractor = make_extractor(self.settings, self.store)
+            self._extractor = make_extractor(self.settings, self.cache)
         return self._extractor
 
 
@@ -116,12 +116,12 @@ def _build_emd(cls: type, parts: _Parts) -> Any:
 
 
 # Builders for metrics whose class takes parts rather than settings; any other class
-# is built with ``from_settings(settings, store=...)`` if it has one, else with no arguments.
+# is built with ``from_settings(settings, cache=...)`` if it has one, else with no arguments.
 _BUILDERS: dict[str, Callable[[type, _Parts], Any]] = {"emd": _build_emd}
 
 
 def _shared_parts(factory: Callable[..., Any], parts: _Parts) -> dict[str, Any]:
-    """The keyword arguments among store / encoder / extract / reference_extract that ``factory`` accepts.
+    """The keyword arguments among cache / encoder / extract / reference_extract that ``factory`` accepts.
 
     ``extract`` (HalFscore) and ``reference_extract`` (Tri-HE) read a sample's dense reference caption with the
     pipeline's extractor, the one EMD reads it with (``reference_concepts_many``); the extractor is built when
@@ -131,7 +131,7 @@ def _shared_parts(factory: Callable[..., Any], parts: _Parts) -> dict[str, Any]:
 
     params = inspect.signature(factory).parameters
     offered: dict[str, Callable[[], Any]] = {
-        "store": lambda: parts.store,
+        "cache": lambda: parts.cache,
         "encoder": parts.embedder,
         "extract": lambda: CaptionConcepts(parts.extractor),
         "reference_extract": lambda: CaptionConcepts(parts.extractor),
@@ -149,19 +149,20 @@ def _build(name: str, parts: _Parts) -> Metric:
     return cls()
 
 
-def make_metric(name: str, settings: Settings, store: "Store | None" = None) -> Metric:
-    """Build metric ``name`` under ``settings``; ``store`` (optional) backs embedding and LLM caches."""
-    return _build(name, _Parts(settings, store))
+def make_metric(name: str, settings: Settings, cache: "ScoringCache | None" = None) -> Metric:
+    """Build metric ``name`` under ``settings``; ``cache`` (optional: a store's ``Store.cache``, a cache file's)
+    keeps phrase vectors and LLM answers."""
+    return _build(name, _Parts(settings, cache))
 
 
-def make_metrics(names: str | list[str], settings: Settings, store: "Store | None" = None,
+def make_metrics(names: str | list[str], settings: Settings, cache: "ScoringCache | None" = None,
                  extractor: "ConceptExtractor | None" = None) -> list[Metric]:
     """Build several metrics sharing one embedder and one extractor (``extractor``, if given)."""
-    parts = _Parts(settings, store, extractor)
+    parts = _Parts(settings, cache, extractor)
     return [_build(n, parts) for n in parse_metric_names(names)]
 
 
-def make_extractor(settings: Settings, store: "Store | None" = None) -> "ConceptExtractor":
+def make_extractor(settings: Settings, cache: "ScoringCache | None" = None) -> "ConceptExtractor":
     """The concept extractor the settings name (``scoring.extractor``)."""
     kind = settings.scoring.extractor
     if kind == "parser":
@@ -171,7 +172,7 @@ def make_extractor(settings: Settings, store: "Store | None" = None) -> "Concept
     if kind == "llm":
         from ..extraction.llm import LLMExtractor
 
-        return LLMExtractor.from_settings(settings, store=store)
+        return LLMExtractor.from_settings(settings, cache=cache)
     raise ValueError(f"unknown extractor {kind!r}; choose 'parser' or 'llm'")
 
 
@@ -208,7 +209,7 @@ def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: 
     endpoint.check_served(settings.llm)
 
 
-def make_trihe_extractor(settings: Settings, store: "Store | None" = None) -> "ConceptExtractor | None":
+def make_trihe_extractor(settings: Settings, cache: "ScoringCache | None" = None) -> "ConceptExtractor | None":
     """Tri-HE's own claim extractor (``scoring.trihe_extraction``), or None when the pipeline's concepts serve.
 
     "parser": the offline SceneGraphParser, which is the pipeline's extractor unless
@@ -226,7 +227,7 @@ def make_trihe_extractor(settings: Settings, store: "Store | None" = None) -> "C
         from ..extraction.llm import LLMExtractor
         from ..llm.client import LLMClient
 
-        return LLMExtractor(LLMClient(settings.llm, store), style="trihe", model_name=settings.llm.model)
+        return LLMExtractor(LLMClient(settings.llm, cache), style="trihe", model_name=settings.llm.model)
     raise ValueError(f"unknown scoring.trihe_extraction {kind!r}; choose parser or llm-trihe")
 
 

@@ -51,7 +51,7 @@ from .spec import MetricSpec, Number, as_number
 if TYPE_CHECKING:
     from ..config import Settings
     from ..extraction.base import ConceptExtractor
-    from ..store import Store
+    from ..caching import ScoringCache
 
 ATTRIBUTE_PREDICATE = "is"
 
@@ -201,15 +201,15 @@ class TriHEMetric:
         self._captions: dict[str, ConceptSet] = {}  # each caption read once, whatever the responses to it
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, store: "Store | None" = None, encoder: Any = None,
+    def from_settings(cls, settings: "Settings", *, cache: "ScoringCache | None" = None, encoder: Any = None,
                       llm_client: Any = None,
                       reference_extract: "Callable[[str], ConceptSet] | None" = None) -> "TriHEMetric":
         """The judge named by ``settings.scoring.trihe_judge``, the claims ``scoring.trihe_extraction`` names."""
         from ..judges.factory import build_triplet_judge
         from .registry import make_trihe_extractor
 
-        return cls(build_triplet_judge(settings, store=store, encoder=encoder, llm_client=llm_client),
-                   make_trihe_extractor(settings, store), reference_extract)
+        return cls(build_triplet_judge(settings, cache=cache, encoder=encoder, llm_client=llm_client),
+                   make_trihe_extractor(settings, cache), reference_extract)
 
     def config(self) -> dict[str, Any]:
         own = {"claims_extractor": self.extractor.config()} if self.extractor is not None else {}

@@ -11,6 +11,7 @@ spans); every metric receives them as ``ScoringItem.mentioned``.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections import Counter
 from contextlib import nullcontext
@@ -20,16 +21,20 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from tqdm import tqdm
 
+from ..caching import MemoryCache
 from ..config import Settings
+from ..extraction.cached import CachedExtractor
 from ..importers.reading import json_error_text
 from ..lexicon.wordnet import WORDNET_MISSING, lexicon_key_parts
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..metrics.base import ItemResult, Metric, ScoringItem
 from ..metrics.keys import CONCEPTS, concepts_config_key, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
+from ..metrics.reference_concepts import reference_source
 from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, iter_chunks
 
 if TYPE_CHECKING:
+    from ..caching import ScoringCache
     from ..extraction.base import ConceptExtractor
     from ..store import Store
 
@@ -103,10 +108,10 @@ def _reason(metric: Metric, sample: Sample) -> str | None:
     return spec.not_applicable(sample) if spec is not None else None
 
 
-def _resolve(metrics: Sequence[str | Metric], settings: Settings, store: "Store | None",
+def _resolve(metrics: Sequence[str | Metric], settings: Settings, cache: "ScoringCache | None",
              extractor: "ConceptExtractor | None") -> list[Metric]:
     names = [m for m in metrics if isinstance(m, str)]
-    built = iter(make_metrics(names, settings, store, extractor) if names else [])
+    built = iter(make_metrics(names, settings, cache, extractor) if names else [])
     resolved = [next(built) if isinstance(m, str) else m for m in metrics]
     names = [m.name for m in resolved]
     if len(set(names)) != len(names):
@@ -131,10 +136,15 @@ def concept_score(response_id: str, key: str, extractor_name: str, concepts: Con
                  {"extractor": extractor_name, "concepts": concepts.to_dict(with_spans=True)})
 
 
-def _extract(extractor: "ConceptExtractor", texts: list[str]) -> list[ConceptSet | BaseException]:
+def _cached(extractor: "ConceptExtractor", cache: "ScoringCache | None") -> CachedExtractor:
+    """The pipeline's extractor with each distinct text extracted once, and (given a cache) kept between runs."""
+    return extractor if isinstance(extractor, CachedExtractor) else CachedExtractor(extractor, cache)
+
+
+def _extract(extractor: "ConceptExtractor", texts: list[str], **options: Any) -> list[ConceptSet | BaseException]:
     """Extract a batch at once; if the batch fails, item by item so one bad text fails alone."""
     try:
-        got = extractor.extract(texts)
+        got = extractor.extract(texts, **options)
         if len(got) != len(texts):
             raise RuntimeError(f"extractor {extractor.name} returned {len(got)} concept sets for {len(texts)} texts")
         return list(got)
@@ -142,7 +152,7 @@ def _extract(extractor: "ConceptExtractor", texts: list[str]) -> list[ConceptSet
         out: list[ConceptSet | BaseException] = []
         for text in texts:
             try:
-                out.append(extractor.extract([text])[0])
+                out.append(extractor.extract([text], **options)[0])
             except Exception as exc:  # noqa: BLE001 - recorded as this item's failure
                 out.append(exc)
         return out
@@ -193,6 +203,86 @@ def _score_many(metric: Metric, items: list[ScoringItem]) -> list[ItemResult | B
     return out
 
 
+# --------------------------------------------------------------------------- the scoring loop (store and JSONL)
+
+
+@dataclass
+class Unit:
+    """One response to score: its text, its sample, its concepts where they are known (given on a JSONL line;
+    None: stored ones are looked up, the others extracted), the metrics still to score it, and its signals."""
+
+    key: str
+    text: str
+    sample: Sample
+    concepts: ConceptSet | None
+    metrics: list[Metric]
+    signals: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What the loop did with a unit: its concepts (or why they could not be extracted; None when no metric
+    needed them), whether they were extracted now, each applicable metric's result or exception, and why each
+    other metric does not apply."""
+
+    concepts: ConceptSet | BaseException | None = None
+    extracted: bool = False
+    results: dict[str, ItemResult | BaseException] = field(default_factory=dict)
+    not_applicable: dict[str, str] = field(default_factory=dict)
+
+
+def _read_references(extractor: CachedExtractor, samples: Iterable[Sample]) -> None:
+    """Extract the distinct dense reference captions of ``samples`` in one call before any metric reads them:
+    EMD, HalFscore and Tri-HE then find each in the extractor's memory (each caption read once per run; an LLM
+    asked once per caption, all in one batch). A failure is left to the metrics: their own read fails the items
+    it concerns."""
+    captions = [c for s in samples if reference_source(s) == "reference_text" for c in s.reference_captions]
+    if captions:
+        try:
+            extractor.extract(list(dict.fromkeys(captions)))
+        except Exception:  # noqa: BLE001 - read again by the metrics, which fail per item
+            pass
+
+
+def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_all: bool = False,
+                stored: Callable[[list[str]], dict[str, ConceptSet]] | None = None,
+                persist_concepts: bool = True) -> list[Outcome]:
+    """The scoring loop for one batch, for the store and JSONL alike: which metrics apply; the concepts to
+    extract (one call); the dense references (one call); then each metric over all its items (``update_many``).
+
+    A unit's concepts are needed when some metric applies to it (``extract_all``: always, as a JSONL line
+    reports them); ``stored(keys)`` gives those already known, the rest are extracted (``persist_concepts``:
+    kept in the extractor's cache too; the store keeps them as ``concepts`` scores instead).
+    """
+    outcomes = [Outcome(concepts=u.concepts) for u in units]
+    applicable: list[list[Metric]] = []
+    for unit, outcome in zip(units, outcomes):
+        applicable.append([])
+        for metric in unit.metrics:
+            reason = _reason(metric, unit.sample)
+            if reason is None:
+                applicable[-1].append(metric)
+            else:
+                outcome.not_applicable[metric.name] = reason
+    need = [i for i, u in enumerate(units) if u.concepts is None and (applicable[i] or extract_all)]
+    known = stored([units[i].key for i in need]) if stored is not None and need else {}
+    for i in need:
+        outcomes[i].concepts = known.get(units[i].key)
+    need = [i for i in need if outcomes[i].concepts is None]
+    if need:
+        for i, got in zip(need, _extract(extractor, [units[i].text for i in need], persist=persist_concepts)):
+            outcomes[i].concepts, outcomes[i].extracted = got, True
+    ready = [i for i in range(len(units)) if applicable[i] and isinstance(outcomes[i].concepts, ConceptSet)]
+    _read_references(extractor, [units[i].sample for i in ready])
+    for metric in dict.fromkeys(m for i in ready for m in applicable[i]):
+        todo = [i for i in ready if metric in applicable[i]]
+        items = [ScoringItem(units[i].key, units[i].text, units[i].sample, outcomes[i].concepts,  # type: ignore[arg-type]
+                             dict(units[i].signals)) for i in todo]
+        for i, result in zip(todo, _score_many(metric, items)):
+            outcomes[i].results[metric.name] = result
+    return outcomes
+
+
 # --------------------------------------------------------------------------- the store
 
 
@@ -208,11 +298,13 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     never stop the run. ``on_progress(done, total)`` follows each stored batch with the
     responses gone through so far and how many this call has to go through; a set ``cancel``
     stops between batches (what was scored stays, and a later call scores the rest).
+    Phrase vectors, LLM answers and the concepts of reference captions are cached in the store
+    (``Store.cache``), so a later pass reads them instead of computing them again.
     """
     check_llm_configured(settings, [m if isinstance(m, str) else m.name for m in metrics],  # before slow work
                          extraction=extractor is None)
-    extractor = extractor if extractor is not None else make_extractor(settings, store)
-    resolved = _resolve(metrics, settings, store, extractor)
+    extractor = _cached(extractor if extractor is not None else make_extractor(settings, store.cache), store.cache)
+    resolved = _resolve(metrics, settings, store.cache, extractor)
     keys = {m.name: metric_config_key(m, extractor) for m in resolved}
     concepts_key = concepts_config_key(extractor)
     done = {m.name: store.scored_response_ids(m.name, keys[m.name]) for m in resolved}
@@ -239,7 +331,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
 
 
 def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: dict[str, str],
-                 done: dict[str, set[str]], extractor: "ConceptExtractor", concepts_key: str,
+                 done: dict[str, set[str]], extractor: CachedExtractor, concepts_key: str,
                  report: ScoreReport, observed: set[str]) -> None:
     responses = store.get_responses(batch)
     samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
@@ -253,8 +345,7 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
         failures.append((response.run_id, response.sample_id, stage, error))
         report.note_failure(stage, response.id, error)
 
-    # Which metric still has to score which response, and whether it applies.
-    work: dict[str, list[Metric]] = {}
+    units: list[Unit] = []
     for rid in batch:
         response = responses[rid]
         report.responses_seen += 1
@@ -262,59 +353,38 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
         if sample is None:
             fail(response, "score", f"sample {response.sample_id!r} is not in the store")
             continue
-        for metric in metrics:
-            if rid in done[metric.name]:
-                continue
-            reason = _reason(metric, sample)
-            if reason is not None:
-                report.not_applicable[metric.name] += 1
-            else:
-                work.setdefault(rid, []).append(metric)
+        wanted = [m for m in metrics if rid not in done[m.name]]
+        units.append(Unit(rid, response.text, sample, None, wanted, dict(response.signals)))
 
-    mentioned = _concepts_for(store, [responses[rid] for rid in work], extractor, concepts_key,
-                              scores, stats, fail, report)
-    items: dict[str, list[ScoringItem]] = {m.name: [] for m in metrics}
-    for rid, todo in work.items():
-        if rid not in mentioned:
-            continue  # its extraction failed (recorded); the metrics would only fail after it
-        response = responses[rid]
-        item = ScoringItem(rid, response.text, samples[response.sample_id], mentioned[rid], dict(response.signals))
-        for metric in todo:
-            items[metric.name].append(item)
+    def stored(ids: list[str]) -> dict[str, ConceptSet]:
+        return {rid: ConceptSet.from_dict(s.evidence.get("concepts"))
+                for rid, s in store.get_scores_for(ids, CONCEPTS, concepts_key).items()}
+
+    outcomes = score_units(units, extractor, stored=stored, persist_concepts=False)
+    for unit, outcome in zip(units, outcomes):
+        report.not_applicable.update(outcome.not_applicable.keys())
+        if isinstance(outcome.concepts, BaseException):
+            fail(responses[unit.key], f"score:{CONCEPTS}",
+                 _error_text(outcome.concepts) + " (metrics skipped for this response)")
+        elif outcome.extracted and outcome.concepts is not None:
+            scores.append(concept_score(unit.key, concepts_key, extractor.name, outcome.concepts))
+            stats.append(None)
+            report.concepts_extracted += 1
     for metric in metrics:
-        for item, outcome in zip(items[metric.name], _score_many(metric, items[metric.name])):
-            response = responses[item.response_id]
-            if isinstance(outcome, BaseException):
-                fail(response, f"score:{metric.name}", _error_text(outcome))
+        for unit, outcome in zip(units, outcomes):
+            result = outcome.results.get(metric.name)
+            if result is None:
                 continue
-            result = outcome
-            scores.append(Score(item.response_id, metric.name, keys[metric.name], dict(result.values),
+            if isinstance(result, BaseException):
+                fail(responses[unit.key], f"score:{metric.name}", _error_text(result))
+                continue
+            scores.append(Score(unit.key, metric.name, keys[metric.name], dict(result.values),
                                 dict(result.evidence), result.undefined_reason))
             stats.append(dict(result.stats))
             report.scored[metric.name] += 1
             if result.undefined_reason is not None:
                 report.undefined[metric.name] += 1
     store.put_score_batch(scores, stats, failures)
-
-
-def _concepts_for(store: "Store", responses: list[Response], extractor: "ConceptExtractor", key: str,
-                  scores: list[Score], stats: list[dict[str, float] | None], fail: Any,
-                  report: ScoreReport) -> dict[str, ConceptSet]:
-    """Stored concept sets of these responses; the missing ones extracted and queued for writing."""
-    stored = store.get_scores_for([r.id for r in responses], CONCEPTS, key)
-    out = {rid: ConceptSet.from_dict(s.evidence.get("concepts")) for rid, s in stored.items()}
-    fresh = [r for r in responses if r.id not in stored]
-    if not fresh:
-        return out
-    for response, got in zip(fresh, _extract(extractor, [r.text for r in fresh])):
-        if isinstance(got, BaseException):
-            fail(response, f"score:{CONCEPTS}", _error_text(got) + " (metrics skipped for this response)")
-            continue
-        out[response.id] = got
-        scores.append(concept_score(response.id, key, extractor.name, got))
-        stats.append(None)
-        report.concepts_extracted += 1
-    return out
 
 
 # --------------------------------------------------------------------------- stateless JSONL
@@ -375,12 +445,42 @@ def _jsonl_numbers(metric: Metric, score: Score) -> dict[str, Any]:
     return numbers
 
 
+def _parse_line(line_no: int, text: str) -> tuple[dict[str, Any], Sample, ConceptSet | None]:
+    """A line's record, its sample and the concepts it gives; ``_LineError`` naming the record and the reason."""
+    record_id = None
+    try:
+        record = json.loads(text)
+        if not isinstance(record, dict):
+            raise ValidationError(f"a line must be a JSON object, got {type(record).__name__}")
+        record_id = record.get("id")
+        sample = _jsonl_sample(record, line_no)
+        given = ConceptSet.from_dict(record["mentioned"]) if record.get("mentioned") is not None else None
+    except (json.JSONDecodeError, ValidationError, TypeError, ValueError) as exc:
+        # a JSON error says its column and the text found there (its own message stops at "at")
+        error = (f"not valid JSON at {json_error_text(exc, one_line=True)}"
+                 if isinstance(exc, json.JSONDecodeError) else str(exc))
+        raise _LineError(record_id, error) from exc
+    return record, sample, given
+
+
+class _LineError(ValueError):
+    def __init__(self, record_id: Any, error: str) -> None:
+        super().__init__(error)
+        self.record_id, self.error = record_id, error
+
+
 def score_records(records: Iterable[tuple[int, str]], settings: Settings, metrics: Sequence[str | Metric], *,
                   extractor: "ConceptExtractor | None" = None, batch_size: int | None = None,
-                  report: JsonlReport | None = None) -> Iterable[dict[str, Any]]:
-    """Score ``(line number, JSON text)`` records; yields one output record per input line."""
-    extractor = extractor if extractor is not None else make_extractor(settings)
-    resolved = _resolve(metrics, settings, None, extractor)
+                  report: JsonlReport | None = None, cache: "ScoringCache | None" = None) -> Iterable[dict[str, Any]]:
+    """Score ``(line number, JSON text)`` records; yields one output record per input line, a batch at a time.
+
+    ``cache`` keeps concepts, phrase vectors and LLM answers between runs (a cache file's); without one they are
+    kept for this run only, so each distinct text (a reference caption that several lines carry) is extracted
+    and each distinct question asked once.
+    """
+    cache = cache if cache is not None else MemoryCache()
+    extractor = _cached(extractor if extractor is not None else make_extractor(settings, cache), cache)
+    resolved = _resolve(metrics, settings, cache, extractor)
     report = report if report is not None else JsonlReport()
     if any(getattr(m, "needs_benchmark", False) for m in resolved):
         # The lines of one input are one benchmark; its object names are known only once every line is read.
@@ -389,73 +489,69 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
     llm_before = all_stats()
 
     for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):
-        parsed: list[tuple[int, dict[str, Any], Sample, ConceptSet | None]] = []
         results: dict[int, dict[str, Any]] = {}
+        units: list[tuple[int, dict[str, Any], Unit]] = []
         for line_no, text in chunk:
             report.lines += 1
-            record_id = None
             try:
-                record = json.loads(text)
-                if not isinstance(record, dict):
-                    raise ValidationError(f"a line must be a JSON object, got {type(record).__name__}")
-                record_id = record.get("id")
-                sample = _jsonl_sample(record, line_no)
-                given = ConceptSet.from_dict(record["mentioned"]) if record.get("mentioned") is not None else None
-            except (json.JSONDecodeError, ValidationError, TypeError, ValueError) as exc:
-                # a JSON error says its column and the text found there (its own message stops at "at")
-                error = (f"not valid JSON at {json_error_text(exc, one_line=True)}"
-                         if isinstance(exc, json.JSONDecodeError) else str(exc))
-                message = f"line {line_no}" + (f" (id {record_id!r})" if record_id is not None else "") + f": {error}"
+                record, sample, given = _parse_line(line_no, text)
+            except _LineError as exc:
+                message = f"line {line_no}" + (f" (id {exc.record_id!r})" if exc.record_id is not None else "") + \
+                          f": {exc.error}"
                 report.errors.append(message)
-                results[line_no] = {"line": line_no, "id": record_id, "error": error}
+                results[line_no] = {"line": line_no, "id": exc.record_id, "error": exc.error}
                 continue
-            parsed.append((line_no, record, sample, given))
-        need = [p for p in parsed if p[3] is None]
-        extracted = _extract(extractor, [p[1]["response"] for p in need]) if need else []
-        concepts = {p[0]: got for p, got in zip(need, extracted)}
-        ready: list[tuple[int, ScoringItem]] = []
-        for line_no, record, sample, given in parsed:
-            mentioned = given if given is not None else concepts[line_no]
+            units.append((line_no, record, Unit(str(record["id"]), record["response"], sample, given, resolved)))
+        outcomes = score_units([u for _, _, u in units], extractor, extract_all=True)
+        for (line_no, record, unit), outcome in zip(units, outcomes):
+            mentioned = outcome.concepts
             if isinstance(mentioned, BaseException):
                 report.errors.append(f"line {line_no} (id {record['id']!r}): extraction failed: {mentioned}")
                 results[line_no] = {"line": line_no, "id": record["id"], "error": f"extraction failed: {mentioned}"}
                 continue
-            results[line_no] = {"id": record["id"], "mentioned": mentioned.to_dict(), "evidence": {}}
-            ready.append((line_no, ScoringItem(str(record["id"]), record["response"], sample, mentioned, {})))
-        for metric in resolved:
-            applicable = []
-            for line_no, item in ready:
-                reason = _reason(metric, item.sample)
-                if reason is None:
-                    applicable.append((line_no, item))
-                else:
-                    results[line_no][metric.name] = {"undefined_reason": reason}
-            outcomes = _score_many(metric, [item for _, item in applicable])
-            for (line_no, item), outcome in zip(applicable, outcomes):
-                out = results[line_no]
-                if isinstance(outcome, BaseException):
-                    out.setdefault("errors", {})[metric.name] = _error_text(outcome)
-                    report.errors.append(f"line {line_no} (id {out['id']!r}): {metric.name}: {_error_text(outcome)}")
+            out: dict[str, Any] = {"id": record["id"], "mentioned": mentioned.to_dict(), "evidence": {}}  # type: ignore[union-attr]
+            for metric in resolved:
+                if metric.name in outcome.not_applicable:
+                    out[metric.name] = {"undefined_reason": outcome.not_applicable[metric.name]}
                     continue
-                score = Score(item.response_id, metric.name, "", dict(outcome.values), dict(outcome.evidence),
-                              outcome.undefined_reason)
+                result = outcome.results[metric.name]
+                if isinstance(result, BaseException):
+                    out.setdefault("errors", {})[metric.name] = _error_text(result)
+                    report.errors.append(f"line {line_no} (id {out['id']!r}): {metric.name}: {_error_text(result)}")
+                    continue
+                score = Score(unit.key, metric.name, "", dict(result.values), dict(result.evidence),
+                              result.undefined_reason)
                 out[metric.name] = _jsonl_numbers(metric, score)
                 out["evidence"][metric.name] = score.evidence
-        report.scored += sum(1 for line_no, _ in ready if "errors" not in results[line_no])
+            results[line_no] = out
+            report.scored += "errors" not in out
         report.llm = stats_since(llm_before, all_stats())
         for line_no, _ in chunk:
             yield results[line_no]
 
 
 def score_jsonl(in_path: str | Path, out_path: str | Path, settings: Settings, metrics: Sequence[str | Metric], *,
-                extractor: "ConceptExtractor | None" = None) -> JsonlReport:
-    """Score a JSONL file line by line into another; a bad line gets an ``error`` record naming it."""
+                extractor: "ConceptExtractor | None" = None, cache: "ScoringCache | None" = None,
+                progress: bool = False) -> JsonlReport:
+    """Score a JSONL file line by line into another; a bad line gets an ``error`` record naming it.
+
+    Lines are written (and flushed) as each batch finishes; ``progress`` shows the lines done on stderr.
+    """
     in_path, out_path = Path(in_path), Path(out_path)
     if not in_path.exists():
         raise FileNotFoundError(f"input file {in_path} does not exist")
     report = JsonlReport()
-    with open(in_path, encoding="utf-8") as src, open(out_path, "w", encoding="utf-8") as dst:
+    with open(in_path, encoding="utf-8") as src:
+        total = sum(1 for line in src if line.strip())
+    with open(in_path, encoding="utf-8") as src, open(out_path, "w", encoding="utf-8") as dst, \
+            tqdm(total=total, desc="scoring", unit="line", disable=not progress, file=sys.stderr) as bar, \
+            live_progress(bar) if progress else nullcontext():
         records = ((n, line) for n, line in enumerate(src, start=1) if line.strip())
-        for out in score_records(records, settings, metrics, extractor=extractor, report=report):
+        written = 0
+        for out in score_records(records, settings, metrics, extractor=extractor, report=report, cache=cache):
             dst.write(json.dumps(out, ensure_ascii=False) + "\n")
+            written += 1
+            bar.update(1)
+            if written == report.lines:  # a batch's last line: what is written can be read now
+                dst.flush()
     return report

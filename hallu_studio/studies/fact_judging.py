@@ -83,8 +83,9 @@ class FactJudge:
         if metric not in FACT_METRICS:
             raise ValueError(f"facts are judged by one of {FACT_METRICS}, not {metric!r}")
         self.settings = settings
-        self.extractor = extractor if extractor is not None else make_extractor(settings, store)
-        self.metric = make_metrics([metric], settings, store, self.extractor)[0]
+        cache = store.cache if store is not None else None
+        self.extractor = extractor if extractor is not None else make_extractor(settings, cache)
+        self.metric = make_metrics([metric], settings, cache, self.extractor)[0]
 
     @property
     def name(self) -> str:

@@ -263,7 +263,7 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
             from ..embedding import Embedder
 
             # Backed by the store when it can be written: a second study of the same texts encodes nothing.
-            encoder = Embedder(settings.scoring.embedding_model, store=None if store.read_only else store,
+            encoder = Embedder(settings.scoring.embedding_model, cache=None if store.read_only else store.cache,
                                batch_size=settings.scoring.batch_size)
         add_naive_baseline(store, scored, judged | peers, encoder)
     if not scored.values:

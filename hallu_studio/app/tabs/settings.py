@@ -112,7 +112,7 @@ def check_buildable(candidate: Settings, store: Any) -> None:
     if problems:
         raise Mistake("; ".join(problems))
     try:
-        build_triplet_judge(candidate, store=store)
+        build_triplet_judge(candidate, cache=store.cache)
     except (ValueError, ImportError, OSError, NotImplementedError) as exc:
         raise Mistake(f"Tri-HE judge {candidate.scoring.trihe_judge!r}: {exc}") from exc
 

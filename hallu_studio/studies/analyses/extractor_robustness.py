@@ -49,7 +49,7 @@ def available_extractors(settings: Settings, store: "Store") -> tuple[dict[str, 
     if settings.llm.configured:
         from ...extraction.llm import LLMExtractor
 
-        out[f"llm:{settings.llm.model}"] = LLMExtractor.from_settings(settings, store=store)
+        out[f"llm:{settings.llm.model}"] = LLMExtractor.from_settings(settings, cache=store.cache)
     else:
         notes.append("only one extractor is available (the offline parser): no LLM is configured "
                      "([llm] base_url and model), so there is no correlation between extractors to report; "

@@ -65,7 +65,7 @@ def configured_judges(settings: Settings, store: "Store", encoder: Any) -> tuple
     judges = {}
     for kind in kinds:
         variant = dataclasses.replace(settings, scoring=dataclasses.replace(settings.scoring, trihe_judge=kind))
-        judges[kind] = build_triplet_judge(variant, store=store, encoder=encoder)
+        judges[kind] = build_triplet_judge(variant, cache=store.cache, encoder=encoder)
     return judges, notes
 
 
@@ -161,7 +161,7 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     if extractor is None:
         from ...metrics.registry import make_extractor
 
-        extractor = make_extractor(settings, store)
+        extractor = make_extractor(settings, store.cache)
     concepts = extractor.extract([a.response.text for a in answers])
     values: dict[tuple[str, str], dict[str, float]] = {}
     for name, judge in judges.items():

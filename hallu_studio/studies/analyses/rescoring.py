@@ -46,7 +46,8 @@ def free_text_answers(store: "Store", runs: Sequence[dict[str, Any]], labels: di
 def default_encoder(settings: Settings, store: "Store | None") -> Any:
     from ...embedding import Embedder
 
-    return Embedder(settings.scoring.embedding_model, store=store, batch_size=settings.scoring.batch_size)
+    return Embedder(settings.scoring.embedding_model, cache=store.cache if store is not None else None,
+                    batch_size=settings.scoring.batch_size)
 
 
 def emd_totals(answers: Sequence[Answer], texts: Sequence[str], encoder: Any, extractor: Any,

@@ -64,7 +64,7 @@ def analyse(store: "Store", settings: Settings, *, benchmark: str | None = None,
     if extractor is None:
         from ...metrics.registry import make_extractor
 
-        extractor = make_extractor(settings, store)
+        extractor = make_extractor(settings, store.cache)
     encoder = encoder if encoder is not None else default_encoder(settings, store)
     concepts = extractor.extract([a.response.text for a in answers])
     shifted, swapped = [], []
