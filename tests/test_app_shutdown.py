@@ -42,7 +42,7 @@ def test_stopping_the_app_leaves_every_event_and_score_in_the_duckdb_file_alone(
     gradio_client = pytest.importorskip("gradio_client")
     db = tmp_path / "live" / "s.duckdb"
     db.parent.mkdir()
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]),
            "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     made = subprocess.run([sys.executable, "-c", PREPARE, str(db)], env=env, capture_output=True, text=True,
                           check=True).stdout.split()

@@ -57,7 +57,7 @@ def test_the_banner_says_done_only_beside_an_overview_drawn_from_every_score(tmp
     def score(st: Store, settings: object) -> None:
         scores = [s for _, s in source.iter_scores(None, with_evidence=True)]
         for k in range(3):  # three batches, a while apart: the open page sees partial runs first
-            time.sleep(3)
+            time.sleep(REDRAW_S + 4)  # longer than a redraw (and the first one's configuration in force)
             st.put_scores(scores[k::3])
 
     slow = overview.leaderboard_html

@@ -43,7 +43,7 @@ def test_score_store_is_resumable_and_study_prints_tables(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Correlation with human 1-5 ratings" in out
     lines = [line for line in out.splitlines() if line.strip().startswith(("pope", "reefknot"))]
-    assert len(lines) == 2 and all("-1.000" in line for line in lines)  # hallucinated <-> low rating
+    assert len(lines) == 2 and all("-1 [-1, -1]" in line for line in lines)  # hallucinated <-> low rating
     assert "Krippendorff's alpha (ordinal)" in out and "6 of 6 items" in out
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import gradio as gr
 
 from ..config import ASSETS_DIR
 from .context import AppContext
-from .overview_cache import score_fingerprint
 from .render.palette import md
 from .security import app_kwargs
 from .tabs import annotate, browse, inspect, overview, run, settings, study
@@ -26,6 +26,9 @@ def launch_kwargs() -> dict[str, Any]:
 
 
 def build_app(ctx: AppContext) -> gr.Blocks:
+    # Every view's first draw needs the configuration in force, which builds every metric once (seconds on a
+    # cold process): start it now, while the page loads, not in the first visitor's request.
+    threading.Thread(target=_warm_config_keys, args=(ctx,), daemon=True, name="config-keys").start()
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(f"## {TITLE} — hallucination in vision-language models", elem_id="hs-title")
         banner = gr.Markdown(visible=False, elem_id="hs-banner")
@@ -99,7 +102,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 return [gr.Markdown(f"**Working:** {md(line)}", visible=True), True, gr.skip()]
             finished = ctx.background.finished()
             if seen and finished:
-                if drawn_from != repr(score_fingerprint(ctx.store)):
+                if drawn_from != overview.drawn_from(ctx):
                     return [gr.Markdown(f"**Almost done:** {md(finished)}; the Overview is being redrawn with "
                                         "every score", visible=True), True, gr.skip()]
                 return [gr.Markdown(f"**Done:** {md(finished)}", visible=True), False, gr.Timer(active=False)]
@@ -110,3 +113,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         banner_timer.tick(show_background, [watching, overview_shows], [banner, watching, banner_timer],
                           api_visibility="private", show_progress="hidden")
     return demo
+
+
+def _warm_config_keys(ctx: AppContext) -> None:
+    from ..metrics.keys import current_config_keys
+
+    current_config_keys(ctx.settings)  # cached per settings; a metric that cannot be built is noted there

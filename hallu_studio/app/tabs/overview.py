@@ -58,6 +58,12 @@ def _fingerprint(ctx: AppContext, in_force: InForce) -> tuple[Any, ...]:
     return (*score_fingerprint(ctx.store), in_force.fingerprint())
 
 
+def drawn_from(ctx: AppContext) -> str:
+    """The fingerprint an Overview drawn now would carry (the page's ``seen`` state holds the one it was drawn
+    from): the banner compares the two."""
+    return repr(_fingerprint(ctx, ctx.in_force()))
+
+
 def compute(ctx: AppContext, benchmark: str | None, every_number: bool) -> list[Any]:
     """The Overview's HTML (cached while the scores and the settings stay the same) and the fingerprint it was
     built on."""
@@ -70,7 +76,7 @@ def compute(ctx: AppContext, benchmark: str | None, every_number: bool) -> list[
 
 def refresh_if_changed(ctx: AppContext, benchmark: str | None, every_number: bool, seen: str | None) -> list[Any]:
     """The timer's tick: rebuild only when scores, responses or the settings changed since this page last drew."""
-    if seen is not None and repr(_fingerprint(ctx, ctx.in_force())) == seen:
+    if seen is not None and drawn_from(ctx) == seen:
         return [gr.skip(), gr.skip()]
     return compute(ctx, benchmark, every_number)
 
