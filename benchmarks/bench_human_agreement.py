@@ -121,6 +121,14 @@ def objects_as_scene_graph(study: ParsedHumanStudy) -> None:
 NOT_SCORING = ("app", "cli", "studies", "backends", "sample")
 
 
+def settings_key(settings: Settings) -> str:
+    """Every metric's config key under ``settings`` (``metrics.keys``), as one hash."""
+    from hallu_studio.metrics.keys import current_config_keys
+    from hallu_studio.model import content_key
+
+    return content_key("bench_human_agreement", current_config_keys(settings).keys)
+
+
 def cache_key(settings: Settings, folder: Path, args: argparse.Namespace) -> str:
     """A hash of everything the stored scores depend on: the package's files, the settings, the data, the options."""
     h = hashlib.sha256()
@@ -129,7 +137,7 @@ def cache_key(settings: Settings, folder: Path, args: argparse.Namespace) -> str
         if path.is_file() and "__pycache__" not in path.parts and path.relative_to(package).parts[0] not in NOT_SCORING:
             h.update(str(path.relative_to(ROOT)).encode())
             h.update(path.read_bytes())
-    h.update(settings.scoring_key("bench_human_agreement").encode())
+    h.update(settings_key(settings).encode())
     for path in sorted(folder.iterdir()):
         stat = path.stat()
         h.update(f"{path.name}:{stat.st_size}:{int(stat.st_mtime)}".encode())
@@ -498,7 +506,7 @@ def main() -> int:
                                    "--objects-as-scene-graph" if args.objects_as_scene_graph else "",
                                    f"--config {args.config}" if args.config else "") if x)
     out = [f"_Produced by `python benchmarks/bench_human_agreement.py {options}` at commit {git_head()} "
-           f"(metrics {', '.join(args.metrics)}, settings key {settings.scoring_key('bench_human_agreement')[:8]}, "
+           f"(metrics {', '.join(args.metrics)}, settings key {settings_key(settings)[:8]}, "
            f"{args.n_boot} bootstrap replicates by image); {total:.0f} s in all on this machine, "
            f"{sum(r.cached for r in results.values())} of {len(results)} sets from cached stores._",
            "", "### The issue's targets", "", targets(results), "",
