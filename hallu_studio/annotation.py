@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from .model import APP_SOURCE, HumanEvent, ValidationError
+from .model import APP_SOURCE, HumanEvent, ValidationError, undone_event_ids
 
 if TYPE_CHECKING:
     from .store import Store
@@ -171,21 +171,11 @@ def undo_last(store: "Store", annotator: str, response_id: str | None = None) ->
 
 
 def active_events(events: Iterable[HumanEvent]) -> list[HumanEvent]:
-    """The events still in force: not undos, and not undone by an undo that is itself in force."""
+    """The events in force, oldest first: not undos, and not undone by an undo in force
+    (``model.undone_event_ids``, the definition the store's SQL uses too)."""
     ordered = sorted(events, key=lambda e: (e.id is None, e.id or 0))
-    undone: set[int] = set()
-    active: list[HumanEvent] = []
-    # An undo always comes after what it undoes, so walking backwards settles undo chains.
-    for event in reversed(ordered):
-        if event.id is not None and event.id in undone:
-            continue
-        if event.kind == "undo":
-            if event.undoes is not None:
-                undone.add(event.undoes)
-            continue
-        active.append(event)
-    active.reverse()
-    return active
+    undone = undone_event_ids((e.id, e.undoes) for e in ordered if e.kind == "undo")
+    return [e for e in ordered if e.kind != "undo" and (e.id is None or e.id not in undone)]
 
 
 def _latest(events: Iterable[HumanEvent], kind: str) -> dict[tuple[Any, ...], HumanEvent]:

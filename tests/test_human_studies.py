@@ -211,7 +211,7 @@ def test_human_written_and_machine_outputs_are_compared(store, tmp_path):
 
 @pytest.mark.parametrize("module", ["hallu_studio.studies.human_agreement", "hallu_studio.studies.human_sources",
                                     "hallu_studio.studies.baselines", "hallu_studio.studies.fact_judging",
-                                    "hallu_studio.model"])
+                                    "hallu_studio.model.events"])
 def test_worked_examples_in_the_docstrings(module):
     import doctest
     import importlib
