@@ -37,7 +37,11 @@ class Navigation(HumanEvents):
 
         ``configs`` (``{metric: config key}``): each column reads its metric's scores under that configuration
         only; a metric it does not name (or None: every metric) averages its scores under every configuration
-        in the column. ``judges_differ`` says whether Tri-HE's configurations disagree on the response.
+        in the column. Two per-response flags, not the triplet disagreement Annotate's queue counts
+        (``annotation.triplet_disagreement_counts``): ``judges_differ``, Tri-HE's configurations give the
+        response different hallucinated-claim counts; ``human_differs``, a correction in force (each annotator's
+        latest on a triplet) gives another verdict than a Tri-HE score (of any configuration) gives the triplet at
+        that position.
         """
         for col in metric_columns:
             if not self._COLUMN_NAME.match(col):
@@ -122,8 +126,9 @@ class Navigation(HumanEvents):
         """Responses with their run, sample facets and metric columns, filtered and sorted.
 
         ``filters``: ``models / benchmarks / domains / tasks / runs`` (lists), ``ranges``
-        (``{column: [low, high]}``, either end None), ``annotated`` (bool), ``disagreement``
-        (``"judges"`` or ``"judge_human"``), ``text`` (substring). ``configs``: see ``_browse_sql``.
+        (``{column: [low, high]}``, either end None), ``annotated`` (bool: a rating or correction in force),
+        ``disagreement`` (``"judges"``: judges_differ, or ``"judge_human"``: human_differs; see ``_browse_sql``),
+        ``text`` (substring). ``configs``: see ``_browse_sql``.
         """
         sql, params = self._browse_sql(filters, metric_columns, configs)
         sql += self._browse_order(sort, descending, metric_columns) + f" LIMIT {int(limit)} OFFSET {int(offset)}"
