@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from .model import APP_SOURCE, HumanEvent, ValidationError
+from .model import APP_SOURCE, HumanEvent, ValidationError, undone_event_ids
 
 if TYPE_CHECKING:
     from .store import Store
@@ -171,21 +171,11 @@ def undo_last(store: "Store", annotator: str, response_id: str | None = None) ->
 
 
 def active_events(events: Iterable[HumanEvent]) -> list[HumanEvent]:
-    """The events still in force: not undos, and not undone by an undo that is itself in force."""
+    """The events in force, oldest first: not undos, and not undone by an undo in force
+    (``model.undone_event_ids``, the definition the store's SQL uses too)."""
     ordered = sorted(events, key=lambda e: (e.id is None, e.id or 0))
-    undone: set[int] = set()
-    active: list[HumanEvent] = []
-    # An undo always comes after what it undoes, so walking backwards settles undo chains.
-    for event in reversed(ordered):
-        if event.id is not None and event.id in undone:
-            continue
-        if event.kind == "undo":
-            if event.undoes is not None:
-                undone.add(event.undoes)
-            continue
-        active.append(event)
-    active.reverse()
-    return active
+    undone = undone_event_ids((e.id, e.undoes) for e in ordered if e.kind == "undo")
+    return [e for e in ordered if e.kind != "undo" and (e.id is None or e.id not in undone)]
 
 
 def _latest(events: Iterable[HumanEvent], kind: str) -> dict[tuple[Any, ...], HumanEvent]:
@@ -330,8 +320,11 @@ def _judge_verdicts(evidence: dict[str, Any]) -> list[tuple[tuple[str, str, str]
     return out
 
 
-def disagreement_counts(store: "Store", response_ids: set[str] | None = None) -> dict[str, int]:
-    """Per response, how many of its triplets the Tri-HE judges (and people) disagree on."""
+def triplet_disagreement_counts(store: "Store", response_ids: set[str] | None = None) -> dict[str, int]:
+    """Per response, its triplet disagreements (``triplet_disagreements``): how many of its triplets get
+    different verdicts from the Tri-HE judges (each stored configuration is one) and this studio's corrections
+    in force. What Annotate's ``disagreement`` queue orders by; Browse's per-response "judges differ" and
+    "human differs" flags are other, coarser tests (``Store.browse_responses``)."""
     judges: dict[str, dict[str, list[tuple[tuple[str, str, str] | None, str]]]] = {}
     for response, score in store.iter_scores("trihe", with_evidence=True):
         if response_ids is not None and response.id not in response_ids:
@@ -357,9 +350,9 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
     """The next responses for ``annotator`` to look at, best first.
 
     ``unrated``: responses this annotator has not rated that have fewer than
-    ``ratings_per_item`` ratings, least-rated first. ``disagreement``: responses where
-    the Tri-HE judges disagree with each other or with a person's correction, most
-    disagreement first, leaving out those this annotator has already corrected.
+    ``ratings_per_item`` ratings, least-rated first. ``disagreement``: responses with a triplet
+    disagreement (``triplet_disagreement_counts``: the Tri-HE judges disagree on a triplet with each other
+    or with a person's correction), most first, leaving out those this annotator has already corrected.
     ``uncorrected``: every response with judged Tri-HE claims that this annotator has not
     corrected, those with disagreements first (most first), then the rest in store order.
     ``study``: the study's own queue (``study_queue``; ``mode`` and ``ratings_per_item`` are the study's).
@@ -382,7 +375,7 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
         todo = [rid for rid in candidates if rid not in mine and counts[rid] < ratings_per_item]
         todo.sort(key=lambda rid: (counts[rid], order[rid]))
         return todo[:limit]
-    disagreements = disagreement_counts(store, set(candidates))
+    disagreements = triplet_disagreement_counts(store, set(candidates))
     corrected = {rid for rid, ann, _ in current_corrections(
         store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)) if ann == annotator}
     pool = set(disagreements)

@@ -73,7 +73,7 @@ def test_recorded_responses_in_one_transaction_and_idempotent(store, monkeypatch
         def __getattr__(self, name):
             return getattr(pyarrow, name)
 
-    monkeypatch.setattr("hallu_studio.store.pa", ArrowFailingOnTables())
+    monkeypatch.setattr("hallu_studio.store.runs.pa", ArrowFailingOnTables())
     with pytest.raises(RuntimeError):
         import_responses(store, bad)
     monkeypatch.undo()

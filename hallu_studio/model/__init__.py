@@ -15,7 +15,8 @@ from .base import (RELATION_CATEGORIES, TASKS, RelationCategory, Span, Task, Val
 from .graph import SceneGraph, SceneObject, SceneRelation
 from .concepts import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
 from .records import Benchmark, ImageRef, Response, Run, Sample, Score
-from .events import APP_SOURCE, COMPARISON_RANGE, EVENT_KINDS, JUDGEMENT_LABELS, HumanEvent, check_judgement_value
+from .events import (APP_SOURCE, COMPARISON_RANGE, EVENT_KINDS, JUDGEMENT_LABELS, HumanEvent, check_judgement_value,
+                     undone_event_ids)
 
 __all__ = [
     "APP_SOURCE",
@@ -46,5 +47,6 @@ __all__ = [
     "Span",
     "Task",
     "TASKS",
+    "undone_event_ids",
     "ValidationError",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from .base import ValidationError
 
@@ -110,3 +110,28 @@ class HumanEvent:
         check_judgement_value(self.kind, self.value, self.target)
         if self.kind == "undo" and self.undoes is None:
             raise ValidationError("an undo event must name the event it undoes")
+
+
+def undone_event_ids(undos: Iterable[tuple[int | None, int | None]]) -> set[int]:
+    """The ids of the events that an undo in force has undone, from every undo's ``(id, id it undoes)``.
+
+    The one definition of "events in force": an event is in force unless an undo in force undoes it, and an
+    undo is itself in force unless one undoes it (undoing an undo is a redo). An undo always comes after what
+    it undoes, so walking the undos backwards settles every chain; an undo not yet stored (id None) is the
+    newest. ``annotation.active_events`` filters a list of events with it, the store its SQL (Browse's
+    "annotated", ``undo_latest_event``).
+
+    >>> sorted(undone_event_ids([(2, 1)]))  # 1 rated, 2 undoes it
+    [1]
+    >>> sorted(undone_event_ids([(2, 1), (3, 2)]))  # ... 3 undoes the undo: 1 is in force again
+    [2]
+    >>> sorted(undone_event_ids([(2, 1), (3, 2), (4, 1)]))  # ... 4 undoes 1 once more
+    [1, 2]
+    """
+    undone: set[int] = set()
+    for undo_id, target in sorted(undos, key=lambda u: (u[0] is None, u[0] or 0), reverse=True):
+        if target is None or (undo_id is not None and (undo_id in undone or target >= undo_id)):
+            continue
+        undone.add(target)
+    return undone
+

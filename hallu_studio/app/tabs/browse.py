@@ -191,8 +191,9 @@ def build(ctx: AppContext) -> BrowseTab:
                     bounds.append(gr.Number(label=f"{c.title} max", value=None, elem_id=f"browse-max-{slug}"))
     with gr.Row():
         annotated = gr.Radio(["any", "yes", "no"], value="any", label="annotated")
-        disagreement = gr.Radio([("any", "any"), ("between judges", "judges"), ("judge vs human", "judge_human")],
-                                value="any", label="disagreement")
+        # The two per-response flags of the table's columns (not Annotate's per-triplet disagreement queue).
+        disagreement = gr.Radio([("any", "any"), ("judges differ", "judges"), ("human differs", "judge_human")],
+                                value="any", label="differs")
         text = gr.Textbox(label="response contains", scale=2)
     with gr.Row():
         sort = gr.Dropdown(metric_choices, value=DEFAULT_SORT, label="sort by", elem_id="browse-sort")
