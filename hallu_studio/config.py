@@ -181,7 +181,7 @@ class ScoringSettings:
     unverifiable_weight: float = setting(0.1, "with unverifiable = scene-graph: the fraction of a hallucination each "
                                               "unverifiable claim counts as against open-world references "
                                               "(captions, object lists), from 0 (left out) to 1 (counted whole); "
-                                              "0.1 agrees best with people on four published studies "
+                                              "0.1 agrees best with people on three of four published studies "
                                               "(docs/validity.md)")
     # Tri-HE's released embedding-similarity check (see docs/metrics_judges.md).
     trihe_reference_threshold: float = setting(0.5, "embedding judge: cosine above which a reference triplet "
