@@ -186,3 +186,16 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_metrics_shown_under_another_configuration_for_one_reason_share_one_note():
+    from hallu_studio.metrics.keys import ConfigKeys
+    from hallu_studio.studies.in_force import choose
+
+    rows = [{"metric": m, "config_key": "old", "scores": 4, "computed_at": "2025-01-01 10:00:00"}
+            for m in ("emd", "halfscore", "trihe")]
+    notes = choose(rows, ConfigKeys(keys={"emd": "new", "halfscore": "new"}, problems={"trihe": "needs x"})).notes()
+    assert len(notes) == 2
+    assert notes[0].startswith("emd, halfscore: the current settings' configuration is not scored yet")
+    assert "shown: emd settings" in notes[0] and "halfscore settings" in notes[0] and "(4 scores)" in notes[0]
+    assert notes[1].startswith("trihe: the current settings cannot build it here (needs x)")

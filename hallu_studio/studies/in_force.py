@@ -73,13 +73,20 @@ class Shown:
         return self.key is not None and self.key == self.current
 
     @property
-    def note(self) -> str | None:
+    def why(self) -> str | None:
         """Why the configuration shown is not the current settings' one (None when it is, or nothing is shown)."""
         if self.key is None or self.is_current or (self.current is None and self.problem is None):
             return None  # nothing shown, the current one, or a metric no registered class names (nothing to build)
-        why = (f"the current settings cannot build it here ({self.problem})" if self.current is None
-               else "the current settings' configuration is not scored yet (`hallu-studio score` computes it)")
-        return f"{self.metric}: {why}; shown: {self.label} ({self.scores:,} scores)"
+        return (f"the current settings cannot build it here ({self.problem})" if self.current is None
+                else "the current settings' configuration is not scored yet (`hallu-studio score` computes it)")
+
+    @property
+    def shown_as(self) -> str:
+        return f"{self.label} ({self.scores:,} scores)"
+
+    @property
+    def note(self) -> str | None:
+        return f"{self.metric}: {self.why}; shown: {self.shown_as}" if self.why else None
 
 
 @dataclass(frozen=True)
@@ -104,8 +111,14 @@ class InForce:
     def notes(self, metrics: Any = None) -> list[str]:
         """The notes of the metrics (all, or those in ``metrics``) shown under another than the current settings'
         configuration."""
-        return [s.note for m, s in self.shown.items() if s.note and m != CONCEPTS
-                and (metrics is None or m in metrics)]
+        # One note per reason, naming its metrics: after a settings change, one line rather than one per metric.
+        by_why: dict[str, list[Shown]] = {}
+        for m, s in self.shown.items():
+            if s.why and m != CONCEPTS and (metrics is None or m in metrics):
+                by_why.setdefault(s.why, []).append(s)
+        return [group[0].note if len(group) == 1 else  # type: ignore[misc]
+                f"{', '.join(s.metric for s in group)}: {why}; shown: {', '.join(s.shown_as for s in group)}"
+                for why, group in by_why.items()]
 
     def fingerprint(self) -> tuple[tuple[str, str], ...]:
         return tuple(sorted(self.keys().items()))

@@ -185,7 +185,7 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
     configs = [f"{h.family} {h.name}: {board.configs[h.metric]}" for h in shown if h.metric in board.configs]
     if configs:
         notes.append(f'<li class="hs-configs">Configurations: {esc("; ".join(configs))}.</li>')
-    notes += [f"<li>Shown under another configuration than the current settings': {esc(n)}.</li>"
+    notes += [f"<li>Shown under other configurations than the current settings': {esc(n)}.</li>"
               for n in board.config_notes]
     if static:
         models = sorted({(display_name(r.model), model_label(r.model, r.synthetic)) for r in board.runs})

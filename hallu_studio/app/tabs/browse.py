@@ -141,7 +141,7 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     shown = f"{offset + 1}–{offset + len(rows)}" if rows else "none"
     order = column_of(filters["sort"]).title if column_of(filters.get("sort") or "") else "store order"
     notes = in_force.notes({c.spec.name for c in present})
-    shown_under = f" Shown under another configuration than the current settings': {md('; '.join(notes))}." \
+    shown_under = f" Shown under other configurations than the current settings': {md('; '.join(notes))}." \
         if notes else ""
     status = (f"{len(ids)} responses match; showing {shown} (page {offset // PAGE_SIZE + 1}), "
               f"sorted by {order}. Hover an empty cell for why it is empty; click a row to inspect it.{shown_under}")
