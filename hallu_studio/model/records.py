@@ -72,7 +72,7 @@ class Sample:
                 raise ValidationError(f"sample {self.id}: reference_objects must be a list of object names")
             self.reference_objects = [o.strip() for o in self.reference_objects if o.strip()]
         if self.reference_vocabulary is not None:
-            from .lexicon.vocabularies import vocabulary
+            from ..lexicon.vocabularies import vocabulary
 
             if self.reference_objects is None:
                 raise ValidationError(f"sample {self.id}: reference_vocabulary names what reference_objects is "
