@@ -25,8 +25,10 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol, Sequence
 
-# The namespace of cached concept sets (``extraction.cached.CachedExtractor``) among the cached values.
+# Namespaces of the cached values besides LLM answers: concept sets (``extraction.cached.CachedExtractor``) and
+# the metric results of stateless runs (``pipelines.scoring.KeptResults``).
 CONCEPTS_NAMESPACE = "concepts"
+RESULTS_NAMESPACE = "result"
 
 
 class ScoringCache(Protocol):
