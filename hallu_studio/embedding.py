@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ENCODER_THREADS_ENV = "HALLU_STUDIO_ENCODER_THREADS"
 # Phrases in the smallest batch of an encoding call from which the thread count is chosen by load; a call with a
-# smaller batch encodes on one thread (``Embedder._threads_for``).
+# smaller batch keeps torch's own thread count (``Embedder._threads_for``).
 ADAPTIVE_THREADS_FROM = 8
 _torch_default_threads: int | None = None  # torch's own choice, read before this module first changes it
 
@@ -42,8 +42,9 @@ def encoder_threads(default: int, ours: int, *, load: float | None = None, cores
     ``Embedder`` asks only for calls whose every batch holds at least ``ADAPTIVE_THREADS_FROM`` phrases: there
     the thread count does not change a vector (bit for bit on 5,388 phrases, 1 to 4 threads), while in a batch
     of one or two phrases torch splits the work differently and the last bits of a vector move with the thread
-    count (59 of 60 single phrases, 1 against 2 threads). Smaller batches are encoded on one thread, whatever
-    the load, the cores or this variable: a score must not depend on how busy or how big the machine was.
+    count (59 of 60 single phrases, 1 against 2 threads). Smaller batches keep torch's own thread count, whatever
+    the load or this variable: a score must not depend on how busy the machine was (nor change from the scores
+    made before the count followed the load, when every batch used torch's count).
 
     >>> encoder_threads(2, 1, load=0.9, cores=2), encoder_threads(2, 1, load=6.0, cores=2)
     (2, 1)
@@ -129,27 +130,30 @@ class Embedder:
 
     def _threads_for(self, count: int) -> int:
         """Torch threads for encoding ``count`` new phrases: by load (``encoder_threads``) when every batch holds
-        at least ``ADAPTIVE_THREADS_FROM`` phrases, else one, so that a small batch's vectors are the same
-        wherever and whenever they were encoded.
+        at least ``ADAPTIVE_THREADS_FROM`` phrases, else torch's own count, so that a small batch's vectors do
+        not depend on the load.
 
-        >>> Embedder(batch_size=64)._threads_for(3), Embedder(batch_size=64)._threads_for(65)  # 64 + 1
-        (1, 1)
+        >>> import torch
+        >>> Embedder(batch_size=64)._threads_for(64 + 2) == torch.get_num_threads()  # 64 then 2: a small batch
+        True
         """
+        global _torch_default_threads
+        if _torch_default_threads is None:
+            import torch
+
+            _torch_default_threads = torch.get_num_threads()
         last = count % self.batch_size or self.batch_size  # sentence-transformers' batches: full ones, then the rest
         if min(count, last) < ADAPTIVE_THREADS_FROM:
-            return 1
-        return encoder_threads(_torch_default_threads or 1, self._threads_used)
+            return _torch_default_threads
+        return encoder_threads(_torch_default_threads, self._threads_used)
 
     def _encode_new(self, texts: list[str]) -> np.ndarray:
         if self._server is None:
             model = self.model
             import torch
 
-            global _torch_default_threads
-            if _torch_default_threads is None:
-                _torch_default_threads = torch.get_num_threads()
+            threads = self._threads_for(len(texts))  # reads torch's own count first
             before = torch.get_num_threads()
-            threads = self._threads_for(len(texts))
             if threads != before:
                 torch.set_num_threads(threads)
             try:

@@ -142,11 +142,14 @@ def test_real_metrics_second_run_identical_and_a_changed_setting_rescores_its_me
     assert [r["emd"] for r in one] == [r["emd"] for r in three]
 
 
-def test_small_batches_encode_on_one_thread_whatever_the_load():
+def test_small_batches_keep_torchs_thread_count_whatever_the_load(monkeypatch):
+    import torch
+
+    monkeypatch.setenv(ENCODER_THREADS_ENV, str(torch.get_num_threads() + 3))  # what the load would choose
     embedder = Embedder(batch_size=64)
-    assert embedder._threads_for(1) == embedder._threads_for(ADAPTIVE_THREADS_FROM - 1) == 1
-    assert embedder._threads_for(64 + 2) == 1  # 64 then 2: the last batch is small
-    assert embedder._threads_for(64 + ADAPTIVE_THREADS_FROM) >= 1
+    assert embedder._threads_for(1) == embedder._threads_for(ADAPTIVE_THREADS_FROM - 1) == torch.get_num_threads()
+    assert embedder._threads_for(64 + 2) == torch.get_num_threads()  # 64 then 2: the last batch is small
+    assert embedder._threads_for(64 + ADAPTIVE_THREADS_FROM) == torch.get_num_threads() + 3
 
 
 @pytest.mark.slow
