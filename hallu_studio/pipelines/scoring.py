@@ -15,7 +15,7 @@ import sys
 import threading
 from collections import Counter
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -237,18 +237,15 @@ class KeptResults:
                            if not getattr(m, "needs_benchmark", False)})
 
     def key(self, metric: Metric, unit: Unit) -> str | None:
-        if unit.record is None or metric.name not in self.keys:
-            return None
-        return content_key(RESULTS_NAMESPACE, self.keys[metric.name], unit.record)
+        known = unit.record is not None and metric.name in self.keys
+        return content_key(RESULTS_NAMESPACE, self.keys[metric.name], unit.record) if known else None
 
     def get(self, keys: Sequence[str]) -> dict[str, ItemResult]:
         return {k: ItemResult(**v) for k, v in self.cache.get_many(list(keys)).items()} if keys else {}
 
     def put(self, results: dict[str, ItemResult]) -> None:
         if results and not self.cache.read_only:
-            self.cache.put_many([(k, RESULTS_NAMESPACE, {"stats": r.stats, "values": r.values, "evidence": r.evidence,
-                                                         "undefined_reason": r.undefined_reason})
-                                 for k, r in results.items()])
+            self.cache.put_many([(k, RESULTS_NAMESPACE, asdict(r)) for k, r in results.items()])
 
 
 @dataclass
@@ -306,27 +303,22 @@ def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_al
         for i, got in zip(need, _extract(extractor, [units[i].text for i in need], persist=persist_concepts)):
             outcomes[i].concepts, outcomes[i].extracted = got, True
     ready = [i for i in range(len(units)) if applicable[i] and isinstance(outcomes[i].concepts, ConceptSet)]
-    keys: dict[tuple[int, str], str] = {}
-    if kept is not None:
-        keys = {(i, m.name): k for i in ready for m in applicable[i] if (k := kept.key(m, units[i])) is not None}
-        found = kept.get(list(dict.fromkeys(keys.values())))
-        for (i, name), k in keys.items():
-            if k in found:
-                outcomes[i].results[name] = found[k]
-    # The references are read only where some result is still to compute (a run served from the cache loads no model).
-    _read_references(extractor, [units[i].sample for i in ready
+    keys = {(i, m.name): k for i in ready for m in applicable[i] if kept and (k := kept.key(m, units[i]))}
+    found = kept.get(list(dict.fromkeys(keys.values()))) if kept else {}
+    for (i, name), k in keys.items():
+        if k in found:
+            outcomes[i].results[name] = found[k]
+    _read_references(extractor, [units[i].sample for i in ready  # only where a result is left to compute
                                  if any(m.name not in outcomes[i].results for m in applicable[i])])
     for metric in dict.fromkeys(m for i in ready for m in applicable[i]):
         todo = [i for i in ready if metric in applicable[i] and metric.name not in outcomes[i].results]
         items = [ScoringItem(units[i].key, units[i].text, units[i].sample, outcomes[i].concepts,  # type: ignore[arg-type]
                              dict(units[i].signals)) for i in todo]
-        fresh: dict[str, ItemResult] = {}
         for i, result in zip(todo, _score_many(metric, items)):
             outcomes[i].results[metric.name] = result
-            if isinstance(result, ItemResult) and (i, metric.name) in keys:
-                fresh[keys[(i, metric.name)]] = result
-        if kept is not None:
-            kept.put(fresh)
+        if kept:  # never a failure
+            kept.put({keys[(i, metric.name)]: outcomes[i].results[metric.name] for i in todo if (i, metric.name) in keys
+                      and isinstance(outcomes[i].results[metric.name], ItemResult)})
     return outcomes
 
 
@@ -521,10 +513,9 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                   report: JsonlReport | None = None, cache: "ScoringCache | None" = None) -> Iterable[dict[str, Any]]:
     """Score ``(line number, JSON text)`` records; yields one output record per input line, a batch at a time.
 
-    ``cache`` keeps concepts, phrase vectors, LLM answers and each line's metric results between runs (a cache
-    file's, ``KeptResults``): a line scored before under the same settings is read back, not scored again.
-    Without one they are kept for this run only, so each distinct text (a reference caption that several lines
-    carry) is extracted and each distinct question asked once.
+    ``cache`` keeps concepts, phrase vectors, LLM answers and each line's results between runs (``KeptResults``: a
+    line scored before under the same settings is read back). Without one they are kept for this run only, so
+    each distinct text (a reference caption that several lines carry) is extracted and each question asked once.
     """
     keeps_results = cache is not None
     cache = cache if cache is not None else MemoryCache()
