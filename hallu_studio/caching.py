@@ -6,8 +6,9 @@ a cached value is never stale, only unused. Failures are never cached (a caller 
 use). Three places hold one:
 
 * the store (``Store.cache``): on for every scoring pass of the store, shared by its runs;
-* a cache file (``store.caches.CacheFile``, ``score --input ... --cache FILE``): the same two tables in a
-  DuckDB file of their own, for stateless runs;
+* a cache file (``store.CacheFile``, ``score --input ... --cache FILE``): the same two tables in a DuckDB file of
+  their own, for stateless runs, which also keep each line's metric results there (``RESULTS_NAMESPACE``,
+  ``pipelines.scoring.KeptResults``) as a store keeps scores;
 * ``MemoryCache``: one stateless run's own, forgotten when it ends (the default without ``--cache``), so a
   run still extracts each distinct text and asks each distinct question once.
 
@@ -25,8 +26,10 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol, Sequence
 
-# The namespace of cached concept sets (``extraction.cached.CachedExtractor``) among the cached values.
+# Namespaces of the cached values besides LLM answers: concept sets (``extraction.cached.CachedExtractor``) and
+# the metric results of stateless runs (``pipelines.scoring.KeptResults``).
 CONCEPTS_NAMESPACE = "concepts"
+RESULTS_NAMESPACE = "result"
 
 
 class ScoringCache(Protocol):

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ENCODER_THREADS_ENV = "HALLU_STUDIO_ENCODER_THREADS"
+# Phrases in the smallest batch of an encoding call from which the thread count is chosen by load; a call with a
+# smaller batch keeps torch's own thread count (``Embedder._threads_for``).
+ADAPTIVE_THREADS_FROM = 8
 _torch_default_threads: int | None = None  # torch's own choice, read before this module first changes it
 
 
@@ -35,9 +38,13 @@ def encoder_threads(default: int, ours: int, *, load: float | None = None, cores
     Phrase batches are small matrices: where other processes keep the cores busy, torch's threads spend their
     time waiting on each other (MiniLM on 2 cores at load 5-9: one thread 3-5x faster than two), while on an
     idle machine more threads help (two 1.7x faster than one); ``bench_cold_scoring.py`` prints both rates.
-    The cores others keep busy are the 1-minute load average less this process's own ``ours`` threads. The
-    thread count does not change a vector (measured bit for bit on 5,388 phrases, 1 to 4 threads), so this
-    choice changes no score.
+    The cores others keep busy are the 1-minute load average less this process's own ``ours`` threads.
+    ``Embedder`` asks only for calls whose every batch holds at least ``ADAPTIVE_THREADS_FROM`` phrases: there
+    the thread count does not change a vector (bit for bit on 5,388 phrases, 1 to 4 threads), while in a batch
+    of one or two phrases torch splits the work differently and the last bits of a vector move with the thread
+    count (59 of 60 single phrases, 1 against 2 threads). Smaller batches keep torch's own thread count, whatever
+    the load or this variable: a score must not depend on how busy the machine was (nor change from the scores
+    made before the count followed the load, when every batch used torch's count).
 
     >>> encoder_threads(2, 1, load=0.9, cores=2), encoder_threads(2, 1, load=6.0, cores=2)
     (2, 1)
@@ -121,16 +128,32 @@ class Embedder:
                 self._dimension = int(self.model.get_sentence_embedding_dimension())
         return self._dimension
 
+    def _threads_for(self, count: int) -> int:
+        """Torch threads for encoding ``count`` new phrases: by load (``encoder_threads``) when every batch holds
+        at least ``ADAPTIVE_THREADS_FROM`` phrases, else torch's own count, so that a small batch's vectors do
+        not depend on the load.
+
+        >>> import torch
+        >>> Embedder(batch_size=64)._threads_for(64 + 2) == torch.get_num_threads()  # 64 then 2: a small batch
+        True
+        """
+        global _torch_default_threads
+        if _torch_default_threads is None:
+            import torch
+
+            _torch_default_threads = torch.get_num_threads()
+        last = count % self.batch_size or self.batch_size  # sentence-transformers' batches: full ones, then the rest
+        if min(count, last) < ADAPTIVE_THREADS_FROM:
+            return _torch_default_threads
+        return encoder_threads(_torch_default_threads, self._threads_used)
+
     def _encode_new(self, texts: list[str]) -> np.ndarray:
         if self._server is None:
             model = self.model
             import torch
 
-            global _torch_default_threads
-            if _torch_default_threads is None:
-                _torch_default_threads = torch.get_num_threads()
+            threads = self._threads_for(len(texts))  # reads torch's own count first
             before = torch.get_num_threads()
-            threads = encoder_threads(_torch_default_threads, self._threads_used)
             if threads != before:
                 torch.set_num_threads(threads)
             try:

@@ -23,9 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input", metavar="IN.jsonl", default=None, help="stateless mode: lines to score")
     p.add_argument("--output", metavar="OUT.jsonl", default=None, help="stateless mode: where to write")
     p.add_argument("--cache", metavar="FILE", default=None,
-                   help="stateless mode: keep concepts, phrase vectors and LLM answers in FILE (a DuckDB file, made "
-                        "if missing) for the next run; without it a run remembers them only while it runs. "
-                        "A store always caches them")
+                   help="stateless mode: keep concepts, phrase vectors, LLM answers and each line's results in FILE "
+                        "(a DuckDB file, made if missing) for the next run, which reads a line scored before under "
+                        "the same settings back instead of scoring it (failures are scored again); without it a run "
+                        "remembers them only while it runs. A store always caches them")
     p.add_argument("--batch-size", type=int, default=None, help="responses per transaction")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -15,13 +15,13 @@ import sys
 import threading
 from collections import Counter
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from tqdm import tqdm
 
-from ..caching import MemoryCache
+from ..caching import RESULTS_NAMESPACE, MemoryCache
 from ..config import Settings
 from ..extraction.cached import CachedExtractor
 from ..importers.reading import json_error_text
@@ -31,7 +31,7 @@ from ..metrics.base import ItemResult, Metric, ScoringItem
 from ..metrics.keys import CONCEPTS, concepts_config_key, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
 from ..metrics.reference_concepts import reference_source
-from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, iter_chunks
+from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, content_key, iter_chunks
 
 if TYPE_CHECKING:
     from ..caching import ScoringCache
@@ -217,6 +217,35 @@ class Unit:
     concepts: ConceptSet | None
     metrics: list[Metric]
     signals: dict[str, Any] = field(default_factory=dict)
+    record: dict[str, Any] | None = None  # a JSONL line's record: what its results are kept under (``KeptResults``)
+
+
+@dataclass
+class KeptResults:
+    """Metric results kept by content between stateless runs (``score --input --cache``), as a store keeps scores:
+    a result is found under its metric's config key (the metric's and the extractor's settings, as a stored
+    score's) and the line's whole record (id, response, references, the concepts it gives). Failures are never
+    kept, so the next run tries them again; nor are the results of a metric that reads the whole input (CHAIR's
+    ``benchmark`` vocabulary: another input gives it other names)."""
+
+    cache: "ScoringCache"
+    keys: dict[str, str] = field(default_factory=dict)  # metric name -> config key
+
+    @classmethod
+    def for_metrics(cls, cache: "ScoringCache", metrics: Sequence[Metric], extractor: CachedExtractor) -> "KeptResults":
+        return cls(cache, {m.name: metric_config_key(m, extractor) for m in metrics
+                           if not getattr(m, "needs_benchmark", False)})
+
+    def key(self, metric: Metric, unit: Unit) -> str | None:
+        known = unit.record is not None and metric.name in self.keys
+        return content_key(RESULTS_NAMESPACE, self.keys[metric.name], unit.record) if known else None
+
+    def get(self, keys: Sequence[str]) -> dict[str, ItemResult]:
+        return {k: ItemResult(**v) for k, v in self.cache.get_many(list(keys)).items()} if keys else {}
+
+    def put(self, results: dict[str, ItemResult]) -> None:
+        if results and not self.cache.read_only:
+            self.cache.put_many([(k, RESULTS_NAMESPACE, asdict(r)) for k, r in results.items()])
 
 
 @dataclass
@@ -246,13 +275,14 @@ def _read_references(extractor: CachedExtractor, samples: Iterable[Sample]) -> N
 
 def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_all: bool = False,
                 stored: Callable[[list[str]], dict[str, ConceptSet]] | None = None,
-                persist_concepts: bool = True) -> list[Outcome]:
+                persist_concepts: bool = True, kept: KeptResults | None = None) -> list[Outcome]:
     """The scoring loop for one batch, for the store and JSONL alike: which metrics apply; the concepts to
     extract (one call); the dense references (one call); then each metric over all its items (``update_many``).
 
     A unit's concepts are needed when some metric applies to it (``extract_all``: always, as a JSONL line
     reports them); ``stored(keys)`` gives those already known, the rest are extracted (``persist_concepts``:
-    kept in the extractor's cache too; the store keeps them as ``concepts`` scores instead).
+    kept in the extractor's cache too; the store keeps them as ``concepts`` scores instead). ``kept``: results
+    kept by an earlier run are read rather than computed, and the new ones (never a failure) kept.
     """
     outcomes = [Outcome(concepts=u.concepts) for u in units]
     applicable: list[list[Metric]] = []
@@ -273,13 +303,22 @@ def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_al
         for i, got in zip(need, _extract(extractor, [units[i].text for i in need], persist=persist_concepts)):
             outcomes[i].concepts, outcomes[i].extracted = got, True
     ready = [i for i in range(len(units)) if applicable[i] and isinstance(outcomes[i].concepts, ConceptSet)]
-    _read_references(extractor, [units[i].sample for i in ready])
+    keys = {(i, m.name): k for i in ready for m in applicable[i] if kept and (k := kept.key(m, units[i]))}
+    found = kept.get(list(dict.fromkeys(keys.values()))) if kept else {}
+    for (i, name), k in keys.items():
+        if k in found:
+            outcomes[i].results[name] = found[k]
+    _read_references(extractor, [units[i].sample for i in ready  # only where a result is left to compute
+                                 if any(m.name not in outcomes[i].results for m in applicable[i])])
     for metric in dict.fromkeys(m for i in ready for m in applicable[i]):
-        todo = [i for i in ready if metric in applicable[i]]
+        todo = [i for i in ready if metric in applicable[i] and metric.name not in outcomes[i].results]
         items = [ScoringItem(units[i].key, units[i].text, units[i].sample, outcomes[i].concepts,  # type: ignore[arg-type]
                              dict(units[i].signals)) for i in todo]
         for i, result in zip(todo, _score_many(metric, items)):
             outcomes[i].results[metric.name] = result
+        if kept:  # never a failure
+            kept.put({keys[(i, metric.name)]: outcomes[i].results[metric.name] for i in todo if (i, metric.name) in keys
+                      and isinstance(outcomes[i].results[metric.name], ItemResult)})
     return outcomes
 
 
@@ -474,13 +513,15 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                   report: JsonlReport | None = None, cache: "ScoringCache | None" = None) -> Iterable[dict[str, Any]]:
     """Score ``(line number, JSON text)`` records; yields one output record per input line, a batch at a time.
 
-    ``cache`` keeps concepts, phrase vectors and LLM answers between runs (a cache file's); without one they are
-    kept for this run only, so each distinct text (a reference caption that several lines carry) is extracted
-    and each distinct question asked once.
+    ``cache`` keeps concepts, phrase vectors, LLM answers and each line's results between runs (``KeptResults``: a
+    line scored before under the same settings is read back). Without one they are kept for this run only, so
+    each distinct text (a reference caption that several lines carry) is extracted and each question asked once.
     """
+    keeps_results = cache is not None
     cache = cache if cache is not None else MemoryCache()
     extractor = _cached(extractor if extractor is not None else make_extractor(settings, cache), cache)
     resolved = _resolve(metrics, settings, cache, extractor)
+    kept = KeptResults.for_metrics(cache, resolved, extractor) if keeps_results else None
     report = report if report is not None else JsonlReport()
     if any(getattr(m, "needs_benchmark", False) for m in resolved):
         # The lines of one input are one benchmark; its object names are known only once every line is read.
@@ -501,8 +542,9 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                 report.errors.append(message)
                 results[line_no] = {"line": line_no, "id": exc.record_id, "error": exc.error}
                 continue
-            units.append((line_no, record, Unit(str(record["id"]), record["response"], sample, given, resolved)))
-        outcomes = score_units([u for _, _, u in units], extractor, extract_all=True)
+            units.append((line_no, record, Unit(str(record["id"]), record["response"], sample, given, resolved,
+                                                record=record)))
+        outcomes = score_units([u for _, _, u in units], extractor, extract_all=True, kept=kept)
         for (line_no, record, unit), outcome in zip(units, outcomes):
             mentioned = outcome.concepts
             if isinstance(mentioned, BaseException):
