@@ -116,3 +116,12 @@ def test_score_gives_a_dci_sample_trihe_values_against_its_reference_caption(tmp
     verdicts = {tuple(t["triplet"]): t["verdict"] for t in score.evidence["triplets"]}
     assert verdicts == {("dog", "under", "sofa"): "relation", ("dog", "is", "three"): "object"}
     assert score.values["hallucinated"] == score.values["n_triplets"] == 2
+
+
+def test_a_pass_where_everything_failed_does_not_say_nothing_is_missing():
+    from hallu_studio.pipelines.scoring import ScoreReport
+
+    report = ScoreReport()
+    report.failed["score:trihe"] = 2
+    assert report.summary().startswith("scored 0; FAILED 2")
+    assert ScoreReport().summary() == "scored 0 (nothing missing)"

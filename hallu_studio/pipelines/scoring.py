@@ -82,7 +82,8 @@ class ScoreReport(LLMUsage):
 
     def summary(self) -> str:
         parts = [f"{m} {n}" for m, n in sorted(self.scored.items())]
-        text = f"scored {sum(self.scored.values())} ({', '.join(parts) or 'nothing missing'})"
+        detail = ", ".join(parts) or ("" if self.failed else "nothing missing")  # a failure is missing (retried)
+        text = f"scored {sum(self.scored.values())}" + (f" ({detail})" if detail else "")
         if self.concepts_extracted:
             text += f"; concepts extracted for {self.concepts_extracted}"
         if self.undefined:
