@@ -199,3 +199,16 @@ def test_metrics_shown_under_another_configuration_for_one_reason_share_one_note
     assert notes[0].startswith("emd, halfscore: the current settings' configuration is not scored yet")
     assert "shown: emd settings" in notes[0] and "halfscore settings" in notes[0] and "(4 scores)" in notes[0]
     assert notes[1].startswith("trihe: the current settings cannot build it here (needs x)")
+
+
+def test_configurations_are_named_by_what_sets_them_apart(changed, capsys):
+    db, toml, _, _, _ = changed
+    with Store(db) as store:
+        emd = {r["config_key"]: r["config"] for r in store.score_configs() if r["metric"] == "emd"}
+        assert len(emd) == 2 and all(c is not None and c["metric"]["metric"] == "emd" for c in emd.values())
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", str(db), "--config", str(toml), "--all-configs", "--format", "jsonl"]) == 0
+    names = {r["config"] for r in map(json.loads, capsys.readouterr().out.splitlines()) if r["metric"] == "emd"}
+    assert len(names) == 2 and all("ground_cost" in n for n in names), names
+    assert any("no ground_cost" in n and "(current settings)" in n for n in names)  # cosine: VISCON's own cost
+    assert all(" · " in n for n in names)

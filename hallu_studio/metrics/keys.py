@@ -35,6 +35,12 @@ def metric_config_key(metric: "Metric", extractor: "ConceptExtractor") -> str:
     return content_key(metric.name, metric.config(), extractor.name, extractor.config(), *lexicon_key_parts())[:16]
 
 
+def key_config(metric: "Metric", extractor: "ConceptExtractor") -> dict:
+    """What ``metric_config_key`` hashes, as the store keeps it beside the key (to name configurations by what
+    differs between them)."""
+    return {"metric": metric.config(), "extractor": {"name": extractor.name, **extractor.config()}}
+
+
 def concepts_config_key(extractor: "ConceptExtractor") -> str:
     """The config key of the concepts ``extractor`` reads (the ``concepts`` scores)."""
     return content_key(CONCEPTS, extractor.name, extractor.config(), *lexicon_key_parts())[:16]

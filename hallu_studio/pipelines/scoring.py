@@ -1,11 +1,10 @@
 """Score responses with metrics: what is missing in the store, or a JSONL file statelessly.
 
-In the store, scoring is resumable: a response is scored by a metric only when no
-score exists for that metric under its current ``config_key`` (``metrics.keys``). Work goes in batches;
-each batch's concept sets, scores, statistics and failures are written in ONE
-transaction, so an interrupted run keeps every finished batch and nothing half-written.
-Concepts are extracted once per response and stored as ``concepts`` scores (with
-spans); every metric receives them as ``ScoringItem.mentioned``.
+In the store, scoring is resumable: a response is scored by a metric only when no score exists for that metric
+under its current ``config_key`` (``metrics.keys``). Work goes in batches, each written in ONE transaction
+(concept sets, scores, statistics, failures), so an interrupted run keeps every finished batch and nothing
+half-written. Concepts are extracted once per response and stored as ``concepts`` scores (with spans); every
+metric receives them as ``ScoringItem.mentioned``.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from ..importers.reading import json_error_text
 from ..lexicon.wordnet import WORDNET_MISSING, lexicon_key_parts
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..metrics.base import ItemResult, Metric, ScoringItem
-from ..metrics.keys import CONCEPTS, concepts_config_key, metric_config_key
+from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
 from ..metrics.reference_concepts import reference_source
 from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, content_key, iter_chunks
@@ -346,6 +345,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     extractor = _cached(extractor if extractor is not None else make_extractor(settings, store.cache), store.cache)
     resolved = _resolve(metrics, settings, store.cache, extractor)
     keys = {m.name: metric_config_key(m, extractor) for m in resolved}
+    store.describe_configs({(m.name, keys[m.name]): key_config(m, extractor) for m in resolved})
     concepts_key = concepts_config_key(extractor)
     done = {m.name: store.scored_response_ids(m.name, keys[m.name]) for m in resolved}
     candidates = store.response_ids(run_id=run_id) if only is None else list(only)

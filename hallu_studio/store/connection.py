@@ -139,6 +139,13 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             study_id VARCHAR NOT NULL, position INTEGER NOT NULL, response_id VARCHAR NOT NULL,
             PRIMARY KEY (study_id, position))""",
     ]),
+    # What each config key was made of (its metric's and its extractor's configuration), so configurations are
+    # named by what differs between them ("judge llm") rather than by number alone.
+    (5, [
+        """CREATE TABLE configs (
+            metric VARCHAR NOT NULL, config_key VARCHAR NOT NULL, config VARCHAR NOT NULL,
+            PRIMARY KEY (metric, config_key))""",
+    ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

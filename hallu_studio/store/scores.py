@@ -136,6 +136,20 @@ class Scores(Database):
             ORDER BY 1""", [metric])]
 
     def score_configs(self) -> list[dict[str, Any]]:
-        """Each metric's configurations in the store: config key, how many scores, when last computed."""
-        return self._dicts("""SELECT metric, config_key, count(*) AS scores, max(created_at)::VARCHAR AS computed_at
-                              FROM scores GROUP BY ALL ORDER BY metric, computed_at DESC""")
+        """Each metric's configurations in the store: config key, how many scores, when last computed, and what
+        the key was made of (``config``; None for scores written before the store kept it)."""
+        rows = self._dicts("""SELECT s.metric, s.config_key, count(*) AS scores,
+                                     max(s.created_at)::VARCHAR AS computed_at, any_value(c.config) AS config
+                              FROM scores s LEFT JOIN configs c USING (metric, config_key)
+                              GROUP BY s.metric, s.config_key ORDER BY s.metric, computed_at DESC""")
+        for r in rows:
+            r["config"] = _loads(r["config"], None)
+        return rows
+
+    def describe_configs(self, configs: dict[tuple[str, str], dict[str, Any]]) -> None:
+        """Keep what each ``(metric, config_key)`` was made of; a key already described stays as it is (a key
+        is a hash of its configuration, so the two are the same)."""
+        rows = [[metric, key, _dumps(config)] for (metric, key), config in configs.items()]
+        if rows:
+            self._write(lambda cur: cur.executemany(
+                "INSERT INTO configs VALUES (?, ?, ?) ON CONFLICT (metric, config_key) DO NOTHING", rows))

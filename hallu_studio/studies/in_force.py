@@ -32,12 +32,57 @@ def _when(computed_at: Any) -> str:
         return str(computed_at or "")
 
 
+def _leaves(config: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested configuration as ``{"judge": "llm", "grounding.matcher": "graph", ...}``."""
+    if not isinstance(config, dict):
+        return {prefix: config}
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        out.update(_leaves(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def _short(value: Any, width: int = 24) -> str:
+    text = str(value)
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
+
+
+def _differences(configs: list[Any]) -> list[str]:
+    """For each configuration, what sets it apart from the metric's others ("judge llm"; "no ground_cost" where
+    the others have one), at most two settings; "" where it is not known (scores written before the store kept
+    configurations)."""
+    flat = [{**_leaves(c.get("metric", {})), **_leaves(c.get("extractor", {}), "extractor")}
+            if isinstance(c, dict) else None for c in configs]
+    if sum(f is not None for f in flat) < 2:
+        return [""] * len(configs)
+    out = []
+    for f in flat:
+        if f is None:
+            out.append("")
+            continue
+        others = [g for g in flat if g is not None and g is not f]
+        union = dict.fromkeys([*f, *(k for g in others for k in g)])
+        differing = [k for k in union if k.split(".")[-1] not in ("metric", "version")
+                     and any(g.get(k, None) != f.get(k, None) for g in others)]
+        top = [k for k in differing if "." not in k]  # a nested part follows from a top-level one (ground_cost)
+        differing = sorted(top or differing, key=lambda k: (k not in f, k.count("."), len(k)))  # its own first
+        out.append(", ".join(f"{k.split('.')[-1]} {_short(f[k])}" if k in f else f"no {k.split('.')[-1]}"
+                             for k in differing[:2]))
+    return out
+
+
 def config_labels(configs: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
-    """``{(metric, config_key): "emd settings 1 · 23 Nov 17:40"}`` for ``Store.score_configs()`` rows.
+    """``{(metric, config_key): "emd settings 1 · 23 Nov 17:40"}`` for ``Store.score_configs()`` rows; where the
+    store knows what each configuration was made of (``config``), what sets it apart joins the name.
 
     >>> config_labels([{"metric": "emd", "config_key": "a", "computed_at": "2025-11-23 17:40:00"},
     ...                {"metric": "emd", "config_key": "b", "computed_at": "2025-11-24 09:00:00"}])[("emd", "b")]
     'emd settings 2 · 24 Nov 09:00'
+    >>> config_labels([{"metric": "trihe", "config_key": "a", "computed_at": "2025-11-23 17:40:00",
+    ...                 "config": {"metric": {"judge": "graph", "top_k": 3}}},
+    ...                {"metric": "trihe", "config_key": "b", "computed_at": "2025-11-24 09:00:00",
+    ...                 "config": {"metric": {"judge": "llm", "top_k": 3}}}])[("trihe", "b")]
+    'trihe settings 2 (judge llm) · 24 Nov 09:00'
     """
     by_metric: dict[str, list[dict[str, Any]]] = {}
     for row in configs:
@@ -45,9 +90,11 @@ def config_labels(configs: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     labels = {}
     for metric, rows in by_metric.items():
         rows = sorted(rows, key=lambda r: str(r["computed_at"] or ""))
-        for n, row in enumerate(rows, start=1):
+        apart = _differences([r.get("config") for r in rows])
+        for n, (row, diff) in enumerate(zip(rows, apart), start=1):
             numbered = f" {n}" if len(rows) > 1 else ""
-            labels[(metric, row["config_key"])] = f"{metric} settings{numbered} · {_when(row['computed_at'])}"
+            what = f" ({diff})" if diff else ""
+            labels[(metric, row["config_key"])] = f"{metric} settings{numbered}{what} · {_when(row['computed_at'])}"
     return labels
 
 
