@@ -65,7 +65,8 @@ def _differences(configs: list[Any]) -> list[str]:
         differing = [k for k in union if k.split(".")[-1] not in ("metric", "version")
                      and any(g.get(k, None) != f.get(k, None) for g in others)]
         top = [k for k in differing if "." not in k]  # a nested part follows from a top-level one (ground_cost)
-        differing = sorted(top or differing, key=lambda k: (k not in f, k.count("."), len(k)))  # its own first
+        shared = [k for k in top or differing if k in f and all(k in g for g in others)]  # judge graph / llm
+        differing = shared or sorted(top or differing, key=lambda k: (k not in f, k.count("."), len(k)))
         out.append(", ".join(f"{k.split('.')[-1]} {_short(f[k])}" if k in f else f"no {k.split('.')[-1]}"
                              for k in differing[:2]))
     return out
