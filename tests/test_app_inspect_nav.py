@@ -61,3 +61,17 @@ def test_a_response_outside_the_filter_then_next_enters_it(ctx):
 def test_an_empty_session_lists_everything(ctx):
     out = inspect_tab.step(ctx, {}, +1)
     assert out[2] == "**2 of 20**" and out[0]["count"] == 20
+
+
+def test_back_on_the_tab_the_response_is_drawn_again_only_when_scores_landed(ctx):
+    from hallu_studio.model import Score
+
+    first = inspect_tab.show(ctx, None)
+    nav, rid = first[0], first[1]
+    n = len(first)
+    skip = inspect_tab.gr.skip()
+    assert inspect_tab.refresh(ctx, nav, n) == [skip] * n  # nothing landed: nothing moves
+    ctx.store.put_scores([Score(rid, "emd", "a-new-configuration", {"total": 1.0})])
+    again = inspect_tab.refresh(ctx, nav, n)
+    assert again[1] == rid and again[0]["drawn"] != nav["drawn"]  # the same response, drawn anew
+    assert inspect_tab.refresh(ctx, again[0], n) == [skip] * n

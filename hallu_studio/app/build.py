@@ -38,8 +38,10 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 ov_inputs, ov_outputs, ov_fn = overview.build(ctx)
             with gr.Tab("Browse", id="browse", elem_id="tab-browse"):
                 br = browse.build(ctx)
-            with gr.Tab("Inspect", id="inspect", elem_id="tab-inspect"):
+            with gr.Tab("Inspect", id="inspect", elem_id="tab-inspect") as inspect_tab:
                 ins = inspect.build(ctx)
+            inspect_tab.select(lambda nav: inspect.refresh(ctx, nav, len(ins.outputs)), [ins.nav], ins.outputs,
+                               api_visibility="private", show_progress="hidden")
             with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate") as annotate_tab:
                 ann = annotate.build(ctx, annotator_place)
             with gr.Tab("Study", id="study", elem_id="tab-study") as study_tab:

@@ -15,6 +15,7 @@ from ..columns import headline_keys
 from ..context import AppContext
 from ..id_lists import STORE_ORDER
 from ..inspection import InspectPanels, inspect_response
+from ..overview_cache import score_fingerprint
 from ..render.palette import empty_note, esc, md
 from ..toasts import Mistake, toast_mistakes
 
@@ -91,6 +92,7 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
     if rid is None:
         blank = empty_note("no responses match the current filter")
         return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
+    nav["drawn"] = repr(score_fingerprint(ctx.store))  # what the panels were drawn from (``refresh``)
     try:
         panels = inspect_response(ctx.store, rid, ctx.in_force())
     except KeyError as exc:
@@ -100,6 +102,14 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
     choices = [(f"{short_model_label(o['model'], o['synthetic'])} · {o['run_id']}", o["id"]) for o in others]
     where = f"{index + 1} of {len(ids)}" if index >= 0 else f"outside the filter ({len(ids)} in it)"
     return [nav, rid, f"**{where}**", gr.update(choices=choices, value=None), *_panel_values(panels), "", ""]
+
+
+def refresh(ctx: AppContext, nav: dict[str, Any] | None, n_outputs: int) -> list[Any]:
+    """Back on the tab: the response shown is drawn again where scores landed since it was drawn (the first
+    start scores in the background while the page is open; a Run job); else nothing moves (a comparison stays)."""
+    if nav and nav.get("drawn") == repr(score_fingerprint(ctx.store)):
+        return [gr.skip()] * n_outputs
+    return show(ctx, nav, (nav or {}).get("id"))
 
 
 def step(ctx: AppContext, nav: dict[str, Any] | None, delta: int) -> list[Any]:
