@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reliability_helpers import free_port
 
 pytestmark = [pytest.mark.slow]
 
@@ -31,12 +32,6 @@ os._exit(0)
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_stopping_the_app_leaves_every_event_and_score_in_the_duckdb_file_alone(tmp_path, stop):
     gradio_client = pytest.importorskip("gradio_client")
@@ -49,7 +44,7 @@ def test_stopping_the_app_leaves_every_event_and_score_in_the_duckdb_file_alone(
     scores, events, ids = int(made[0]), int(made[1]), made[2].split(",")
     assert (db.parent / "s.duckdb.wal").exists(), "the scores should start out in the write-ahead log"
 
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--db", str(db), "--port", str(port),
                              "--no-bootstrap"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)

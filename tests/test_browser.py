@@ -7,11 +7,11 @@ Screenshots of each view go to ``test-artifacts/`` (gitignored).
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from reliability_helpers import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -19,12 +19,6 @@ CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 XSS = "<img src=x onerror=window.__xss=1><script>window.__xss=2</script>"
 TABS = ["Overview", "Browse", "Inspect", "Annotate", "Study", "Run", "Settings"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +46,7 @@ def app(tmp_path_factory):
     store.save_view("worst-sketch", {"domains": ["sketch"], "sort": "emd.total", "descending": True}, "test")
     demo = build_app(AppContext(store=store))
     demo.queue()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                             footer_links=[], **launch_kwargs())
     yield store, ids, evil.id, url
     demo.close()

@@ -13,7 +13,8 @@ import os
 
 import pytest
 from test_analyses_integration import mini_samples, probe_runs
-from test_browser import ARTIFACTS, CHROMIUM, _free_port, _open, _tab, browser  # noqa: F401  (browser: fixture)
+from reliability_helpers import free_port
+from test_browser import ARTIFACTS, CHROMIUM, _open, _tab, browser  # noqa: F401  (browser: fixture)
 
 from hallu_studio.model import Benchmark, HumanEvent, Response, Run
 
@@ -69,7 +70,7 @@ def analyses_app(tmp_path_factory):
         store.append_event(HumanEvent("ann", "rating", rid, 1 + i % 5))
     demo = build_app(AppContext(store=store, settings=settings))
     demo.queue()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                             footer_links=[], **launch_kwargs())
     yield store, url
     demo.close()

@@ -8,23 +8,17 @@ is made slow to redraw, so the banner would run ahead of it if it did not wait. 
 from __future__ import annotations
 
 import os
-import socket
 import time
 from pathlib import Path
 
 import pytest
+from reliability_helpers import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 REDRAW_S = 4.0  # how long the Overview takes to redraw here
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_the_banner_says_done_only_beside_an_overview_drawn_from_every_score(tmp_path, monkeypatch):
@@ -71,7 +65,7 @@ def test_the_banner_says_done_only_beside_an_overview_drawn_from_every_score(tmp
     start_demo(ctx, BootstrapSteps(import_sample=import_sample, run_probes=run_probes, score=score))
     demo = build_app(ctx)
     demo.queue()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                             footer_links=[], **launch_kwargs())
     seen = []
     try:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reliability_helpers import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -39,12 +40,6 @@ LAYOUT_JS = """() => {
     td.querySelector('span[title]').getAttribute('title'), getComputedStyle(td.querySelector('.hs-swatch')).backgroundColor]);
   return {scroll: se.scrollWidth, client: se.clientWidth, figures: boxes, swatches};
 }"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _overlap(a, b) -> bool:
@@ -88,7 +83,7 @@ def browser():
 def test_first_start_shows_ranked_numbers_within_30_s_and_fills_in_live(browser, tmp_path):
     """The real first start: ``python app.py`` on an empty store, the sample benchmark, the probes."""
     pytest.importorskip("hallu_studio.sample")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
            "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
@@ -154,7 +149,7 @@ def test_overview_at_1400_px_and_the_report_button(browser, scored_store):
 
     demo = build_app(AppContext(store=scored_store))
     demo.queue()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                             footer_links=[], **launch_kwargs())
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:

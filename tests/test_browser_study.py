@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 import os
 import random
-import socket
 from pathlib import Path
 
 import pytest
+from reliability_helpers import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -22,12 +22,6 @@ MODELS = ("vlm-alpha", "vlm-beta", "vlm-gamma")
 VERDICT_RGB = ("rgb(46, 157, 91)", "rgb(214, 69, 69)", "rgb(224, 162, 27)")
 VERDICT_HEX = ("#2e9d5b", "#d64545", "#e0a21b")
 TEXT = "A flag is burgundy and blue. The flag is near a pole, and a cat sits on the mat."
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +75,7 @@ def app(tmp_path_factory):
                             {"judge": "graph", "triplets": triplets})])
     demo = build_app(AppContext(store=store))
     demo.queue()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                             footer_links=[], **launch_kwargs())
     yield store, url, flag.id
     demo.close()

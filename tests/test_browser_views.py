@@ -9,7 +9,8 @@ import re
 import threading
 
 import pytest
-from test_browser import CHROMIUM, _free_port, browser  # noqa: F401 - the shared Chromium fixture
+from reliability_helpers import free_port
+from test_browser import CHROMIUM, browser  # noqa: F401 - the shared Chromium fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -39,7 +40,7 @@ def app(tmp_path_factory):
     ctx = AppContext(store=store)
     demo = build_app(ctx)
     demo.queue()
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                             footer_links=[], **launch_kwargs())
     yield ctx, ids, url, config
     demo.close()
