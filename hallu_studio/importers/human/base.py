@@ -125,6 +125,13 @@ class StudyBuilder:
         return self.study
 
 
+def study_files(path: str | os.PathLike[str], data_file: str) -> tuple[Path, Path]:
+    """``(data file, folder)`` for a study given as its folder (holding ``data_file``) or as the data file itself;
+    the folder is where the study's other files (a COCO object file) are looked for."""
+    p = Path(path)
+    return (p / data_file, p) if p.is_dir() else (p, p.parent)
+
+
 def span_label(start: int, end: int, label: str, text: str | None = None) -> tuple[dict[str, Any], str]:
     """The value and target of a ``span_label`` event."""
     value: dict[str, Any] = {"start": start, "end": end, "label": label}

@@ -32,7 +32,8 @@ from typing import Any, Mapping, Sequence
 
 from ...model import Benchmark, Sample
 from ..reading import FatalImportError, iter_jsonl
-from .base import COCO_OBJECTS_FILE, ParsedHumanStudy, StudyBuilder, coco_image_id, fact_label, read_coco_objects
+from .base import (COCO_OBJECTS_FILE, ParsedHumanStudy, StudyBuilder, coco_image_id, fact_label, read_coco_objects,
+                   study_files)
 
 SOURCE = "faithscore"
 DATA_FILE = "annotation.jsonl"
@@ -95,10 +96,7 @@ def label_direction(facts: Sequence[tuple[str, str, int]], objects: Mapping[str,
 def read_faithscore(path: str | os.PathLike[str], objects_path: str | os.PathLike[str] | None = None,
                     source: str = SOURCE) -> ParsedHumanStudy:
     """FaithScore's ``annotation.jsonl`` (or its folder, with the COCO object file) as a human study."""
-    p = Path(path)
-    folder = p if p.is_dir() else p.parent
-    if p.is_dir():
-        p = p / DATA_FILE
+    p, folder = study_files(path, DATA_FILE)
     objects_file = Path(objects_path) if objects_path is not None else folder / COCO_OBJECTS_FILE
     if not objects_file.is_file():
         raise FatalImportError(f"{objects_file}: FaithScore's COCO object sets are needed (they settle the label "

@@ -26,11 +26,10 @@ problems naming the lines; the other captions still go through.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ...model import Benchmark, Sample, content_key
 from ..reading import iter_jsonl
-from .base import ParsedHumanStudy, StudyBuilder
+from .base import ParsedHumanStudy, StudyBuilder, study_files
 
 SOURCE = "haelm"
 DATA_FILE = "eval_data.jsonl"
@@ -55,9 +54,7 @@ def parse_instruction(text: str) -> tuple[str, str]:
 
 def read_haelm(path: str | os.PathLike[str], source: str = SOURCE) -> ParsedHumanStudy:
     """HaELM's ``eval_data.jsonl`` (or its folder) as a human study (see the module docstring)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / DATA_FILE
+    p, _ = study_files(path, DATA_FILE)
     builder = StudyBuilder(source, Benchmark(source, "HaELM: LVLM captions people judged accurate or not, "
                                                      "with COCO reference captions", str(p)), f"human:{source}")
     # Consecutive lines with the same caption are one judged caption: [(first line, last line, refs, caption, outputs)]

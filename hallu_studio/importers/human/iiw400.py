@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from ...model import Benchmark, Sample
 from ..reading import iter_jsonl
-from .base import ParsedHumanStudy, StudyBuilder, comparison
+from .base import ParsedHumanStudy, StudyBuilder, comparison, study_files
 
 SOURCE = "iiw400"
 DATA_FILE = "data.jsonl"
@@ -83,9 +82,7 @@ def _references(record: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]
 
 def read_iiw400(path: str | os.PathLike[str], source: str = SOURCE) -> ParsedHumanStudy:
     """IIW-400's ``data.jsonl`` (or its folder) as a human study (see the module docstring)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / DATA_FILE
+    p, _ = study_files(path, DATA_FILE)
     builder = StudyBuilder(source, Benchmark(source, "IIW-400: human hyper-detailed descriptions, and PaLI-5B's "
                                                      "rated side by side against them", str(p)), f"human:{source}")
     unreadable = 0

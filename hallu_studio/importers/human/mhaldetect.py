@@ -31,7 +31,8 @@ from typing import Any
 
 from ...model import Benchmark, Sample, canonical_json
 from ..reading import read_json
-from .base import COCO_OBJECTS_FILE, ParsedHumanStudy, StudyBuilder, coco_image_id, read_coco_objects, span_label
+from .base import (COCO_OBJECTS_FILE, ParsedHumanStudy, StudyBuilder, coco_image_id, read_coco_objects, span_label,
+                   study_files)
 
 SOURCE = "mhaldetect"
 DATA_FILE = "processed_mhal_dataset.json"
@@ -54,10 +55,7 @@ def clean_prompt(prompt: Any) -> str | None:
 def read_mhaldetect(path: str | os.PathLike[str], objects_path: str | os.PathLike[str] | None = None,
                     source: str = SOURCE) -> ParsedHumanStudy:
     """The MHALO file (or its folder, which also holds the COCO object file) as a human study."""
-    p = Path(path)
-    folder = p if p.is_dir() else p.parent
-    if p.is_dir():
-        p = p / DATA_FILE
+    p, folder = study_files(path, DATA_FILE)
     rows = read_json(p, list, "a list of M-HalDetect rows")
     objects_file = Path(objects_path) if objects_path is not None else folder / COCO_OBJECTS_FILE
     objects = read_coco_objects(objects_file) if objects_file.is_file() else {}
