@@ -71,7 +71,7 @@ def test_back_on_the_tab_the_response_is_drawn_again_only_when_scores_landed(ctx
     n = len(first)
     skip = inspect_tab.gr.skip()
     assert inspect_tab.refresh(ctx, nav, n) == [skip] * n  # nothing landed: nothing moves
-    ctx.store.put_scores([Score(rid, "emd", "a-new-configuration", {"total": 1.0})])
+    ctx.store.put_scores([Score(rid, "chair", "a-new-configuration", {"chair_i": 0.0})])  # a metric it lacked
     again = inspect_tab.refresh(ctx, nav, n)
     assert again[1] == rid and again[0]["drawn"] != nav["drawn"]  # the same response, drawn anew
     assert inspect_tab.refresh(ctx, again[0], n) == [skip] * n

@@ -10,12 +10,12 @@ import gradio as gr
 from ...annotation import PREFERENCE_ASPECTS
 from ...metrics.registry import metric_spec
 from ...presentation import short_model_label
+from ...studies.in_force import InForce
 from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
 from ..id_lists import STORE_ORDER
 from ..inspection import InspectPanels, inspect_response
-from ..overview_cache import score_fingerprint
 from ..render.palette import empty_note, esc, md
 from ..toasts import Mistake, toast_mistakes
 
@@ -92,9 +92,10 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
     if rid is None:
         blank = empty_note("no responses match the current filter")
         return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
-    nav["drawn"] = repr(score_fingerprint(ctx.store))  # what the panels were drawn from (``refresh``)
+    in_force = ctx.in_force()
+    nav["drawn"] = _drawn_from(in_force)
     try:
-        panels = inspect_response(ctx.store, rid, ctx.in_force())
+        panels = inspect_response(ctx.store, rid, in_force)
     except KeyError as exc:
         blank = empty_note(str(exc))
         return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
@@ -104,10 +105,16 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
     return [nav, rid, f"**{where}**", gr.update(choices=choices, value=None), *_panel_values(panels), "", ""]
 
 
+def _drawn_from(in_force: InForce) -> str:
+    """What the panels are drawn from: each metric's configuration in force and its count of scores (read with the
+    configurations in force, so a step costs no query of its own)."""
+    return repr(sorted((m, s.key, s.scores) for m, s in in_force.shown.items()))
+
+
 def refresh(ctx: AppContext, nav: dict[str, Any] | None, n_outputs: int) -> list[Any]:
     """Back on the tab: the response shown is drawn again where scores landed since it was drawn (the first
     start scores in the background while the page is open; a Run job); else nothing moves (a comparison stays)."""
-    if nav and nav.get("drawn") == repr(score_fingerprint(ctx.store)):
+    if nav and nav.get("drawn") == _drawn_from(ctx.in_force()):
         return [gr.skip()] * n_outputs
     return show(ctx, nav, (nav or {}).get("id"))
 
