@@ -157,6 +157,7 @@ class SetResult:
     claims: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     calls: dict[str, bool] = field(default_factory=dict)  # response -> people call it hallucinated
     ratings: dict[str, dict[str, float]] = field(default_factory=dict)  # rating target -> response -> value
+    store_path: Path | None = None  # the scored store (a temporary one is gone after the run)
 
 
 # The sets whose images are COCO's: CHAIR, the baseline, reads them as published (COCO-80 with its synonyms, the
@@ -237,7 +238,7 @@ def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dic
                 claims[response.id] = (sum(v in ("object", "relation") for v in verdicts),
                                        verdicts.count("unverifiable"), len(verdicts))
     return SetResult(name, report, seconds, cached, len(study.responses.responses), claims, calls,
-                     rating_targets(events))
+                     rating_targets(events), path)
 
 
 def settings_trihe_key(store: Store) -> str:
