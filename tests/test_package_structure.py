@@ -121,3 +121,21 @@ def test_no_module_is_longer_than_it_can_be_read():
     long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, long
+
+
+def test_the_cli_and_the_metrics_import_without_the_slow_libraries_they_use_only_sometimes():
+    """``openai`` (an LLM is configured) and ``inflect`` (a word is pluralised) take most of a second each to import;
+    ``score --help`` and a ``score`` answered from its cache must not pay for them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, hallu_studio.cli, hallu_studio.metrics.registry, hallu_studio.judges.llm_judge, "
+            "hallu_studio.lexicon.forms, hallu_studio.llm.client; "
+            "print(sorted(m for m in ('openai', 'inflect') if m in sys.modules))")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+    from hallu_studio.lexicon.forms import plural
+
+    assert plural("leaf") == "leaves"  # and the engine is there once a word is formed

@@ -19,12 +19,19 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import inflect
-
 from .wordnet import load_wordnet
 from .words import MASS_NOUNS, NUMBER_WORDS, PAIR_NOUNS, PLURAL_ONLY_NOUNS
 
-_ENGINE = inflect.engine()
+
+
+@lru_cache(maxsize=1)
+def _engine():  # type: ignore[no-untyped-def]
+    # Imported on first use: inflect's type checks take a second to set up at import, and a command that
+    # forms no word (``score`` answered from its cache, ``--help``) should not wait for them.
+    import inflect
+
+    return inflect.engine()
+
 # Nouns spelt the same in both numbers, or whose "-s" is not a plural ending.
 _INVARIANT = frozenset({"species", "series", "sheep", "deer", "fish", "aircraft", "news", "means", "moose",
                         "bison", "salmon", "trout", "shrimp", "swiss", "chassis", "corps", "headquarters"})
@@ -63,7 +70,7 @@ def singular(word: str) -> str:
             return w
     if w.endswith(("ss", "us", "is")):
         return w
-    return _ENGINE.singular_noun(w) or w
+    return _engine().singular_noun(w) or w
 
 
 def singular_phrase(phrase: str) -> str:
@@ -101,12 +108,12 @@ def plural(noun: str) -> str:
         return noun
     if is_plural(head):
         return noun
-    return " ".join(words[:-1] + [_ENGINE.plural_noun(words[-1])])
+    return " ".join(words[:-1] + [_engine().plural_noun(words[-1])])
 
 
 def indefinite_article(phrase: str) -> str:
     """"a" or "an" for the phrase as spoken ("an hour", "a one-way sign", "an umbrella")."""
-    return _ENGINE.a(phrase).split(" ", 1)[0]
+    return _engine().a(phrase).split(" ", 1)[0]
 
 
 def number_word(n: int) -> str:

@@ -41,8 +41,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-import openai
-
 from ..caching import cached_value, keep
 from ..config import LLMSettings
 from ..model import content_key
@@ -119,6 +117,8 @@ class LLMClient:
         self.backoff_s = backoff_s
         self.dispatcher: Dispatcher = shared_dispatcher(settings.base_urls, concurrency=int(settings.concurrency),
                                                         max_retries=int(settings.max_retries), backoff_s=backoff_s)
+        import openai  # on first use: importing the library takes a noticeable part of a second
+
         # We retry ourselves (with our own accounting), so the library must not.
         self._clients = {url: client or openai.OpenAI(base_url=url, api_key=settings.api_key(),
                                                       timeout=settings.timeout_s, max_retries=0)
@@ -282,6 +282,8 @@ class LLMClient:
 
     def _call_once(self, url: str, timeout: float, messages: list[dict[str, Any]], namespace: str,
                    json_schema: dict[str, Any] | None, params: dict[str, Any]) -> tuple[str, bool, bool]:
+        import openai
+
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": messages,
                                   "temperature": self.settings.temperature, "timeout": timeout, **params}
         name = namespace.replace(".", "_").replace("-", "_")[:64] or "answer"
@@ -348,6 +350,8 @@ class LLMClient:
 @contextmanager
 def _classified(namespace: str) -> Iterator[None]:
     """The OpenAI library's errors as the dispatcher's retry classes (or a final ``LLMError``)."""
+    import openai
+
     try:
         yield
     except openai.APITimeoutError as exc:
