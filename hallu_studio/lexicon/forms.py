@@ -18,19 +18,23 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .wordnet import load_wordnet
 from .words import MASS_NOUNS, NUMBER_WORDS, PAIR_NOUNS, PLURAL_ONLY_NOUNS
 
+if TYPE_CHECKING:
+    import inflect
 
 
 @lru_cache(maxsize=1)
-def _engine():  # type: ignore[no-untyped-def]
+def _engine() -> "inflect.engine":
     # Imported on first use: inflect's type checks take a second to set up at import, and a command that
     # forms no word (``score`` answered from its cache, ``--help``) should not wait for them.
     import inflect
 
     return inflect.engine()
+
 
 # Nouns spelt the same in both numbers, or whose "-s" is not a plural ending.
 _INVARIANT = frozenset({"species", "series", "sheep", "deer", "fish", "aircraft", "news", "means", "moose",

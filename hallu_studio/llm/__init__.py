@@ -2,8 +2,9 @@
 retries (``client``), the dispatcher every server call goes through (``dispatch``), what is learnt once
 per endpoint (``endpoint``) and the errors (``errors``).
 
-The client's names are imported on first use: ``dispatch`` (used by pipelines and settings) must
-not pay for importing the ``openai`` library (seconds on a busy machine).
+The client's names are imported on first use: ``dispatch`` (used by pipelines and settings) must not
+pay for importing the client and what it imports; the client itself imports the ``openai`` library
+(seconds on a busy machine) only when it is built or calls a server.
 """
 
 from __future__ import annotations
