@@ -424,26 +424,21 @@ def targets(results: dict[str, SetResult]) -> str:
         rho = r["spearman"] if r else math.nan
         add("IIW-400: Tri-HE share's Spearman with the hallucination rating has the right sign (negative)",
             ci(r, "spearman") if r else "n/a", None if math.isnan(rho) else rho < 0)
-    for name, result in results.items():
-        means: dict[str, dict[str, float]] = {}
-        for g in result.report.groups:
-            if g["split"] == "accurate vs hallucinated":
-                means.setdefault(g["score"], {})[g["group"]] = g["mean"]
-        both = {s: m for s, m in means.items() if s in HEADLINE and {"accurate", "hallucinated"} <= set(m)}
-        if both:
-            add(f"{name}: accurate outputs score lower than hallucinated ones, every headline score",
-                ", ".join(f"{s} {f(m['accurate'])} < {f(m['hallucinated'])}" for s, m in both.items()),
-                all(m["accurate"] < m["hallucinated"] for m in both.values()))
-    for name, result in results.items():
-        means = {}
-        for g in result.report.groups:
-            if g["split"] == "human vs machine":
-                means.setdefault(g["score"], {})[g["group"]] = g["mean"]
-        both = {s: m for s, m in means.items() if s in HEADLINE and {"human-written", "machine"} <= set(m)}
-        if both:
-            add(f"{name}: human-written outputs score lower than machine ones, every headline score",
-                ", ".join(f"{s} {f(m['human-written'])} < {f(m['machine'])}" for s, m in both.items()),
-                all(m["human-written"] < m["machine"] for m in both.values()))
+    # (split of the groups table, the group that should score lower, the one that should score higher, in words)
+    for split, low, high, said in (("accurate vs hallucinated", "accurate", "hallucinated",
+                                    "accurate outputs score lower than hallucinated ones"),
+                                   ("human vs machine", "human-written", "machine",
+                                    "human-written outputs score lower than machine ones")):
+        for name, result in results.items():
+            means: dict[str, dict[str, float]] = {}
+            for g in result.report.groups:
+                if g["split"] == split:
+                    means.setdefault(g["score"], {})[g["group"]] = g["mean"]
+            both = {s: m for s, m in means.items() if s in HEADLINE and {low, high} <= set(m)}
+            if both:
+                add(f"{name}: {said}, every headline score",
+                    ", ".join(f"{s} {f(m[low])} < {f(m[high])}" for s, m in both.items()),
+                    all(m[low] < m[high] for m in both.values()))
     return "\n".join(rows)
 
 
