@@ -45,7 +45,8 @@ from hallu_studio.config import Settings  # noqa: E402
 from hallu_studio.embedding import Embedder  # noqa: E402
 from hallu_studio.extraction.spans import sentence_spans  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
-from hallu_studio.studies.baselines import reference_texts  # noqa: E402
+from hallu_studio.studies.baselines import naive_dissimilarity, reference_texts  # noqa: E402
+from hallu_studio.studies.human_sources import stored_scores  # noqa: E402
 from hallu_studio.vectors import unit_rows  # noqa: E402
 
 BINARY_SETS = ("haelm", "haelm-heldout", "mhaldetect", "faithscore")
@@ -54,7 +55,8 @@ REPEATS, FOLDS = 20, 5
 
 
 def stored_signals(store: Store, ids: list[str], metrics: list[str]) -> dict[str, dict[str, float]]:
-    """``{signal name: {response id: value}}``: every number each metric stores per response."""
+    """``{signal name: {response id: value}}``: every number each metric stores per response, and Tri-HE's share
+    read as the study reads it (``human_sources.stored_scores``; the other headline scores are stored values)."""
     out: dict[str, dict[str, float]] = {}
     wanted = set(ids)
     for metric in metrics:
@@ -64,9 +66,8 @@ def stored_signals(store: Store, ids: list[str], metrics: list[str]) -> dict[str
             for key, value in (score.values or {}).items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
                     out.setdefault(f"{metric} {key}", {})[response.id] = float(value)
-            n = (score.values or {}).get("n_triplets")
-            if metric == "trihe" and n:
-                out.setdefault("trihe share", {})[response.id] = float(score.values["hallucinated"]) / float(n)
+    for (name, _), values in stored_scores(store, wanted, ["trihe"]).values.items():  # one configuration
+        out[name] = dict(values)
     return out
 
 
@@ -82,18 +83,18 @@ def similarity_signals(store: Store, ids: list[str], encoder: Any) -> dict[str, 
         items.append((rid, text, sentences, refs))
     texts = list(dict.fromkeys(t for _, text, sents, refs in items for t in (text, *sents, *refs)))
     vectors = dict(zip(texts, unit_rows(np.asarray(encoder.encode(texts), dtype=float))))
+    naive = naive_dissimilarity([(text, refs) for _, text, _, refs in items], encoder)  # the study's baseline
     out: dict[str, dict[str, float]] = {k: {} for k in ("naive 1-mean cosine", "naive 1-max cosine",
                                                         "first sentence 1-max cosine",
                                                         "sentences mean 1-max cosine", "words")}
-    for rid, text, sentences, refs in items:
+    for (rid, text, sentences, refs), mean in zip(items, naive):
         out["words"][rid] = float(len(text.split()))
         if not refs:
             continue
         r = np.stack([vectors[t] for t in refs])
-        whole = r @ vectors[text]
         best = np.array([float((r @ vectors[s]).max()) for s in sentences])
-        out["naive 1-mean cosine"][rid] = 1.0 - float(whole.mean())
-        out["naive 1-max cosine"][rid] = 1.0 - float(whole.max())
+        out["naive 1-mean cosine"][rid] = mean
+        out["naive 1-max cosine"][rid] = 1.0 - float((r @ vectors[text]).max())
         out["first sentence 1-max cosine"][rid] = 1.0 - float(best[0])
         out["sentences mean 1-max cosine"][rid] = float((1.0 - best).mean())
     return out
