@@ -366,20 +366,21 @@ def _run(kind: str, result: Path, **options: Any) -> dict[str, Any]:
     return json.loads(result.read_text())
 
 
-def plain_cache_runs(input_path: Path, cache: Path, metrics: str) -> tuple[float, float]:
-    """Wall seconds of a first and a second ``score --cache`` run of this checkout, each a plain CLI process."""
+def plain_cache_runs(input_path: Path, cache: Path, metrics: str) -> tuple[float, float, str]:
+    """Wall seconds of a first and a second ``score --cache`` run of this checkout, each a plain CLI process, and
+    how their outputs compare."""
     cache.unlink(missing_ok=True)
     env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1",
                PYTHONPATH=str(ROOT))
-    walls = []
+    walls, outs = [], []
     for i in range(2):
-        out = cache.with_name(f"{cache.stem}.{i}.out.jsonl")
+        outs.append(cache.with_name(f"{cache.stem}.{i}.out.jsonl"))
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "hallu_studio", "score", "--input", str(input_path), "--output",
-                        str(out), "--metrics", metrics, "--cache", str(cache), "--no-progress"],
+                        str(outs[i]), "--metrics", metrics, "--cache", str(cache), "--no-progress"],
                        env=env, cwd=ROOT, check=True, capture_output=True)
         walls.append(time.perf_counter() - start)
-    return walls[0], walls[1]
+    return walls[0], walls[1], _compare(outs[0], outs[1])
 
 
 def _fmt(x: float) -> str:
@@ -500,7 +501,7 @@ def run_jobs(args: argparse.Namespace, folder: Path) -> None:
         for name, src, cache_file in plan:
             out = folder / f"{job}.{len(outputs)}.out.jsonl"
             load = os.getloadavg()[0]
-            given = as_landed_input(path) if name == "landed" and job == "coco" else path
+            given = as_landed_input(path) if name == "landed" else path
             runs[name] = _run("worker", folder / f"{job}.{len(outputs)}.result.json", src=src, input=given,
                               output=out, metrics=JOB_METRICS[job], cache=cache_file)
             runs[name]["load"] = (load, os.getloadavg()[0])
@@ -516,10 +517,12 @@ def run_jobs(args: argparse.Namespace, folder: Path) -> None:
         if first:
             base = runs[first]["wall"]
             for name in runs:
-                if name != first and (runs[name]["failed"] or runs[first]["failed"]):
+                if name == first:
+                    continue
+                if runs[name]["failed"] or runs[first]["failed"]:
                     print(f"\n{name} / landed: no ratio: lines failed ({runs[first]['failed']} landed, "
                           f"{runs[name]['failed']} {name})")
-                elif name != first:
+                else:
                     print(f"\n{name} / landed: **{base / runs[name]['wall']:.2f}x** the captions/s; output vs landed: "
                           f"{_compare(outputs[first], outputs[name])}")
         if "--cache, second run" in runs:
@@ -529,7 +532,7 @@ def run_jobs(args: argparse.Namespace, folder: Path) -> None:
             plain = plain_cache_runs(path, folder / f"{job}.plain.cache.duckdb", JOB_METRICS[job])
             print(f"\nthe same two runs as a user makes them (`python -m hallu_studio score ... --cache FILE`, no "
                   f"stage clock: the worker's own imports of spaCy, torch and POT are in every run above): first "
-                  f"{plain[0]:.1f} s, second {plain[1]:.2f} s, **{plain[0] / plain[1]:.1f}x** faster")
+                  f"{plain[0]:.1f} s, second {plain[1]:.2f} s, **{plain[0] / plain[1]:.1f}x** faster; output: {plain[2]}")
         print("\nload average per run: " + "; ".join(f"{k} {v['load'][0]:.1f} -> {v['load'][1]:.1f}"
                                                     for k, v in runs.items()))
 
