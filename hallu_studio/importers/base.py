@@ -37,6 +37,7 @@ class ParsedBenchmark:
     samples: list[Sample] = field(default_factory=list)
     images: dict[str, StoredImage] = field(default_factory=dict)  # by sha256
     problems: list[ImportProblem] = field(default_factory=list)
+    label: str = ""  # how the import report names it (default: the benchmark's name)
 
     @property
     def records_failed(self) -> int:
@@ -52,6 +53,7 @@ class ParsedResponses:
     problems: list[ImportProblem] = field(default_factory=list)
     # response id -> original time, for responses re-imported from a HalluStudio export
     created_at: dict[str, str] = field(default_factory=dict)
+    name: str = "responses"  # how the import report names them (the file, say)
 
     @property
     def records_failed(self) -> int:

@@ -16,6 +16,7 @@ from ..store import Store
 
 if TYPE_CHECKING:
     from ..importers.human import ParsedHumanStudy
+    from ..importers.registry import ImportRequest, Parsed
 
 
 @dataclass
@@ -62,13 +63,14 @@ def import_benchmark(store: Store, parsed: ParsedBenchmark) -> ImportReport:
     used = {s.image_sha256 for s in parsed.samples if s.image_sha256}
     images = [(i.sha256, i.mime, i.width, i.height, i.data) for sha, i in parsed.images.items() if sha in used]
     added = store.add_samples(parsed.benchmark, parsed.samples, images)
-    return ImportReport(parsed.benchmark.name, images=len(keys), images_found=len(found),
+    return ImportReport(parsed.label or parsed.benchmark.name, images=len(keys), images_found=len(found),
                         records=len(parsed.samples), added=added, already_present=len(parsed.samples) - added,
                         problems=list(parsed.problems))
 
 
-def import_responses(store: Store, parsed: ParsedResponses, name: str = "responses") -> ImportReport:
+def import_responses(store: Store, parsed: ParsedResponses, name: str | None = None) -> ImportReport:
     """Store recorded runs and their responses in ONE transaction."""
+    name = name or parsed.name
     runs_added, added = store.add_runs_and_responses(parsed.runs, parsed.responses, parsed.created_at or None)
     return ImportReport(name, records=len(parsed.responses), added=added,
                         already_present=len(parsed.responses) - added, runs_added=runs_added,
@@ -127,3 +129,38 @@ def import_human_judgements(store: Store, path: str | os.PathLike[str]) -> list[
     from ..importers.human import read_human_judgements
 
     return import_human_study(store, read_human_judgements(path))
+
+
+def import_parsed(store: Store, parsed: "Parsed") -> list[ImportReport]:
+    """Store one thing a reader parsed, by its kind."""
+    from ..importers.human import ParsedHumanStudy
+    from ..importers.registry import ParsedEvents
+
+    if isinstance(parsed, ParsedBenchmark):
+        return [import_benchmark(store, parsed)]
+    if isinstance(parsed, ParsedResponses):
+        return [import_responses(store, parsed)]
+    if isinstance(parsed, ParsedEvents):
+        return [import_events(store, parsed.events, parsed.problems, parsed.name)]
+    if isinstance(parsed, ParsedHumanStudy):
+        return import_human_study(store, parsed)
+    raise TypeError(f"an importer yielded {type(parsed).__name__}, which the store cannot hold")
+
+
+def import_format(store: Store, name: str, request: "ImportRequest") -> list[ImportReport]:
+    """Read ``request`` with the registered format ``name`` (``importers.registry``) and store what it yields,
+    each part in its own transaction before the reader goes on (so responses can answer the benchmark the same
+    file brought in).
+
+    >>> from hallu_studio.importers.registry import ImportRequest    # doctest: +SKIP
+    >>> with Store("studio.duckdb") as store:                         # doctest: +SKIP
+    ...     import_format(store, "sample", ImportRequest())
+    """
+    from ..importers.registry import import_format as registered, refuse_unread_options
+
+    fmt = registered(name)
+    refuse_unread_options(fmt, request)
+    reports: list[ImportReport] = []
+    for parsed in fmt.read(request, store):
+        reports.extend(import_parsed(store, parsed))
+    return reports
