@@ -1,0 +1,70 @@
+"""The nouns of a description as AMBER's evaluator reads them: NLTK's ``word_tokenize`` and ``pos_tag`` (its
+averaged perceptron tagger), the words tagged NN, NNS, NNP or NNPS, each lemmatized as NLTK's
+``WordNetLemmatizer`` does (``lexicon.wordnet.WordNet.morphy_shortest``, read from WordNet 3.0's own files).
+
+Two taggers, chosen by what is installed (``noun_reader()`` names the one in use; it enters the metric's config
+key, so scores of the two are never mixed):
+
+- ``nltk``: NLTK with its tagger data (``python -m nltk.downloader averaged_perceptron_tagger_eng``; the data is
+  not on PyPI). Sentences are split by NLTK's punkt model when ``punkt_tab`` is installed too, else by punkt's
+  untrained splitter (it misses only English abbreviations such as "Dr.", rare in image descriptions). This is
+  AMBER's reading: on the released responses it gives AMBER's recorded numbers.
+- ``spacy``: spaCy's small English pipeline (Penn tags too, hyphenated words kept whole as NLTK keeps them),
+  when NLTK's tagger data is missing. Its tags differ on some words: CHAIR and Cover move by up to about half a
+  point on 1,004 descriptions (``docs/toolkit-numbers.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Sequence
+
+
+@functools.lru_cache(maxsize=1)
+def _nltk() -> tuple[Any, Any] | None:
+    """(tokenize, tagger) from NLTK, or None when NLTK or its tagger data is not installed."""
+    try:
+        from nltk import word_tokenize
+        from nltk.tag.perceptron import PerceptronTagger
+        from nltk.tokenize import NLTKWordTokenizer
+        from nltk.tokenize.punkt import PunktSentenceTokenizer
+    except ImportError:
+        return None
+    try:
+        tagger = PerceptronTagger()
+    except (LookupError, OSError, ValueError):
+        return None
+    try:
+        word_tokenize("A dog.")
+        return word_tokenize, tagger
+    except LookupError:  # no punkt model: punkt's untrained splitter, then NLTK's word tokenizer per sentence
+        sentences, words = PunktSentenceTokenizer(), NLTKWordTokenizer()
+        return (lambda text: [w for s in sentences.tokenize(text) for w in words.tokenize(s)]), tagger
+
+
+def noun_reader() -> str:
+    """Which tagger reads the nouns here: ``"nltk"`` or ``"spacy"``."""
+    return "nltk" if _nltk() is not None else "spacy"
+
+
+def _lemmatizer() -> Any:
+    from ..lexicon.wordnet import WORDNET_MISSING, load_wordnet
+
+    wn = load_wordnet()
+    if wn is None:
+        raise RuntimeError(f"AMBER's noun reading needs WordNet: {WORDNET_MISSING}")
+    return wn
+
+
+def response_nouns(texts: Sequence[str]) -> list[list[str]]:
+    """The nouns of each text, lemmatized, in order, every occurrence (see the module docstring)."""
+    wn = _lemmatizer()
+    found = _nltk()
+    if found is not None:
+        tokenize, tagger = found
+        tagged = [tagger.tag(tokenize(text)) for text in texts]
+        return [[wn.morphy_shortest(w, "n") for w, tag in sent if tag.startswith("NN")] for sent in tagged]
+    from ..extraction.spacy_pipeline import load_english
+
+    return [[wn.morphy_shortest(t.text, "n") for t in doc if t.tag_.startswith("NN")]
+            for doc in load_english().pipe(list(texts), disable=["parser"])]
