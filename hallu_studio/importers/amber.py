@@ -68,7 +68,7 @@ def _queries(folder: Path, problems: list[ImportProblem]) -> dict[int, dict[str,
             continue
         for n, rec in enumerate(read_json(path, list, "a list of AMBER queries")):
             where = f"query/{name} record {n + 1}"
-            if not isinstance(rec, dict) or not isinstance(rec.get("id"), int) or not str(rec.get("query") or "").strip():
+            if not isinstance(rec, dict) or not isinstance(rec.get("id"), int) or not str(rec.get("query") or ""):
                 problems.append(ImportProblem(where, "needs an integer id and a query"))
                 continue
             out.setdefault(rec["id"], rec)
@@ -147,7 +147,8 @@ def read_amber(path: str | os.PathLike[str], images_dir: str | os.PathLike[str] 
     return parsed
 
 
-def read_amber_responses(path: str | os.PathLike[str], known_ids: set[str], model: str | None = None) -> ParsedResponses:
+def read_amber_responses(path: str | os.PathLike[str], known_ids: set[str],
+                         model: str | None = None) -> ParsedResponses:
     """AMBER's response list (``[{"id", "response"}]``) against the stored ``amber`` samples ``known_ids``."""
     p = Path(path)
     if not any(k.startswith(f"{BENCHMARK}/") for k in known_ids):

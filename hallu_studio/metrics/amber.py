@@ -156,7 +156,7 @@ def _rates(cells: dict[str, float], epsilon: float) -> dict[str, float]:
 
 class AmberMetric:
     spec = MetricSpec(
-        "amber", "AMBER", tasks=("caption", "yes_no"), needs=_needs_annotation,
+        "amber", "AMBER", tasks=("caption", "yes_no"), needs=_needs_annotation, reads_concepts=False,
         headline=Number("chair", "CHAIR", "% of counted nouns", lower_is_better=True,
                         meaning="AMBER's CHAIR: the share of the object nouns of descriptions (AMBER's vocabulary) "
                                 "that name no object of the image, over all nouns of all descriptions.",

@@ -56,15 +56,18 @@ def _lemmatizer() -> Any:
     return wn
 
 
-def response_nouns(texts: Sequence[str]) -> list[list[str]]:
-    """The nouns of each text, lemmatized, in order, every occurrence (see the module docstring)."""
-    wn = _lemmatizer()
+def tagged_words(texts: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """Each text's words with their Penn tags, as the tagger in use reads them."""
     found = _nltk()
     if found is not None:
         tokenize, tagger = found
-        tagged = [tagger.tag(tokenize(text)) for text in texts]
-        return [[wn.morphy_shortest(w, "n") for w, tag in sent if tag.startswith("NN")] for sent in tagged]
+        return [list(tagger.tag(tokenize(text))) for text in texts]
     from ..extraction.spacy_pipeline import load_english
 
-    return [[wn.morphy_shortest(t.text, "n") for t in doc if t.tag_.startswith("NN")]
-            for doc in load_english().pipe(list(texts), disable=["parser"])]
+    return [[(t.text, t.tag_) for t in doc] for doc in load_english().pipe(list(texts), disable=["parser"])]
+
+
+def response_nouns(texts: Sequence[str]) -> list[list[str]]:
+    """The nouns of each text, lemmatized, in order, every occurrence (see the module docstring)."""
+    wn = _lemmatizer()
+    return [[wn.morphy_shortest(w, "n") for w, tag in words if tag.startswith("NN")] for words in tagged_words(texts)]

@@ -83,6 +83,9 @@ class MetricSpec:
     # The per-response number set beside people's ratings (studies' correlations); by default ``item``.
     agreement: Number | None = None
     needs: Callable[[Sample], str | None] | None = None
+    # Whether ``update`` reads ``ScoringItem.mentioned``: scoring extracts a response's concepts only for metrics
+    # that do (AMBER reads the response text with its own tagger, and 1,004 descriptions parse for a minute).
+    reads_concepts: bool = True
 
     def __post_init__(self) -> None:
         if not self.family:
