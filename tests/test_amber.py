@@ -71,6 +71,19 @@ def test_the_data_folder_becomes_captions_with_complete_object_lists_and_yes_no_
     assert [p.fatal for p in parsed.problems] == [False]  # no image folder given: a warning only
 
 
+def test_images_are_attached_by_ambers_file_names(tmp_path):
+    from PIL import Image
+
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.new("RGB", (32, 24), "red").save(images / "AMBER_1.jpg")
+    parsed = read_amber(write_amber(tmp_path), images)
+    found = {s.id: s.image_sha256 for s in parsed.samples}
+    assert found["amber/1"] and found["amber/3"] == found["amber/1"]  # the yes/no questions on the same image
+    assert found["amber/2"] is None
+    assert [str(p) for p in parsed.problems] == ["amber image AMBER_2.jpg: image 'AMBER_2.jpg' is not in " + str(images)]
+
+
 def test_bad_records_are_named_and_the_good_ones_still_go_in(tmp_path):
     annotations = ANNOTATIONS + [{"id": 7, "type": "discriminative-hallucination", "truth": "maybe"},
                                  {"id": 8, "type": "generative", "truth": ["unicorn"], "hallu": []}]
