@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..images import ImageFolder
-from ..metrics.amber import dimension_of
+from ..metrics.amber import TOOLKIT, dimension_of
 from ..model import Benchmark, Response, Sample
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses
 from .reading import FatalImportError, attach_images, read_json
@@ -120,7 +120,7 @@ def read_amber(path: str | os.PathLike[str], images_dir: str | os.PathLike[str] 
     folder = data_folder(path)
     parsed = ParsedBenchmark(Benchmark(BENCHMARK, "AMBER: generative and yes/no hallucination (objects, attributes, "
                                                   "relations)", str(folder),
-                                       meta={"toolkit": "AMBER", "source_file": str(folder / "annotations.json")}))
+                                       meta={"toolkit": TOOLKIT, "source_file": str(folder / "annotations.json")}))
     annotations = read_json(folder / "annotations.json", list, "a list of AMBER annotations")
     queries = _queries(folder, parsed.problems)
     relation, words, safe = _words(folder)
@@ -157,7 +157,7 @@ def read_amber_responses(path: str | os.PathLike[str], known_ids: set[str],
     records = read_json(p, list, "a list of AMBER responses")
     name = model or p.stem
     runs = RecordedRuns(f"amber {p.name}")
-    run = runs.run_for(BENCHMARK, name, meta={"toolkit": "AMBER", "source_file": str(p)})
+    run = runs.run_for(BENCHMARK, name, meta={"toolkit": TOOLKIT, "source_file": str(p)})
     out = ParsedResponses(name=p.name)
     resolver = SampleIdResolver(BENCHMARK, known_ids)
     seen: set[str] = set()

@@ -65,6 +65,7 @@ from .amber_nouns import noun_reader, response_nouns
 from .base import ItemResult, ScoringItem
 from .spec import MetricSpec, Number
 
+TOOLKIT = "AMBER"  # the benchmark's and its evaluator's name: the metric's display name, imports' meta["toolkit"]
 DIMENSIONS: tuple[str, ...] = ("existence", "attribute", "relation")
 ATTRIBUTES: tuple[str, ...] = ("state", "number", "action")
 # AMBER's ``type`` of a yes/no question -> (dimension, attribute kind); any other type is a relation question.
@@ -156,7 +157,7 @@ def _rates(cells: dict[str, float], epsilon: float) -> dict[str, float]:
 
 class AmberMetric:
     spec = MetricSpec(
-        "amber", "AMBER", tasks=("caption", "yes_no"), needs=_needs_annotation, reads_concepts=False,
+        "amber", TOOLKIT, tasks=("caption", "yes_no"), needs=_needs_annotation, reads_concepts=False,
         headline=Number("chair", "CHAIR", "% of counted nouns", lower_is_better=True,
                         meaning="AMBER's CHAIR: the share of the object nouns of descriptions (AMBER's vocabulary) "
                                 "that name no object of the image, over all nouns of all descriptions.",
