@@ -175,3 +175,26 @@ def test_nouns_are_lemmatized_as_nltks_wordnet_lemmatizer_reads_them():
     # NLTK keeps the shortest form WordNet knows, the first of equal length, and keeps case.
     assert [wn.morphy_shortest(w) for w in ("leaves", "glasses", "men", "Dogs", "dogs", "geese", "buses", "xyzs")] == \
         ["leaf", "glass", "men", "Dogs", "dog", "goose", "bus", "xyzs"]
+
+
+def test_import_score_and_leaderboard_show_ambers_numbers_per_dimension(tmp_path, capsys):
+    from hallu_studio.cli import main
+
+    db = str(tmp_path / "s.duckdb")
+    data = write_amber(tmp_path)
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"id": 1, "response": "A dog sits on the grass beside a cat."},
+                                   {"id": 2, "response": "The sky."}, {"id": 3, "response": "No"},
+                                   {"id": 4, "response": "Yes"}, {"id": 5, "response": "Yes"},
+                                   {"id": 6, "response": "No"}]))
+    assert main(["import", "--db", db, "--format", "amber", str(data)]) == 0
+    assert main(["import", "--db", db, "--format", "amber", str(answers), "--model", "m"]) == 0
+    assert main(["score", "--db", db, "--metrics", "amber", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db, "--format", "jsonl", "--n-boot", "20"]) == 0
+    board = {json.loads(line)["key"]: json.loads(line)["value"] for line in capsys.readouterr().out.splitlines()}
+    # dog, grass, cat, sky counted; cat hallucinated and marks cat; dog, grass, sky covered of 4 + 1
+    assert (board["chair"], board["cover"], board["hal"], board["cog"]) == (25.0, 60.0, 50.0, pytest.approx(100 / 3))
+    assert board["accuracy"] == 50.0 and board["existence.f1"] == pytest.approx(100 * 2 / 2.001)
+    assert board["relation.f1"] == 0.0 and board["attribute.accuracy"] == 100.0
+    assert "attribute.f1" not in board  # no "No" answered: precision undefined (AMBER's 0.001 start prints 0.0)

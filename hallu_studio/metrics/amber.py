@@ -163,7 +163,7 @@ class AmberMetric:
                                 "that name no object of the image, over all nouns of all descriptions.",
                         misleads="a noun outside AMBER's 418 words is not read at all; near-synonyms are matched "
                                  "by AMBER's own lists (and, in AMBER's code, by word vectors this reading lacks)."),
-        summary=("cover", "hal", "cog", "accuracy", "f1", "existence.f1", "attribute.f1", "relation.f1"),
+        summary=("cover", "hal", "cog", "accuracy", "f1", *(f"{d}.{k}" for d in DIMENSIONS for k in ("accuracy", "f1"))),
         item=Number("hallucinated_share", "hallucinated nouns", "0–1", lower_is_better=True,
                     meaning="the share of this description's counted nouns that are hallucinated"),
         agreement=Number("any_hallucinated", "any hallucinated noun / wrong answer", "1 = yes",
