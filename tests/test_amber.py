@@ -198,3 +198,12 @@ def test_import_score_and_leaderboard_show_ambers_numbers_per_dimension(tmp_path
     assert board["accuracy"] == 50.0 and board["existence.f1"] == pytest.approx(100 * 2 / 2.001)
     assert board["relation.f1"] == 0.0 and board["attribute.accuracy"] == 100.0
     assert "attribute.f1" not in board  # no "No" answered: precision undefined (AMBER's 0.001 start prints 0.0)
+
+
+def test_the_metrics_worked_example_runs():
+    import doctest
+
+    import hallu_studio.metrics.amber as module
+
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
