@@ -61,6 +61,8 @@ EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
 # How a metric reads an answer: the project's reading, or the paper's released code's (docs/guide/reproducing-papers.md).
 READINGS: tuple[str, ...] = ("studio", "released")
 CHAIR_VOCABULARIES: tuple[str, ...] = ("image", "benchmark", "coco-80")
+# How AMBER's metric may judge two words alike: the same word only, or AMBER's check with this spaCy model.
+AMBER_SIMILARITIES: tuple[str, ...] = ("same-word", "en_core_web_lg")
 
 
 def parse_base_urls(value: str | Sequence[str] | None) -> list[str]:
@@ -218,6 +220,10 @@ class ScoringSettings:
                                              "of its own: every object against the image's scene graph (image), "
                                              "only names some image of the benchmark lists (benchmark), or COCO's "
                                              "80 categories (coco-80)", choices=CHAIR_VOCABULARIES)
+    amber_similarity: str = setting("same-word", "AMBER's check of a noun against the image's objects beyond its "
+                                                 "word lists: a word is like itself only (same-word), or spaCy's "
+                                                 "en_core_web_lg word vectors above 0.8, as AMBER's inference.py "
+                                                 "(the model must be installed)", choices=AMBER_SIMILARITIES)
     batch_size: int = setting(64, "responses per scoring transaction (not part of any score's config key)")
 
     @property
@@ -290,6 +296,7 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_REEFKNOT_READING": ("scoring", "reefknot_reading", str),
     "HALLU_STUDIO_CHAIR_READING": ("scoring", "chair_reading", str),
     "HALLU_STUDIO_CHAIR_VOCABULARY": ("scoring", "chair_vocabulary", str),
+    "HALLU_STUDIO_AMBER_SIMILARITY": ("scoring", "amber_similarity", str),
     "HALLU_STUDIO_ENTROPY_READING": ("decoding", "entropy_reading", str),
 }
 

@@ -207,3 +207,37 @@ def test_the_metrics_worked_example_runs():
 
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_words_judged_alike_cover_truth_objects_and_mark_hallu_objects_as_ambers_vector_check_does(tmp_path):
+    annotation = _caption("amber/1", tmp_path).meta["amber"]
+    alike = {frozenset(p) for p in (("sky", "dog"), ("vehicle", "cat"), ("sky", "car"))}
+
+    def similar(a: str, b: str) -> bool:
+        return a == b or frozenset((a, b)) in alike
+
+    # sky: no truth word of this image, but alike to car (a hallu object): marks car; and alike to dog (a truth
+    # object): covers dog, and is no hallucination. vehicle: car's related word, exactly: marks car; it is alike to
+    # cat too, but the first hallu word alike to it in AMBER's order is itself (car's words come before the
+    # objects), so cat stays unmarked; hallucinated.
+    read = read_caption(["sky", "vehicle"], annotation, similar)
+    assert (read["covered"], read["hallucinated"], read["marked"]) == (["dog"], ["vehicle"], ["car"])
+    assert read_caption(["sky", "vehicle"], annotation)["hallucinated"] == ["sky", "vehicle"]
+
+
+def test_ambers_similarity_reads_a_spacy_models_word_vectors(tmp_path):
+    import numpy as np
+    import spacy
+
+    from hallu_studio.metrics.amber_nouns import word_similarity
+
+    nlp = spacy.blank("en")
+    for word, vector in (("dog", [1.0, 0.0]), ("puppy", [0.9, 0.1]), ("cat", [0.0, 1.0])):
+        nlp.vocab.set_vector(word, np.asarray(vector, dtype="float32"))
+    nlp.to_disk(tmp_path / "vectors")
+    similar = word_similarity(str(tmp_path / "vectors"))
+    assert [similar("dog", "puppy"), similar("dog", "cat"), similar("unicorn", "unicorn"), similar("unicorn", "dog")] \
+        == [True, False, True, False]
+    assert word_similarity("same-word") is None
+    with pytest.raises(RuntimeError, match="en_core_web_lg, which is not installed here"):
+        word_similarity("en_core_web_lg")

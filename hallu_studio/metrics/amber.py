@@ -12,10 +12,11 @@ response's nouns (``metrics.amber_nouns``: NLTK's tagger where installed, as AMB
 2. a truth object or a word related to one: not hallucinated; the first such entry in AMBER's order (every truth
    object's related words, then the truth objects themselves) marks its truth object covered;
 3. otherwise hallucinated; when it is a hallu object or related to one (same order), that object is marked.
-   AMBER then asks spaCy's ``en_core_web_lg`` vectors whether the noun is similar (> 0.8) to a hallu word (marks
-   it) or to a truth word (then it is not hallucinated after all, and marks it covered). Here two words are
-   similar when they are the same word, which is what that check answers for a word and itself; the distinct
-   pairs ``en_core_web_lg`` puts above 0.8 are not judged (that model cannot be installed offline).
+   AMBER then asks spaCy's ``en_core_web_lg`` word vectors whether the noun is similar (> 0.8) to a hallu word,
+   in the same order (marks the first), and to a truth word (then it is not hallucinated after all, and covers
+   the first). ``scoring.amber_similarity``: ``same-word`` (default) calls two words similar only when they are
+   the same word, which is what that check answers for a word and itself, so the word lists decide alone;
+   ``en_core_web_lg`` asks that model as AMBER does (it is not on PyPI: install it to use it).
 
     CHAIR = 100 × Σ hallucinated nouns / Σ counted nouns       Cover = 100 × Σ truth objects covered / Σ truth
     Hal   = 100 × responses with ≥ 1 hallucinated noun / responses
@@ -58,12 +59,15 @@ Hal 100, Cog 1/1 = 100.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..model import Sample
-from .amber_nouns import noun_reader, response_nouns
+from .amber_nouns import noun_reader, response_nouns, word_similarity
 from .base import ItemResult, ScoringItem
 from .spec import MetricSpec, Number
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 TOOLKIT = "AMBER"  # the benchmark's and its evaluator's name: the metric's display name, imports' meta["toolkit"]
 DIMENSIONS: tuple[str, ...] = ("existence", "attribute", "relation")
@@ -91,21 +95,29 @@ def dimension_of(amber_type: str) -> tuple[str, str | None]:
     return TYPES.get(amber_type, ("relation", None))
 
 
-def _first_owner(word: str, objects: Sequence[str], association: dict[str, list[str]]) -> int | None:
-    """The object ``word`` marks, in AMBER's order: every object's related words first, then the objects."""
-    for i, obj in enumerate(objects):
-        if word in association.get(obj, ()):
-            return i
-    for i, obj in enumerate(objects):
-        if word == obj:
-            return i
-    return None
+def _in_order(objects: Sequence[str], association: dict[str, list[str]]) -> list[tuple[str, int]]:
+    """(word, the object it marks) in AMBER's order: every object's related words first, then the objects."""
+    return [(w, i) for i, obj in enumerate(objects) for w in association.get(obj, ())] + \
+        [(obj, i) for i, obj in enumerate(objects)]
 
 
-def read_caption(nouns: Sequence[str], annotation: dict[str, Any]) -> dict[str, Any]:
-    """What AMBER's evaluator counts in one description, given its nouns (lemmatized) and the image's annotation."""
+def _first(noun: str, ordered: list[tuple[str, int]], same: Callable[[str, str], bool]) -> int | None:
+    return next((owner for word, owner in ordered if same(noun, word)), None)
+
+
+def _equal(a: str, b: str) -> bool:
+    return a == b
+
+
+def read_caption(nouns: Sequence[str], annotation: dict[str, Any],
+                 similar: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
+    """What AMBER's evaluator counts in one description, given its nouns (lemmatized) and the image's annotation.
+
+    ``similar``: AMBER's word-vector check for a noun that is no truth word (see the module docstring); None: a
+    word is similar to itself only, which leaves the exact matches deciding."""
     truth, hallu = list(annotation["truth"]), list(annotation["hallu"])
     association: dict[str, list[str]] = annotation.get("association") or {}
+    safe_order, hallu_order = _in_order(truth, association), _in_order(hallu, association)
     words, safe = set(annotation["words"]), set(annotation.get("safe_words") or ())
     covered, marked = [False] * len(truth), [False] * len(hallu)
     counted: list[str] = []
@@ -116,13 +128,18 @@ def read_caption(nouns: Sequence[str], annotation: dict[str, Any]) -> dict[str, 
         counted.append(noun)
         if noun in safe:
             continue
-        owner = _first_owner(noun, truth, association)
+        owner = _first(noun, safe_order, _equal)
         if owner is not None:
             covered[owner] = True
             continue
-        owner = _first_owner(noun, hallu, association)
-        if owner is not None:
-            marked[owner] = True
+        for same in (_equal, similar) if similar is not None else (_equal,):
+            owner = _first(noun, hallu_order, same)
+            if owner is not None:
+                marked[owner] = True
+        owner = _first(noun, safe_order, similar) if similar is not None else None
+        if owner is not None:  # near a truth word after all: covers it, and is no hallucination
+            covered[owner] = True
+            continue
         hallucinated.append(noun)
     return {"counted": counted, "hallucinated": hallucinated,
             "covered": [t for t, c in zip(truth, covered) if c], "marked": [h for h, m in zip(hallu, marked) if m],
@@ -162,23 +179,31 @@ class AmberMetric:
                         meaning="AMBER's CHAIR: the share of the object nouns of descriptions (AMBER's vocabulary) "
                                 "that name no object of the image, over all nouns of all descriptions.",
                         misleads="a noun outside AMBER's 418 words is not read at all; near-synonyms are matched "
-                                 "by AMBER's own lists (and, in AMBER's code, by word vectors this reading lacks)."),
+                                 "by AMBER's own lists (by word vectors too only with scoring.amber_similarity)."),
         summary=("cover", "hal", "cog", "accuracy", "f1", *(f"{d}.{k}" for d in DIMENSIONS for k in ("accuracy", "f1"))),
         item=Number("hallucinated_share", "hallucinated nouns", "0–1", lower_is_better=True,
                     meaning="the share of this description's counted nouns that are hallucinated"),
         agreement=Number("any_hallucinated", "any hallucinated noun / wrong answer", "1 = yes",
                          lower_is_better=True),
-        settings=())
+        settings=("scoring.amber_similarity",))
     name = spec.name
 
-    def __init__(self, nouns: Nouns | None = None) -> None:
-        """``nouns``: reads the nouns of texts (default: ``amber_nouns.response_nouns``)."""
+    def __init__(self, nouns: Nouns | None = None, similarity: str = "same-word",
+                 similar: Callable[[str, str], bool] | None = None) -> None:
+        """``nouns``: reads the nouns of texts (default: ``amber_nouns.response_nouns``); ``similarity``: how two
+        words may be judged alike (``scoring.amber_similarity``), or ``similar`` given as a function."""
         self._nouns = nouns or response_nouns
         self._reader = noun_reader() if nouns is None else getattr(nouns, "__name__", "custom")
+        self._similar = similar or word_similarity(similarity)
+        self._similarity = similarity if similar is None else getattr(similar, "__name__", "custom")
+
+    @classmethod
+    def from_settings(cls, settings: "Settings") -> "AmberMetric":
+        return cls(similarity=settings.scoring.amber_similarity)
 
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, "reading": "AMBER inference.py; similarity: same word only",
-                "nouns": self._reader}
+        return {"metric": self.name, "reading": "AMBER inference.py", "nouns": self._reader,
+                "similarity": self._similarity}
 
     def update(self, item: ScoringItem) -> ItemResult:
         return self.update_many([item])[0]
@@ -190,14 +215,15 @@ class AmberMetric:
         return [self._caption(it, nouns[i]) if i in nouns else self._yes_no(it) for i, it in enumerate(items)]
 
     def _caption(self, item: ScoringItem, nouns: list[str]) -> ItemResult:
-        read = read_caption(nouns, item.sample.meta["amber"])
+        read = read_caption(nouns, item.sample.meta["amber"], self._similar)
         n, bad = len(read["counted"]), len(read["hallucinated"])
         stats = {"nouns": float(n), "hallucinated": float(bad), "covered": float(len(read["covered"])),
                  "truth": float(read["truth"]), "marked": float(len(read["marked"])), "hallu": float(read["hallu"]),
                  "responses": 1.0, "any_hallucinated": float(bad > 0)}
         values = {"hallucinated_share": bad / n if n else None, "any_hallucinated": bad > 0,
                   "hallucinated": read["hallucinated"], "covered": read["covered"], "cognition": read["marked"]}
-        evidence = {"counted_nouns": read["counted"], "method": f"AMBER's evaluator; nouns tagged by {self._reader}"}
+        evidence = {"counted_nouns": read["counted"],
+                    "method": f"AMBER's evaluator; nouns tagged by {self._reader}; similar words: {self._similarity}"}
         return ItemResult(stats, values, evidence)
 
     def _yes_no(self, item: ScoringItem) -> ItemResult:

@@ -1,4 +1,4 @@
-"""The nouns of a description as AMBER's evaluator reads them: NLTK's ``word_tokenize`` and ``pos_tag`` (its
+"""The nouns of a description as AMBER's evaluator reads them, and its word-similarity check: NLTK's ``word_tokenize`` and ``pos_tag`` (its
 averaged perceptron tagger), the words tagged NN, NNS, NNP or NNPS, each lemmatized as NLTK's
 ``WordNetLemmatizer`` does (``lexicon.wordnet.WordNet.morphy_shortest``, read from WordNet 3.0's own files).
 
@@ -17,7 +17,10 @@ key, so scores of the two are never mixed):
 from __future__ import annotations
 
 import functools
-from typing import Any, Sequence
+import warnings
+from typing import Any, Callable, Sequence
+
+SIMILAR_ABOVE = 0.8  # AMBER's --similarity_score default
 
 
 @functools.lru_cache(maxsize=1)
@@ -71,3 +74,27 @@ def response_nouns(texts: Sequence[str]) -> list[list[str]]:
     """The nouns of each text, lemmatized, in order, every occurrence (see the module docstring)."""
     wn = _lemmatizer()
     return [[wn.morphy_shortest(w, "n") for w, tag in words if tag.startswith("NN")] for words in tagged_words(texts)]
+
+
+def word_similarity(model: str) -> Callable[[str, str], bool] | None:
+    """AMBER's similarity check between two words: spaCy model ``model``'s ``nlp(a).similarity(nlp(b)) > 0.8``
+    (the word vectors' cosine; 1.0 for the same word, 0.0 where a word has no vector). None for "same-word".
+    A model that is not installed is an error naming it (spaCy's models are not on PyPI)."""
+    if model == "same-word":
+        return None
+    import spacy
+
+    try:
+        nlp = spacy.load(model)
+    except OSError as exc:
+        raise RuntimeError(f"AMBER's similarity check needs spaCy's {model}, which is not installed here; set "
+                           "scoring.amber_similarity = same-word to judge only a word and itself alike") from exc
+    doc = functools.lru_cache(maxsize=None)(nlp)
+
+    @functools.lru_cache(maxsize=None)
+    def similar(a: str, b: str) -> bool:
+        with warnings.catch_warnings():  # a word without a vector: similarity 0 and spaCy's warning, as in AMBER
+            warnings.simplefilter("ignore", UserWarning)
+            return bool(doc(a).similarity(doc(b)) > SIMILAR_ABOVE)
+
+    return similar
