@@ -96,8 +96,12 @@ def test_bad_records_are_named_and_the_good_ones_still_go_in(tmp_path):
     assert reasons == ["annotations.json record 7 (id 7): truth 'maybe' is not yes or no",
                        "annotations.json record 8 (id 8): objects not in relation.json: ['unicorn']",
                        "query id 9: no annotation with this id"]
-    with pytest.raises(FileNotFoundError, match="no AMBER annotations.json"):
+    with pytest.raises(FileNotFoundError, match="not AMBER's data"):
         read_amber(tmp_path / "nowhere")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"question_id": 1, "text": "A dog."}\n')
+    with pytest.raises(FileNotFoundError, match="read by --format llava --benchmark amber"):
+        read_amber(answers)
 
 
 def test_responses_in_ambers_format_match_the_stored_samples_by_id(tmp_path):

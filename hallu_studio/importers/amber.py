@@ -41,13 +41,15 @@ QUERY_FILES = ("query_all.json", "query_generative.json", "query_discriminative.
 def data_folder(path: str | os.PathLike[str]) -> Path:
     """AMBER's data folder from what the user gave: the folder, the repository above it, or annotations.json."""
     p = Path(path)
-    if p.is_file():
-        p = p.parent
-    for candidate in (p, p / "data"):
+    if p.is_file() and p.name == "annotations.json":
+        return p.parent
+    for candidate in (p, p / "data") if p.is_dir() else ():
         if (candidate / "annotations.json").is_file():
             return candidate
-    raise FileNotFoundError(f"{path}: no AMBER annotations.json there (give AMBER's data folder, the repository "
-                            "above it, or annotations.json itself)")
+    hint = ("; a JSONL answer file (LLaVA's question_id, text) is read by --format llava --benchmark amber"
+            if p.suffix.lower() == ".jsonl" else "")
+    raise FileNotFoundError(f"{path}: not AMBER's data (give its data folder, the repository above it or its "
+                            f"annotations.json; or responses as a JSON list of {{id, response}}){hint}")
 
 
 def is_response_file(path: str | os.PathLike[str]) -> bool:
