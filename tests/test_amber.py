@@ -245,3 +245,27 @@ def test_ambers_similarity_reads_a_spacy_models_word_vectors(tmp_path):
     assert word_similarity("same-word") is None
     with pytest.raises(RuntimeError, match="en_core_web_lg, which is not installed here"):
         word_similarity("en_core_web_lg")
+
+
+@pytest.mark.slow
+def test_ambers_object_lists_feed_tri_he_halfscore_emd_and_chair(tmp_path):
+    from hallu_studio.config import Settings
+    from hallu_studio.importers.registry import ImportRequest
+    from hallu_studio.pipelines.importing import import_format
+    from hallu_studio.pipelines.scoring import score_store
+    from hallu_studio.store import Store
+
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"id": 1, "response": "A dog lies on the grass next to a cat and a car."}]))
+    store = Store(tmp_path / "s.duckdb")
+    try:
+        import_format(store, "amber", ImportRequest(path=write_amber(tmp_path)))
+        import_format(store, "amber", ImportRequest(path=answers, model="m"))
+        score_store(store, Settings(), ["trihe", "halfscore", "emd", "chair"], progress=False)
+        scores = {m: [score for _, score in store.iter_scores(m, with_evidence=True)]
+                  for m in ("trihe", "halfscore", "emd", "chair")}
+    finally:
+        store.close()
+    assert all(len(scores[m]) == 1 and scores[m][0].undefined_reason is None for m in scores), scores
+    assert "an object list complete within custom (7 names)" in scores["trihe"][0].evidence["scope"]
+    assert sorted(scores["chair"][0].evidence["hallucinated"]) == ["car", "cat"]
