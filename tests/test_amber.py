@@ -81,7 +81,7 @@ def test_images_are_attached_by_ambers_file_names(tmp_path):
     found = {s.id: s.image_sha256 for s in parsed.samples}
     assert found["amber/1"] and found["amber/3"] == found["amber/1"]  # the yes/no questions on the same image
     assert found["amber/2"] is None
-    assert [str(p) for p in parsed.problems] == ["amber image AMBER_2.jpg: image 'AMBER_2.jpg' is not in " + str(images)]
+    assert [str(p) for p in parsed.problems] == [f"amber image AMBER_2.jpg: image 'AMBER_2.jpg' is not in {images}"]
 
 
 def test_bad_records_are_named_and_the_good_ones_still_go_in(tmp_path):

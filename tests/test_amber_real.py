@@ -175,7 +175,8 @@ def test_hallu_studio_counts_what_ambers_released_evaluator_counts(tmp_path, mon
     ours = metric.compute([r.stats for r in results])
     total = {k: sum(r.stats.get(k, 0.0) for r in results) for k in {k for r in results for k in r.stats}}
     # AMBER's counters start at 0.001 where they divide.
-    assert (counters["chair_score"], counters["chair_num"] - 0.001) == (total["hallucinated"], pytest.approx(total["nouns"]))
+    assert counters["chair_score"] == total["hallucinated"]
+    assert counters["chair_num"] - 0.001 == pytest.approx(total["nouns"])
     assert counters["safe_cover_score"] == total["covered"] and counters["hallu_cover_score"] == total["marked"]
     assert counters["non_hallu_score"] == total["responses"] - total["any_hallucinated"]
     for prefix, scope in (("qa_", "all"), ("ha_qa_", "existence"), ("as_qa_", "state"), ("an_qa_", "number"),
