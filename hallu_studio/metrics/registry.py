@@ -9,11 +9,11 @@ imported on first use.
 >>> parse_metric_names("emd,bleu")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'bleu'; known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope
+ValueError: unknown metric 'bleu'; known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope, accuracy
 >>> parse_metric_names("emdd")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope
+ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope, accuracy
 >>> metric_spec("pope").tasks
 ('yes_no',)
 """
@@ -43,6 +43,7 @@ _METRIC_CLASSES: dict[str, tuple[str, str]] = {
     "reefknot": ("reefknot", "ReefknotMetric"),
     "chair": ("chair", "ChairMetric"),
     "pope": ("pope", "PopeMetric"),
+    "accuracy": ("answer_accuracy", "AnswerAccuracyMetric"),
 }
 METRIC_NAMES: tuple[str, ...] = tuple(_METRIC_CLASSES)
 
