@@ -14,7 +14,8 @@
 lmms-eval's ScienceQA-IMG ``exact_match`` (the answer equals the letter, or opens with "B.") gives the same
 verdicts as the multiple-choice reading on answers that are a letter, or a letter and its option.
 
-Reefknot's relation questions keep Reefknot's own metric, and yes/no questions POPE's: neither is scored here.
+Reefknot's relation questions keep Reefknot's metric, Tri-HE's open questions (gold triplets) Tri-HE's, and yes/no
+questions POPE's: none of them is scored here.
 
 >>> from hallu_studio.model import Sample
 >>> q = Sample(id="b/1", benchmark="b", image_key="1", task="mcq", question="Which?",
@@ -99,6 +100,8 @@ def _gold_letter(sample: Sample, letters: str) -> str | None:
 def _needs(sample: Sample) -> str | None:
     if sample.relation_category is not None:
         return "a Reefknot relation question: the reefknot metric scores it"
+    if sample.gold_triplets:
+        return "a Tri-HE open question (gold triplets): the trihe metric scores it"
     if not (sample.answer or "").strip():
         return "the question has no gold answer"
     return None
