@@ -36,8 +36,9 @@ from .reading import FatalImportError, iter_jsonl
 from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
 
 TOOLKIT = "lmms-eval"
-_SAMPLES = re.compile(r"^(?:(?P<stamp>.+?)_samples_(?P<task>.+)|samples_(?P<task2>.+?)_(?P<stamp2>\d{4}-\d\d-\d\dT[\d\-.]+))"
-                      r"\.jsonl$")
+# lmms-eval's ``<date>_samples_<task>.jsonl``, and lm-eval-harness's ``samples_<task>_<ISO date>.jsonl``.
+_SAMPLES = re.compile(r"^(?:(?P<stamp>.+?)_samples_(?P<task>.+)"
+                      r"|samples_(?P<task2>.+?)_(?P<stamp2>\d{4}-\d\d-\d\dT[\d\-.]+))\.jsonl$")
 _RESULTS = re.compile(r"^(?:(?P<stamp>.+)_results|results(?:_(?P<stamp2>.+))?)\.json$")
 
 
@@ -97,6 +98,11 @@ def _read_results(path: Path) -> dict[str, Any]:
     return data
 
 
+def _results_stamp(path: Path) -> str | None:
+    m = _RESULTS.match(path.name)
+    return (m.group("stamp") or m.group("stamp2")) if m else None
+
+
 def samples_file(path: Path, *, model_given: bool = False) -> SamplesFile:
     """``path`` with its task, its date prefix and the results JSON that belongs to it (see the module docstring)."""
     m = _SAMPLES.match(path.name)
@@ -104,8 +110,7 @@ def samples_file(path: Path, *, model_given: bool = False) -> SamplesFile:
     stamp = (m.group("stamp") or m.group("stamp2")) if m else None
     found = SamplesFile(path, task, stamp)
     others = sorted(p for p in path.parent.glob("*.json") if _RESULTS.match(p.name))
-    own = [p for p in others if stamp and (_RESULTS.match(p.name).group("stamp") == stamp  # type: ignore[union-attr]
-                                           or _RESULTS.match(p.name).group("stamp2") == stamp)]  # type: ignore[union-attr]
+    own = [p for p in others if stamp and _results_stamp(p) == stamp]
     if own:
         found.results_path, found.results = own[0], _read_results(own[0])
         return found

@@ -7,9 +7,9 @@ prompt (``input``) and the image's file name (``input_media``) remain, and ``fil
 string. The question is then the prompt less the task's own ``pre_prompt`` / ``post_prompt`` (from the results
 JSON's ``configs``) and, for multiple choice, less its option lines.
 
->>> row = {"doc_id": 3, "target": "B", "filtered_resps": ["B"],
-...        "input": "Which is soft?\\nA. rock\\nB. wool\\nAnswer with the option's letter from the given choices directly."}
->>> config = {"lmms_eval_specific_kwargs": {"default": {"post_prompt": "\\nAnswer with the option's letter from the given choices directly."}}}
+>>> post = "\\nAnswer with the option's letter from the given choices directly."
+>>> row = {"doc_id": 3, "target": "B", "filtered_resps": ["B"], "input": "Which is soft?\\nA. rock\\nB. wool" + post}
+>>> config = {"lmms_eval_specific_kwargs": {"default": {"post_prompt": post}}}
 >>> item = RowItem.read(row, "scienceqa_img", config)
 >>> item.question, item.options, item.gold, task_kind("scienceqa_img", [item])
 ('Which is soft?', ['rock', 'wool'], 'B', 'mcq')

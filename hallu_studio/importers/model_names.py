@@ -2,11 +2,11 @@
 
 Toolkits write the model as they were given it: a hub id (``liuhaotian/llava-v1.5-7b``), a Hugging Face cache
 snapshot path (``/opt/hf-cache/hub/models--Qwen--Qwen2.5-VL-3B-Instruct/snapshots/66285546…``), a model-args
-string (``pretrained=…,attn_implementation=sdpa``), lmms-eval's sanitized folder name (``Qwen__Qwen2.5-VL-3B-Instruct``)
-or a local checkpoint folder. :func:`hub_model_id` reads the hub id out of each, and never answers a commit hash:
+string (``pretrained=…,attn_implementation=sdpa``), lmms-eval's sanitized folder name
+(``Qwen__Qwen2.5-VL-3B-Instruct``) or a local checkpoint folder. :func:`hub_model_id` reads the hub id out of each, and never answers a commit hash:
 a leaderboard row named ``66285546d2b8…`` names nothing a reader can look up.
 
->>> hub_model_id("/opt/hf-cache/hub/models--Qwen--Qwen2.5-VL-3B-Instruct/snapshots/66285546d2b821cf421d4f5eb2576359d3770cd3")
+>>> hub_model_id("/opt/hf/hub/models--Qwen--Qwen2.5-VL-3B-Instruct/snapshots/66285546d2b821cf421d4f5eb2576359d3770cd3")
 'Qwen/Qwen2.5-VL-3B-Instruct'
 >>> hub_model_id("pretrained=liuhaotian/llava-v1.5-7b,device_map=auto")
 'liuhaotian/llava-v1.5-7b'

@@ -1,7 +1,7 @@
 """Answer accuracy of multiple-choice and short-answer questions, read the way the evaluation toolkits read them.
 
 - **Multiple choice** (``mcq``): the option the answer chooses, as lmms-eval's and VLMEvalKit's MCQ readers find
-  it, in this order: the whole answer is a letter ("B", "(B)", "B."); the answer opens with one ("B. the
+  it, in this order: the whole answer is a letter ("B", "b", "(B)", "B."); the answer opens with one ("B. the
   watering method", "(B) …"); exactly one option letter stands alone in it ("The answer is B."; a capital "A"
   followed by a lower-case word is the article, not a choice); exactly one option's text is in it ("… a
   mushroom" when B is "mushroom"). The letters are those of the sample's options (A–E when it lists none).
@@ -63,7 +63,7 @@ def choice(response: str, letters: str = DEFAULT_LETTERS, options: Sequence[str]
     ((None, 'no option letter or option text found'), ('B', "the option's text"))
     """
     text = response.strip()
-    m = _WHOLE.fullmatch(text) or _OPENING.match(text)
+    m = _WHOLE.fullmatch(text.upper()) or _OPENING.match(text)
     if m and m.group(1) in letters:
         return m.group(1), "the whole answer" if m.re is _WHOLE else "the answer's opening letter"
     words = text.translate(str.maketrans(string.punctuation, " " * len(string.punctuation))).split()
