@@ -176,3 +176,17 @@ def test_rows_answering_a_benchmark_of_another_importer_match_by_the_docs_own_id
     assert prefixed.added == 1 and str(prefixed.problems[-1]) == (
         "samples_reefknot.jsonl line 4 (doc_id 3): it answers stored sample reefknot/vqa/0, which "
         "samples_reefknot.jsonl line 1 (doc_id 0) answers already")
+
+
+def test_the_pope_fixtures_recorded_numbers_are_the_pope_metrics(tmp_path, capsys):
+    db = str(tmp_path / "s.duckdb")
+    assert main(["import", "--format", "lmms-eval", str(V03), "--db", db]) == 0
+    assert main(["score", "--db", db, "--metrics", "pope"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db, "--n-boot", "20", "--format", "jsonl"]) == 0
+    mine = {r["key"]: r["value"] for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    recorded = json.loads((V03 / "20240905_101010_results.json").read_text())["results"]["pope"]
+    # The leaderboard lists POPE's F1, accuracy and yes-ratio (precision and recall: the pope lane); lmms-eval's
+    # pope_yes_ratio is the share of gold "yes", not of answers, so it is not compared.
+    for key, theirs in (("accuracy", "pope_accuracy,none"), ("f1", "pope_f1_score,none")):
+        assert mine[key] == pytest.approx(recorded[theirs])
