@@ -11,7 +11,8 @@ MODULES = ["hallu_studio.images", "hallu_studio.importers.triplets", "hallu_stud
            "hallu_studio.importers.human.base",
            "hallu_studio.importers.human.haelm", "hallu_studio.importers.human.mhaldetect",
            "hallu_studio.importers.human.faithscore", "hallu_studio.importers.human.iiw400",
-           "hallu_studio.importers.human.generic"]
+           "hallu_studio.importers.human.generic", "hallu_studio.importers.model_names",
+           "hallu_studio.importers.lmms_eval_rows"]
 
 
 @pytest.mark.parametrize("name", MODULES)
