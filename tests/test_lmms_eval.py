@@ -190,3 +190,25 @@ def test_the_pope_fixtures_recorded_numbers_are_the_pope_metrics(tmp_path, capsy
     # pope_yes_ratio is the share of gold "yes", not of answers, so it is not compared.
     for key, theirs in (("accuracy", "pope_accuracy,none"), ("f1", "pope_f1_score,none")):
         assert mine[key] == pytest.approx(recorded[theirs])
+
+
+def test_files_that_are_not_samples_files_are_refused_with_the_reason(store, tmp_path):
+    with pytest.raises(FatalImportError, match="a results JSON holds no answers"):
+        _import(store, V03 / "20240905_101010_results.json")
+    (tmp_path / "pope.json").write_text(json.dumps({"args": {}, "logs": [], "time": "x"}))
+    with pytest.raises(FatalImportError, match="v0.2.0's <task>.json logs are not supported yet"):
+        _import(store, tmp_path / "pope.json")
+    with pytest.raises(FatalImportError, match="no lmms-eval samples file"):
+        _import(store, tmp_path)
+    with pytest.raises(ValueError, match="--benchmark names one benchmark and the folder holds several tasks"):
+        _import(store, V06, benchmark="mine")
+    assert store.benchmark_names() == []
+
+
+def test_an_empty_samples_file_in_a_folder_is_a_problem_and_the_others_go_in(store, tmp_path):
+    shutil.copytree(V06, tmp_path / "run")
+    (tmp_path / "run" / "20260101_120000_samples_textvqa_val.jsonl").write_text("")
+    reports = _import(store, tmp_path / "run")
+    assert [str(p) for r in reports for p in r.problems] == [
+        "20260101_120000_samples_textvqa_val.jsonl: no readable lmms-eval row in the file"]
+    assert sorted(store.benchmark_names()) == ["mme", "scienceqa_img"]

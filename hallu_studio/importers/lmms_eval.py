@@ -134,9 +134,12 @@ def samples_files(path: Path, *, model_given: bool = False) -> list[SamplesFile]
         if not files:
             raise FatalImportError(f"{path}: no lmms-eval samples file (<date>_samples_<task>.jsonl) in this folder")
         return [samples_file(p, model_given=model_given) for p in files]
-    if path.suffix.lower() == ".json" and "logs" in _read_results(path):
-        raise FatalImportError(f"{path.name}: lmms-eval v0.2.0's <task>.json logs are not supported yet; "
-                               "lmms-eval v0.2.4 and later write <date>_samples_<task>.jsonl")
+    if path.suffix.lower() == ".json":
+        if "logs" in _read_results(path):
+            raise FatalImportError(f"{path.name}: lmms-eval v0.2.0's <task>.json logs are not supported yet; "
+                                   "lmms-eval v0.2.4 and later write <date>_samples_<task>.jsonl")
+        raise FatalImportError(f"{path.name}: a results JSON holds no answers; give the "
+                               "<date>_samples_<task>.jsonl beside it, or the folder")
     return [samples_file(path, model_given=model_given)]
 
 
