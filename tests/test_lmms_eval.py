@@ -212,3 +212,9 @@ def test_an_empty_samples_file_in_a_folder_is_a_problem_and_the_others_go_in(sto
     assert [str(p) for r in reports for p in r.problems] == [
         "20260101_120000_samples_textvqa_val.jsonl: no readable lmms-eval row in the file"]
     assert sorted(store.benchmark_names()) == ["mme", "scienceqa_img"]
+
+
+def test_a_folder_that_is_not_lmms_evals_model_folder_never_names_the_model(tmp_path):
+    _copy(V03 / "20240905_101010_samples_pope.jsonl", tmp_path / "logs")
+    found = samples_file(tmp_path / "logs" / "20240905_101010_samples_pope.jsonl")
+    assert found.model(None)[0] == "20240905_101010_samples_pope"  # the file's name, as a last resort

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from ..model import Benchmark, Response, Sample
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses
 from .lmms_eval_rows import RowItem, response_text, task_kind
-from .model_names import recorded_model_name
+from .model_names import hub_model_id, recorded_model_name
 from .reading import FatalImportError, iter_jsonl
 from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
 
@@ -79,8 +79,10 @@ class SamplesFile:
         raw = pretrained or self.results.get("model_name")
         if given:
             return given, raw
-        name = recorded_model_name(pretrained, self.results.get("model_name"), self.path.parent.name,
-                                   fallback=self.path.stem)
+        # The folder is lmms-eval's model_name_sanitized only when lmms-eval laid the files out: trusted for a hub
+        # id ("org__name"), never as a name of its own ("logs", "lmms_eval").
+        name = recorded_model_name(pretrained, self.results.get("model_name"),
+                                   fallback=hub_model_id(self.path.parent.name) or self.path.stem)
         return name, raw
 
 

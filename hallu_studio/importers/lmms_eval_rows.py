@@ -123,7 +123,7 @@ class RowItem:
     def _question(self, doc: Mapping[str, Any], config: Mapping[str, Any]) -> None:
         choices = _listed(doc.get("choices")) or _listed(doc.get("options"))
         asked = next((doc[k] for k in _QUESTION_FIELDS if isinstance(doc.get(k), str) and doc[k].strip()), None)
-        text = self.prompt
+        text, options = self.prompt, []
         if text is not None:
             pre, post = _prompts(config)
             if pre and text.startswith(pre):
@@ -131,8 +131,7 @@ class RowItem:
             if post and text.endswith(post):
                 text = text[:-len(post)]
             text, options = _split_options(text)
-            self.options = choices or options
-        self.options = choices or self.options
+        self.options = choices or options
         self.question = asked.strip() if asked else (text or None)
 
     def _identity(self, row: Mapping[str, Any], doc: Mapping[str, Any], task: str) -> None:
