@@ -13,7 +13,6 @@ from hallu_studio.importers.lmms_eval import samples_file
 from hallu_studio.importers.reading import FatalImportError
 from hallu_studio.importers.registry import ImportRequest
 from hallu_studio.pipelines.importing import import_format
-from hallu_studio.store import Store
 
 DATA = Path(__file__).parent / "data" / "lmms_eval"
 V03 = DATA / "v0.3" / "llava-hf__llava-1.5-7b-hf"
