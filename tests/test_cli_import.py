@@ -129,5 +129,8 @@ def test_lmms_eval_responses_with_an_unmatched_row_exit_1(tmp_path, capsys):
     capsys.readouterr()
     assert main(["import", "--format", "lmms-eval", str(logs), "--benchmark", "b", "--model", "m", "--db", db]) == 1
     out = capsys.readouterr()
-    assert out.err.strip() == "error: samples_b.jsonl line 2 (doc_id 2): no stored sample of benchmark b matches '2'"
+    assert out.err.strip().splitlines() == [
+        "error: samples_b.jsonl line 2 (doc_id 2): no stored sample of benchmark b matches '2'",
+        "warning: samples_b.jsonl: no results JSON of this run beside it: the model is named 'm' and lmms-eval's "
+        "version is unknown"]
     assert "1 responses; 1 added" in out.out

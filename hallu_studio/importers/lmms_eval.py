@@ -258,6 +258,9 @@ def _responses(source: SamplesFile, pairs: list[tuple[_Row, str]], model: str | 
             "results_file": str(source.results_path) if source.results_path else None,
             "lmms_eval_task": source.task, "model_args": raw, "recorded": source.recorded() or None}
     meta = {k: v for k, v in meta.items() if v is not None}
+    if source.results_path is None:
+        problems.append(ImportProblem(source.path.name, f"no results JSON of this run beside it: the model is named "
+                                      f"{name!r} and lmms-eval's version is unknown", fatal=False))
     out = ParsedResponses(problems=problems, name=source.path.name)
     for row, sid in pairs:
         if row.text is None:
