@@ -116,7 +116,6 @@ class AnswerAccuracyMetric:
                         misleads="an answer naming no option counts as wrong; exact match refuses right answers "
                                  "worded differently (\"two\" for \"2\")."),
         summary=("unread",),
-        item=Number("correct", "answer right", "1 = yes", lower_is_better=False),
         agreement=Number("wrong", "answer wrong", "1 = yes", lower_is_better=True,
                          derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
         settings=())
