@@ -220,3 +220,14 @@ def test_a_folder_that_is_not_lmms_evals_model_folder_never_names_the_model(tmp_
     _copy(V03 / "20240905_101010_samples_pope.jsonl", tmp_path / "logs")
     found = samples_file(tmp_path / "logs" / "20240905_101010_samples_pope.jsonl")
     assert found.model(None)[0] == "20240905_101010_samples_pope"  # the file's name, as a last resort
+
+
+def test_a_log_likelihood_row_is_refused_as_not_supported_yet(store, tmp_path):
+    path = tmp_path / "20240905_101010_samples_seedbench_ppl.jsonl"
+    path.write_text(json.dumps({"doc_id": 0, "target": "A", "input": "Which?\nA. x\nB. y",
+                                "filtered_resps": [["-1.5", "False"], ["-3.2", "False"]]}) + "\n"
+                    + json.dumps({"doc_id": 1, "target": "B", "input": "Which?\nA. x\nB. y",
+                                  "filtered_resps": ["B"]}) + "\n")
+    reports = _import(store, path, model="m")
+    assert "2 requests for one question (a log-likelihood task)" in str(reports[-1].problems[0])
+    assert reports[-1].added == 1

@@ -160,6 +160,7 @@ def _rows(source: SamplesFile, problems: list[ImportProblem]) -> list[_Row]:
         where = f"{source.path.name} line {lineno}"
         try:
             item = RowItem.read(rec, source.task, source.config)
+            text = response_text(rec)
         except ValueError as exc:
             problems.append(ImportProblem(where, str(exc)))
             continue
@@ -167,7 +168,7 @@ def _rows(source: SamplesFile, problems: list[ImportProblem]) -> list[_Row]:
             problems.append(ImportProblem(where, f"doc_id {item.doc_id} appears twice in the file; the first is kept"))
             continue
         seen.add(item.doc_id)
-        rows.append(_Row(f"{where} (doc_id {item.doc_id})", item, response_text(rec), rec))
+        rows.append(_Row(f"{where} (doc_id {item.doc_id})", item, text, rec))
     return rows
 
 

@@ -46,8 +46,14 @@ def first_text(value: Any) -> str | None:
 
 
 def response_text(row: Mapping[str, Any]) -> str | None:
-    """The model's answer: ``filtered_resps`` (what lmms-eval scored), else ``resps``."""
-    text = first_text(row.get("filtered_resps"))
+    """The model's answer: ``filtered_resps`` (what lmms-eval scored), else ``resps``. A row of several requests
+    (a multiple-choice task lmms-eval scores by log-likelihood, one request per option) holds no answer text:
+    ValueError."""
+    filtered = row.get("filtered_resps")
+    if isinstance(filtered, list) and len(filtered) > 1 and all(isinstance(f, (list, tuple)) for f in filtered):
+        raise ValueError(f"{len(filtered)} requests for one question (a log-likelihood task): lmms-eval scored "
+                         "option likelihoods, not an answer text; not supported yet")
+    text = first_text(filtered)
     return text if text is not None else first_text(row.get("resps"))
 
 
