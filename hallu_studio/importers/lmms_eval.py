@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from ..model import Benchmark, Response, Sample
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses
 from .lmms_eval_rows import RowItem, response_text, task_kind
-from .model_names import hub_model_id, recorded_model_name
+from .model_names import hub_model_id, pretrained_arg, recorded_model_name
 from .reading import FatalImportError, iter_jsonl
 from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
 
@@ -73,9 +73,7 @@ class SamplesFile:
     def model(self, given: str | None) -> tuple[str, str | None]:
         """(the model's name, the raw ``pretrained=`` / ``model_name`` it came from)."""
         config = self.results.get("config") or {}
-        args = str(config.get("model_args") or "")
-        m = re.search(r"(?:^|,)\s*pretrained\s*=\s*([^,]+)", args)
-        pretrained = m.group(1).strip() if m else None
+        pretrained = pretrained_arg(str(config.get("model_args") or ""))
         raw = pretrained or self.results.get("model_name")
         if given:
             return given, raw
@@ -100,6 +98,14 @@ def _read_results(path: Path) -> dict[str, Any]:
     return data
 
 
+def _other_results(path: Path) -> dict[str, Any] | None:
+    """A results JSON of another date, or None when it is no readable results JSON (another tool's ``*_results.json``)."""
+    try:
+        return _read_results(path)
+    except FatalImportError:
+        return None
+
+
 def _results_stamp(path: Path) -> str | None:
     m = _RESULTS.match(path.name)
     return (m.group("stamp") or m.group("stamp2")) if m else None
@@ -116,7 +122,7 @@ def samples_file(path: Path, *, model_given: bool = False) -> SamplesFile:
     if own:
         found.results_path, found.results = own[0], _read_results(own[0])
         return found
-    covering = [(p, r) for p, r in ((p, _read_results(p)) for p in others) if _covers(r, task)]
+    covering = [(p, r) for p, r in ((p, _other_results(p)) for p in others) if r is not None and _covers(r, task)]
     if len(covering) == 1:
         found.results_path, found.results = covering[0]
     elif len(covering) > 1 and not model_given:

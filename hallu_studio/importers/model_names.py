@@ -38,10 +38,14 @@ def _is_hash(text: str) -> bool:
     return bool(_HASH.fullmatch(text.lower()))
 
 
+def pretrained_arg(model_args: str) -> str | None:
+    """The ``pretrained=`` value of a model-args string (``pretrained=org/name,device_map=auto``), else None."""
+    m = re.search(r"(?:^|,)\s*pretrained\s*=\s*([^,]+)", model_args)
+    return m.group(1).strip().strip("'\"") if m else None
+
+
 def _pretrained(text: str) -> str:
-    """The ``pretrained=`` value of a model-args string, else the text itself."""
-    m = re.search(r"(?:^|,)\s*pretrained\s*=\s*([^,]+)", text)
-    return m.group(1).strip().strip("'\"") if m else text
+    return pretrained_arg(text) or text
 
 
 def _from_config(folder: Path) -> str | None:
