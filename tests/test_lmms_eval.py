@@ -138,6 +138,7 @@ def test_caption_rows_keep_their_reference_captions(store, tmp_path):
         "20240905_101010_samples_coco2017_cap_val.jsonl: no results JSON of this run beside it: the model is named "
         "'m' and lmms-eval's version is unknown"] and reports[-1].failed == 0
     (sample,) = store.get_samples(["coco2017_cap_val/0"]).values()
+    assert sample.image_key == "000000000139.jpg"
     assert sample.task == "caption" and sample.reference_captions == ["A woman stands in a kitchen.",
                                                                       "A room with a stove."]
 

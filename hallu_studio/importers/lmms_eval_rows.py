@@ -31,6 +31,7 @@ POPE_SPLITS = {"pope_adv": "adversarial", "pope_pop": "popular", "pope_random": 
 SPLIT_NAMES = frozenset(POPE_SPLITS.values())
 _CAPTION_TASK = re.compile(r"(?:^|_)(?:cap|caps|caption|captions|nocaps|flickr30k)(?:_|$)|^coco\d*_cap|^nocaps|^flickr")
 _QUESTION_FIELDS = ("question", "query", "prompt", "text")
+_IMAGE_FILE = re.compile(r"\.(?:jpe?g|png|gif|bmp|webp)$", re.IGNORECASE)
 _IMAGE_FIELDS = ("image_source", "image_id", "image_path", "image_file", "file_name", "img_id")
 
 
@@ -144,6 +145,9 @@ class RowItem:
         media = row.get("input_media")
         names = [str(m) for m in media if isinstance(m, (str, int))] if isinstance(media, list) else []
         image = next((str(doc[k]) for k in _IMAGE_FIELDS if doc.get(k) not in (None, "")), None)
+        qid = str(doc.get("question_id") or "")
+        if image is None and _IMAGE_FILE.search(qid):  # COCO caption tasks: the question id is the image's file
+            image = qid
         self.image_key = "|".join(names) if names else image
         scored = [v for v in row.values() if isinstance(v, Mapping) and "question_id" in v]
         category = doc.get("category") or next((v.get("category") for v in scored if v.get("category")), None)
