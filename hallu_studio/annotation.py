@@ -280,11 +280,6 @@ def current_comparisons(events: Iterable[HumanEvent]) -> dict[tuple[str, str, st
 # --------------------------------------------------------------------------- queues
 
 
-def rating_counts(events: Iterable[HumanEvent]) -> Counter[str]:
-    """How many annotators currently rate each response."""
-    return Counter(rid for rid, _ in current_ratings(events))
-
-
 def triplet_disagreements(judge_verdicts: dict[str, list[tuple[tuple[str, str, str] | None, str]]],
                           human_verdicts: Sequence[tuple[int, dict[str, Any]]] = ()) -> int:
     """How many triplets of one response get different verdicts from judges or people.
