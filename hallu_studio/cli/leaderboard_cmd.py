@@ -33,15 +33,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def ranked_rows(rows: list[dict[str, Any]], boards: list[Any], in_force: Any) -> list[dict[str, Any]]:
     """``rows`` with ``rank`` and ``config`` (the configuration's name), ordered as the boards rank the runs: per
     benchmark, best run first; per run the metrics in ranking order, the configuration in force first."""
-    from ..studies.ranking import RANKING
+    from ..metrics.registry import METRIC_NAMES
 
     place = {(b.benchmark, r.run_id): (i, j, r.rank) for i, b in enumerate(boards) for j, r in enumerate(b.runs)}
-    metric_order = {m: i for i, m in enumerate(RANKING)}
+    metric_order = {m: i for i, m in enumerate(METRIC_NAMES)}
     out = []
     for row in rows:
         board, position, rank = place.get((row["benchmark"], row["run_id"]), (len(boards), 0, None))
         out.append({**row, "rank": rank, "config": in_force.label(row["metric"], row["config_key"]),
-                    "_order": (board, str(row["benchmark"]), position, metric_order.get(row["metric"], len(RANKING)),
+                    "_order": (board, str(row["benchmark"]), position, metric_order.get(row["metric"], len(METRIC_NAMES)),
                                row["metric"], row["config_key"] != in_force.key(row["metric"]), row["config_key"],
                                str(row.get("domain")))})
     out.sort(key=lambda r: r["_order"])

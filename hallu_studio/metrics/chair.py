@@ -46,7 +46,7 @@ counts cat, dog, cat: CHAIR_i 2/3; the studio reading counts the extractor's cat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -59,7 +59,8 @@ from ..lexicon.vocabularies import CHAIR_TABLE, Vocabulary, chair_mentions, voca
 from ..lexicon.words import FRAMING_NOUNS, PRONOUNS, QUANTIFIER_NOUNS
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .spec import MetricSpec, Number
+from .flagging import concept_object_spans, find_phrase
+from .spec import FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -92,6 +93,39 @@ def reference_names(sample: Sample) -> list[str]:
     return list(dict.fromkeys([*sample.scene_graph.object_names(), *(sample.reference_objects or [])]))
 
 
+def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                  concepts: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
+    """The response's mentions of the objects CHAIR calls hallucinated.
+
+    >>> flagged_spans({}, {"hallucinated": ["dog"]}, "A dog on a mat")
+    [(2, 5)]
+    """
+    out: list[tuple[int, int]] = []
+    for name in evidence.get("hallucinated") or []:
+        out.extend(concept_object_spans(concepts, str(name)) or find_phrase(text, str(name)))
+    return out
+
+
+def fact_verdict(values: Mapping[str, Any]) -> str:
+    """A fact's verdict from CHAIR's values on it: hallucinated when an object it mentions is not in the image,
+    accurate when it mentions objects and all are there, not settled when it mentions none.
+
+    >>> fact_verdict({"hallucinated_objects": 1, "mentioned_objects": 2}), fact_verdict(
+    ...     {"hallucinated_objects": 0, "mentioned_objects": 1}), fact_verdict({"mentioned_objects": 0})
+    ('hallucinated', 'accurate', 'not settled')
+    """
+    if values.get("hallucinated_objects"):
+        return FACT_HALLUCINATED
+    return FACT_ACCURATE if values.get("mentioned_objects") else NOT_SETTLED
+
+
+def fact_reading(values: Mapping[str, Any], evidence: Mapping[str, Any], undefined: str | None) -> FactReading:
+    """One atomic fact read with CHAIR (the baseline beside the Tri-HE judge in the fact tables)."""
+    hallucinated = evidence.get("hallucinated") or []
+    return FactReading(fact_verdict(values), undefined or (f"not found: {', '.join(hallucinated)}"
+                                                            if hallucinated else ""))
+
+
 class ChairMetric:
     spec = MetricSpec(
         "chair", "CHAIR", tasks=("caption", "vqa"),
@@ -103,6 +137,9 @@ class ChairMetric:
         summary=("chair_s",),
         item=Number("chair_i_item", "CHAIRi", "% of objects", lower_is_better=True,
                     meaning="share of this answer's mentioned objects that are not in the image."),
+        flagged_spans=flagged_spans, fact_reading=fact_reading,
+        hallucination_scores=(Number("chair_i_item", "chair-i", "% of objects", lower_is_better=True,
+                                     meaning="CHAIR_i: mentioned objects counted as hallucinated / mentioned (x100)"),),
         settings=("scoring.chair_reading", "scoring.chair_vocabulary", "scoring.embedding_model"))
     name = spec.name
 

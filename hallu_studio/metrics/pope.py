@@ -42,6 +42,7 @@ from ..config import READINGS
 from ..lexicon.nouns import relation as noun_relation
 from ..model import Sample, SceneGraph
 from .base import ItemResult, ScoringItem
+from .flagging import whole_answer_if
 from .spec import MetricSpec, Number
 from .chair import canonical_forms
 
@@ -273,6 +274,9 @@ class PopeMetric:
         summary=("accuracy", "yes_ratio"),
         agreement=Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
                          derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
+        higher_is_better_values=frozenset({"correct"}), flags_words=False,
+        flagged_spans=lambda values, evidence, text, concepts=None: whole_answer_if(values.get("correct") is False,
+                                                                                    text),
         settings=("scoring.pope_reading",))
     name = spec.name
 

@@ -83,6 +83,21 @@ class MetricSpec:
     # The per-response number set beside people's ratings (studies' correlations); by default ``item``.
     agreement: Number | None = None
     needs: Callable[[Sample], str | None] | None = None
+    # Per-response values where a higher number means *less* hallucination (how ``study --value metric=key``
+    # orients a value other than ``agreement``).
+    higher_is_better_values: frozenset[str] = frozenset()
+    # The response's character spans this metric's evidence marks as hallucinated:
+    # ``(values, evidence, text, concepts) -> spans`` (``metrics.flagging`` has the readers); None: it cannot point.
+    # Probe detection reads it, and span agreement with people where ``flags_words`` (not a whole short answer).
+    flagged_spans: Callable[[Mapping[str, Any], Mapping[str, Any], str, Mapping[str, Any] | None],
+                            list[tuple[int, int]]] | None = None
+    flags_words: bool = True
+    # The per-response scores set beside people's labels (AUROC, group means), each oriented so that higher means
+    # more hallucination; ``name`` is what the tables call it. Empty: the metric is not in those tables.
+    hallucination_scores: tuple[Number, ...] = ()
+    # How one atomic fact is judged with this metric (FaithScore-style fact tables):
+    # ``(values, evidence, undefined_reason) -> FactReading``; None: the metric does not judge facts.
+    fact_reading: Callable[[Mapping[str, Any], Mapping[str, Any], str | None], "FactReading"] | None = None
 
     def __post_init__(self) -> None:
         if not self.family:
@@ -108,6 +123,21 @@ class MetricSpec:
         if sample.task not in self.tasks:
             return f"{self.name} does not score {sample.task} samples"
         return self.needs(sample) if self.needs is not None else None
+
+
+# A fact's verdicts, whichever metric judges it: what the reference says is false, what it states, and what it
+# cannot settle (reported as coverage, never as an error).
+FACT_HALLUCINATED, FACT_ACCURATE, NOT_SETTLED = "hallucinated", "accurate", "not settled"
+FACT_VERDICTS: tuple[str, ...] = (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED)
+
+
+@dataclass(frozen=True)
+class FactReading:
+    """One fact's verdict as a metric reads it off its result, the reason, and the claims it judged (if any)."""
+
+    verdict: str
+    reason: str = ""
+    claims: tuple[Mapping[str, Any], ...] = ()
 
 
 def as_number(value: Any) -> float | None:
