@@ -174,7 +174,7 @@ def read_pope(path: str | os.PathLike[str], images_dir: str | os.PathLike[str] |
     if files.llava is not None:
         _check_llava(files.llava, by_split, problems)
     used = [files.splits[(dataset, s)].name for s in by_split] + ([files.llava.name] if files.llava else [])
-    meta = {"toolkit": "POPE", "dataset": dataset, "splits": list(by_split), "source_file": used}
+    meta = {"toolkit": "AoiDragon/POPE", "dataset": dataset, "splits": list(by_split), "source_file": used}
     parsed = ParsedBenchmark(Benchmark(name, f"POPE ({dataset}): object-existence yes/no questions, "
                                              f"{', '.join(by_split)} negatives", str(p), meta),
                              [s for samples in by_split.values() for s in samples], problems=problems,
