@@ -117,10 +117,13 @@ def test_another_release_of_a_split_is_refused_question_by_question(tmp_path):
         {"question_id": 2, "image": IMAGE, "text": question("train"), "label": "no"}])
     with Store(tmp_path / "s.duckdb") as store:
         import_format(store, "pope", ImportRequest(path=folder))
+        write_jsonl(other, [json.loads(line) for line in other.read_text().splitlines()]
+                    + [{"question_id": 9, "image": OTHER, "text": question("bus"), "label": "no"}])
         [report] = import_format(store, "pope", ImportRequest(path=other))
-        [problem] = [p for p in report.problems if p.fatal]
-        assert problem.record == "coco_pope_random.json question_id 2" and "train" in problem.reason
-        assert report.already_present == 1 and report.added == 0
+        changed, held = [p for p in report.problems if p.fatal]
+        assert changed.record == "coco_pope_random.json question_id 2" and "train" in changed.reason
+        assert held.record == "coco_pope_random.json" and "other 2 questions are held back" in held.reason
+        assert report.added == 0 and "pope/random/9" not in store.sample_ids("pope")
         assert store.get_samples(["pope/random/2"])["pope/random/2"].question == question("kite")
 
 

@@ -184,17 +184,23 @@ def read_pope(path: str | os.PathLike[str], images_dir: str | os.PathLike[str] |
 
 
 def refuse_changed_questions(parsed: ParsedBenchmark, stored: dict[str, Sample]) -> None:
-    """Drop, as a problem naming its file and question, each parsed question whose id the store holds with another
-    question, image or label (a different release of the split files): never paired silently."""
-    kept = []
+    """Refuse, as a problem naming its file and question, each parsed question whose id the store holds with another
+    question, image or label (a different release of the split files): never paired silently. The rest of such a
+    file is held back too (one problem saying so), so that a split never mixes two releases."""
+    changed: dict[str, int] = defaultdict(int)
     for s in parsed.samples:
         old = stored.get(s.id)
         if old is not None and (_normalised(old.question or ""), old.image_key, old.answer) != (
                 _normalised(s.question or ""), s.image_key, s.answer):
+            changed[str(s.meta.get("source_file"))] += 1
             parsed.problems.append(ImportProblem(
                 f"{s.meta.get('source_file')} question_id {s.meta.get('question_id')}",
                 f"the store's {s.id} asks {old.question!r} of {old.image_key} (label {old.answer}); this file asks "
                 f"{s.question!r} of {s.image_key} (label {s.answer}): import it under another --benchmark"))
-            continue
-        kept.append(s)
-    parsed.samples = kept
+    held = [s for s in parsed.samples if str(s.meta.get("source_file")) in changed]
+    for name, n in sorted(changed.items()):
+        rest = sum(1 for s in held if s.meta.get("source_file") == name) - n
+        if rest:
+            parsed.problems.append(ImportProblem(name, f"its other {rest} questions are held back too: the file is "
+                                                       f"another release of the split than the store's"))
+    parsed.samples = [s for s in parsed.samples if str(s.meta.get("source_file")) not in changed]
