@@ -213,3 +213,7 @@ def test_the_cli_imports_scores_and_lists_each_split(tmp_path, capsys):
     assert rows[("accuracy", "random")]["value"] == pytest.approx(1.0)
     assert rows[("accuracy", None)]["value"] == pytest.approx(4 / 6)
     assert rows[("f1", None)]["model"] == "liuhaotian/llava-v1.5-7b"
+    # The report shows the same rows, per split.
+    assert main(["report", "--output", str(tmp_path / "r.html"), "--db", str(db)]) == 0
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Per split" in html and "pope.accuracy adversarial" in html and "pope.f1 random" in html
