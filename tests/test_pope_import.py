@@ -162,10 +162,12 @@ def test_per_split_answer_files_take_the_split_from_the_name_or_the_benchmark(tm
 
 def test_a_row_asking_another_question_or_of_another_image_is_refused_by_line(tmp_path, pope_store):
     path = answers(tmp_path / "coco_pope_adversarial_answers.jsonl", [
-        (1, question("dog") + SUFFIX, "Yes"), (2, question("giraffe") + SUFFIX, "No"), (99, question("dog"), "No")])
+        (1, question("dog") + SUFFIX, "Yes"), (2, question("giraffe") + SUFFIX, "No"), (99, question("dog"), "No"),
+        (1, question("dog"), "No")])
     parsed = read_llava(path, pope_store, benchmark="pope", model="mine")
     assert [r.sample_id for r in parsed.responses] == ["pope/adversarial/1"]
     reasons = {p.record: p.reason for p in parsed.problems}
+    assert "answers pope/adversarial/1 again (line 1" in reasons[f"{path.name} line 4"]
     assert "giraffe" in reasons[f"{path.name} line 2"] and "pope/adversarial/2 asks" in reasons[f"{path.name} line 2"]
     assert "no stored sample" in reasons[f"{path.name} line 3"]
     assert parsed.runs[0].model == "mine"

@@ -149,6 +149,7 @@ def read_llava_answers(path: str | os.PathLike[str], samples: dict[str, Sample],
     matcher = _Matcher(benchmark, split, samples)
     runs = RecordedRuns(f"llava:{p.name}")
     meta = {"toolkit": "LLaVA", "source_file": p.name}
+    answered: dict[str, int] = {}
     for lineno, row in iter_jsonl(p, out.problems):
         where = f"{p.name} line {lineno}"
         try:
@@ -161,6 +162,9 @@ def read_llava_answers(path: str | os.PathLike[str], samples: dict[str, Sample],
             sid = matcher.match(str(qid).strip(), prompt, row.get("image") if isinstance(row.get("image"), str)
                                 else None)
             _check(row, samples[sid])
+            if sid in answered:
+                raise ValueError(f"answers {sid} again (line {answered[sid]} answers it)")
+            answered[sid] = lineno
             name = model or (llava_model_name(str(row["model_id"])) if str(row.get("model_id") or "").strip()
                              else p.name.split(".")[0])
             out.responses.append(Response(runs.run_for(benchmark, name, meta).id, sid, text))
