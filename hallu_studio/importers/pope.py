@@ -126,14 +126,10 @@ def _read_split(path: Path, dataset: str, split: str, benchmark: str, problems: 
     return samples
 
 
-def _normalised(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _check_llava(path: Path, by_split: dict[str, list[Sample]], problems: list[ImportProblem]) -> None:
     """Check LLaVA's question file against the split files, question by question in each split's order (as its
     evaluator pairs them), and take its numbers; a question it asks differently is one warning per split."""
-    from .llava import strip_instruction
+    from .llava import same_question, strip_instruction
 
     position: dict[str, int] = defaultdict(int)
     differ: dict[str, list[str]] = defaultdict(list)
@@ -148,7 +144,7 @@ def _check_llava(path: Path, by_split: dict[str, list[Sample]], problems: list[I
             differ[split].append(f"line {lineno}: no {k + 1}th question in the split file")
             continue
         sample = by_split[split][k]
-        if _normalised(asked) != _normalised(sample.question or "") or record.get("image") != sample.image_key:
+        if not same_question(asked, sample.question or "") or record.get("image") != sample.image_key:
             differ[split].append(f"line {lineno} asks {asked!r} of {record.get('image')}, the split file's "
                                  f"{k + 1}th question {sample.question!r} of {sample.image_key}")
             sample.meta.pop("llava_question_id", None)
@@ -187,11 +183,13 @@ def refuse_changed_questions(parsed: ParsedBenchmark, stored: dict[str, Sample])
     """Refuse, as a problem naming its file and question, each parsed question whose id the store holds with another
     question, image or label (a different release of the split files): never paired silently. The rest of such a
     file is held back too (one problem saying so), so that a split never mixes two releases."""
+    from .llava import same_question
+
     changed: dict[str, int] = defaultdict(int)
     for s in parsed.samples:
         old = stored.get(s.id)
-        if old is not None and (_normalised(old.question or ""), old.image_key, old.answer) != (
-                _normalised(s.question or ""), s.image_key, s.answer):
+        if old is not None and not (same_question(old.question or "", s.question or "")
+                                    and (old.image_key, old.answer) == (s.image_key, s.answer)):
             changed[str(s.meta.get("source_file"))] += 1
             parsed.problems.append(ImportProblem(
                 f"{s.meta.get('source_file')} question_id {s.meta.get('question_id')}",
