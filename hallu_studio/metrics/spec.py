@@ -61,6 +61,41 @@ class Number:
 
 
 @dataclass(frozen=True)
+class Breakdown:
+    """Numbers a metric's ``compute`` also reports per part of a benchmark (a split, a subtask), as keys
+    ``"<part>.<key>"``; the leaderboard lists them after the headline and summary, one row per part and key, with
+    the part's name in the row's ``split``. The parts are found in ``compute``'s output, so one spec serves any
+    benchmark (POPE's random / popular / adversarial, MME's subtasks).
+
+    ``keys``: the per-part keys listed, in this order; ``order``: parts listed first, in this order (the others
+    follow by name); ``not_parts``: prefixes of ``compute``'s other dotted keys, which are no parts (POPE's per-kind
+    ``object.f1``).
+
+    >>> b = Breakdown(("f1", "accuracy"), order=("random", "popular"), not_parts=("object",))
+    >>> b.parts({"f1": 0.8, "popular.f1": 0.7, "object.f1": 0.5, "adversarial.accuracy": 0.6, "random.f1": 0.9})
+    ['random', 'popular', 'adversarial']
+    >>> b.entries({"popular.f1": 0.7, "popular.accuracy": 0.75, "popular.questions": 4})
+    [('popular', 'f1', 'popular.f1'), ('popular', 'accuracy', 'popular.accuracy')]
+    """
+
+    keys: tuple[str, ...]
+    order: tuple[str, ...] = ()
+    not_parts: tuple[str, ...] = ()
+
+    def parts(self, point: Mapping[str, Any]) -> list[str]:
+        """The parts ``point`` (one ``compute`` output) reports any of ``keys`` for, in listing order."""
+        found = {k.rsplit(".", 1)[0] for k in point
+                 if "." in k and k.rsplit(".", 1)[1] in self.keys and k.rsplit(".", 1)[0] not in self.not_parts}
+        rank = {part: i for i, part in enumerate(self.order)}
+        return sorted(found, key=lambda part: (rank.get(part, len(rank)), part))
+
+    def entries(self, point: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        """``(part, key, compute key)`` of every per-part number in ``point``, parts in order, then keys."""
+        return [(part, key, f"{part}.{key}") for part in self.parts(point) for key in self.keys
+                if f"{part}.{key}" in point]
+
+
+@dataclass(frozen=True)
 class MetricSpec:
     """A metric's identity: its name in the store and on the command line, how people call it, where it applies,
     which of its numbers the views show, and the settings its scores depend on.
@@ -79,6 +114,7 @@ class MetricSpec:
     settings: tuple[str, ...]
     family: str = ""
     summary: tuple[str, ...] = ()  # the keys of ``compute`` the leaderboard lists after the headline
+    breakdown: Breakdown | None = None  # per-part numbers (splits, subtasks) listed after the summary
     item: Number | None = None  # the per-response value Browse shows (None: no column)
     # The per-response number set beside people's ratings (studies' correlations); by default ``item``.
     agreement: Number | None = None
