@@ -6,13 +6,13 @@ come with it, so published CHAIR's ground truth is the COCO-80 objects the capti
 
 Through the product path, as a user would run it: the rows become caption samples made by
 ``importers.coco.coco_sample`` (the function VLMEvalKit's importer calls for ``COCO_VAL``), written as
-HalluStudio's JSONL samples and responses, ``hallu-studio import --format jsonl`` each into an empty store,
-``hallu-studio score --metrics chair`` under each reading asked for, and ``hallu-studio leaderboard``'s CHAIRs
-and CHAIRi. "before" are the same rows as samples carry them without the COCO marker (reference captions
-only: what the landed code makes of them), scored under the default settings (with the last reading asked for).
+HalluStudio's JSONL samples and responses, ``hallu-studio import --format jsonl`` into an empty store,
+``hallu-studio score --metrics chair`` under each reading asked for (the other settings their defaults), and
+``hallu-studio leaderboard``'s CHAIRs and CHAIRi. "before" are the same rows as samples without the COCO
+marker (benchmark ``COCO_VAL_before``: reference captions only, what the landed code makes of them), in the
+same store, so that each caption's concepts are extracted once.
 
-    python benchmarks/bench_coco_chair.py [--file XLSX] [--limit N] [--readings studio,released] [--no-before]
-        [--keep DIR]
+    python benchmarks/bench_coco_chair.py [--file XLSX] [--limit N] [--readings studio,released] [--keep DIR]
 
 Prints, per run: responses, CHAIR_i defined (share), the undefined ones' reasons, CHAIRs, CHAIRi.
 """
@@ -35,13 +35,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hallu_studio.cli import main  # noqa: E402
+from hallu_studio.config import Settings  # noqa: E402
 from hallu_studio.importers.coco import coco_sample  # noqa: E402
+from hallu_studio.metrics.keys import current_config_keys  # noqa: E402
 from hallu_studio.model import Sample  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
 
 SHARED = Path(os.environ.get("HALLU_STUDIO_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 DEFAULT_FILE = SHARED / "datasets/toolkits/vlmevalkit-vila_8b/vila_8b_COCO_VAL.xlsx"
 BENCHMARK = "COCO_VAL"
+BEFORE = "COCO_VAL_before"  # the same rows without the COCO marker
 
 
 def read_rows(path: Path, limit: int | None) -> list[dict[str, str]]:
@@ -55,15 +58,15 @@ def read_rows(path: Path, limit: int | None) -> list[dict[str, str]]:
     return out[:limit] if limit else out
 
 
-def samples_of(rows: list[dict[str, str]], marked: bool) -> list[Sample]:
+def samples_of(rows: list[dict[str, str]], benchmark: str, marked: bool) -> list[Sample]:
     out = []
     for row in rows:
         captions = [c.strip() for c in ast.literal_eval(row["answer"]) if c.strip()]
-        sid, key = f"{BENCHMARK}/{row['index']}", f"{BENCHMARK}#{row['index']}"
+        sid, key = f"{benchmark}/{row['index']}", f"{BENCHMARK}#{row['index']}"
         if marked:
-            out.append(coco_sample(sid, BENCHMARK, key, captions, question=row["question"]))
+            out.append(coco_sample(sid, benchmark, key, captions, question=row["question"]))
         else:
-            out.append(Sample(id=sid, benchmark=BENCHMARK, image_key=key, task="caption", question=row["question"],
+            out.append(Sample(id=sid, benchmark=benchmark, image_key=key, task="caption", question=row["question"],
                               reference_text=captions))
     return out
 
@@ -76,29 +79,40 @@ def quiet(args: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def run(rows: list[dict[str, str]], model: str, marked: bool, reading: str, folder: Path) -> dict[str, object]:
-    tag = f"{'marked' if marked else 'plain'}-{reading}"
-    samples, responses, db = folder / f"{tag}-samples.jsonl", folder / f"{tag}-responses.jsonl", folder / f"{tag}.duckdb"
-    samples.write_text("".join(json.dumps(s.to_dict()) + "\n" for s in samples_of(rows, marked)), encoding="utf-8")
-    responses.write_text("".join(json.dumps({"sample_id": f"{BENCHMARK}/{r['index']}", "model": model,
-                                             "response": r["prediction"]}) + "\n" for r in rows), encoding="utf-8")
-    os.environ["HALLU_STUDIO_CHAIR_READING"] = reading
-    start = time.perf_counter()
-    for args in (["import", "--format", "jsonl", str(samples)], ["import", "--format", "jsonl", str(responses)],
-                 ["score", "--metrics", "chair"]):
-        code, _ = quiet([*args, "--db", str(db)])
-        if code not in (0, 1):
-            raise SystemExit(f"hallu-studio {' '.join(args)} exited {code}")
-    seconds = time.perf_counter() - start
-    _, board = quiet(["leaderboard", "--metrics", "chair", "--format", "jsonl", "--n-boot", "200", "--db", str(db)])
+def cli(*args: str) -> str:
+    code, out = quiet(list(args))
+    if code not in (0, 1):
+        raise SystemExit(f"hallu-studio {' '.join(args)} exited {code}")
+    return out
+
+
+def write_inputs(rows: list[dict[str, str]], model: str, folder: Path) -> tuple[Path, Path]:
+    """The samples twice, before (benchmark ``COCO_VAL_before``, captions only) and after (``COCO_VAL``, made by
+    ``coco_sample``), and the model's captions for each: one store, so each caption's concepts are extracted once."""
+    samples, responses = folder / "samples.jsonl", folder / "responses.jsonl"
+    with samples.open("w", encoding="utf-8") as s, responses.open("w", encoding="utf-8") as r:
+        for benchmark, marked in ((BEFORE, False), (BENCHMARK, True)):
+            s.writelines(json.dumps(x.to_dict()) + "\n" for x in samples_of(rows, benchmark, marked))
+            r.writelines(json.dumps({"sample_id": f"{benchmark}/{row['index']}", "model": model,
+                                     "response": row["prediction"]}) + "\n" for row in rows)
+    return samples, responses
+
+
+def summary(db: Path, benchmark: str, reading: str) -> dict[str, object]:
+    """CHAIRs and CHAIRi as ``leaderboard`` prints them, and each score's undefined reason and ground truth."""
+    settings = Settings()
+    settings.scoring.chair_reading = reading
+    key = current_config_keys(settings).get("chair")
+    board = cli("leaderboard", "--benchmark", benchmark, "--metrics", "chair", "--format", "jsonl", "--n-boot",
+                "200", "--db", str(db))
     numbers = {r["key"]: r["value"] for r in map(json.loads, board.splitlines()) if r.get("metric") == "chair"}
     with Store(db) as store:
-        scores = [score for _, score in store.iter_scores("chair", with_evidence=True)]
-    reasons = Counter(re.sub(r"^sample \S+ ", "", s.undefined_reason) for s in scores if s.undefined_reason)
-    truth = Counter(s.evidence.get("ground_truth_from", "").split(":")[0] for s in scores)
-    return {"run": f"{'after' if marked else 'before'} ({reading})", "responses": len(scores),
-            "defined": sum(not s.undefined_reason for s in scores), "reasons": reasons, "truth": truth,
-            "chair_s": numbers.get("chair_s"), "chair_i": numbers.get("chair_i"), "seconds": seconds}
+        scores = [score for response, score in store.iter_scores("chair", with_evidence=True)
+                  if score.config_key == key and response.sample_id.startswith(f"{benchmark}/")]
+    return {"responses": len(scores), "defined": sum(not s.undefined_reason for s in scores),
+            "reasons": Counter(re.sub(r"^sample \S+ ", "", s.undefined_reason) for s in scores if s.undefined_reason),
+            "truth": Counter(s.evidence.get("ground_truth_from", "").split(":")[0] for s in scores),
+            "chair_s": numbers.get("chair_s"), "chair_i": numbers.get("chair_i")}
 
 
 def main_() -> None:
@@ -106,30 +120,34 @@ def main_() -> None:
     ap.add_argument("--file", type=Path, default=DEFAULT_FILE)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--readings", default="studio,released")
-    ap.add_argument("--no-before", action="store_true")
-    ap.add_argument("--keep", type=Path, default=None, help="a folder to keep the inputs and stores in")
+    ap.add_argument("--keep", type=Path, default=None, help="a folder to keep the inputs and the store in")
     args = ap.parse_args()
     if not args.file.is_file():
         raise SystemExit(f"{args.file} is not there (set HALLU_STUDIO_SHARED or --file)")
     rows = read_rows(args.file, args.limit)
     model = args.file.stem.removesuffix(f"_{BENCHMARK}")
     print(f"{args.file.name}: {len(rows)} rows, model {model}")
-    readings = [r.strip() for r in args.readings.split(",") if r.strip()]
-    # Before, no sample has anything CHAIR reads under either reading: the last one asked for (released is cheap).
-    runs = ([] if args.no_before else [(False, readings[-1])]) + [(True, r) for r in readings]
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        for marked, reading in runs:
-            r = run(rows, model, marked, reading, folder)
-            share = r["defined"] / r["responses"] if r["responses"] else 0.0  # type: ignore[operator]
-            fmt = lambda v: "undefined" if v is None else f"{v:.2f}"  # noqa: E731
-            print(f"\n{r['run']}: {r['responses']} responses, CHAIR_i defined on {r['defined']} ({100 * share:.1f} %); "
-                  f"CHAIRs {fmt(r['chair_s'])}, CHAIRi {fmt(r['chair_i'])}; {r['seconds']:.0f} s")
-            for why, n in r["reasons"].most_common():  # type: ignore[attr-defined]
-                print(f"  undefined, {n}: {why}")
-            for basis, n in r["truth"].most_common():  # type: ignore[attr-defined]
-                print(f"  ground truth, {n}: {basis or '(not named)'}")
+        db = folder / "store.duckdb"
+        for path in write_inputs(rows, model, folder):
+            cli("import", "--format", "jsonl", str(path), "--db", str(db))
+        for reading in [r.strip() for r in args.readings.split(",") if r.strip()]:
+            os.environ["HALLU_STUDIO_CHAIR_READING"] = reading
+            start = time.perf_counter()
+            cli("score", "--metrics", "chair", "--db", str(db))
+            print(f"\nchair_reading = {reading}: scored in {time.perf_counter() - start:.0f} s")
+            for name, benchmark in (("before", BEFORE), ("after", BENCHMARK)):
+                r = summary(db, benchmark, reading)
+                share = r["defined"] / r["responses"] if r["responses"] else 0.0  # type: ignore[operator]
+                fmt = lambda v: "undefined" if v is None else f"{v:.2f}"  # noqa: E731
+                print(f"  {name}: {r['responses']} responses, CHAIR_i defined on {r['defined']} ({100 * share:.1f} %); "
+                      f"CHAIRs {fmt(r['chair_s'])}, CHAIRi {fmt(r['chair_i'])}")
+                for why, n in r["reasons"].most_common():  # type: ignore[attr-defined]
+                    print(f"    undefined, {n}: {why}")
+                for basis, n in r["truth"].most_common():  # type: ignore[attr-defined]
+                    print(f"    ground truth, {n}: {basis or '(not named)'}")
 
 
 if __name__ == "__main__":
