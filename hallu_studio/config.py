@@ -61,6 +61,9 @@ EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
 # How a metric reads an answer: the project's reading, or the paper's released code's (docs/guide/reproducing-papers.md).
 READINGS: tuple[str, ...] = ("studio", "released")
 CHAIR_VOCABULARIES: tuple[str, ...] = ("image", "benchmark", "coco-80")
+# What CHAIR takes an image to hold, in a fixed vocabulary: its object list and the vocabulary's objects its reference
+# captions mention (published), or its object list alone (objects: captions omit things, so they never settle).
+CHAIR_GROUND_TRUTHS: tuple[str, ...] = ("published", "objects")
 
 
 def parse_base_urls(value: str | Sequence[str] | None) -> list[str]:
@@ -218,6 +221,12 @@ class ScoringSettings:
                                              "of its own: every object against the image's scene graph (image), "
                                              "only names some image of the benchmark lists (benchmark), or COCO's "
                                              "80 categories (coco-80)", choices=CHAIR_VOCABULARIES)
+    chair_ground_truth: str = setting("published", "what CHAIR takes an image to hold in a fixed vocabulary (COCO-80): "
+                                                   "its object list or instances and the vocabulary's objects its "
+                                                   "reference captions mention, captions alone when it has no list, "
+                                                   "as Rohrbach et al. publish (published); or its object list alone, "
+                                                   "a sample with captions only left undefined (objects)",
+                                      choices=CHAIR_GROUND_TRUTHS)
     batch_size: int = setting(64, "responses per scoring transaction (not part of any score's config key)")
 
     @property
@@ -290,6 +299,7 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_REEFKNOT_READING": ("scoring", "reefknot_reading", str),
     "HALLU_STUDIO_CHAIR_READING": ("scoring", "chair_reading", str),
     "HALLU_STUDIO_CHAIR_VOCABULARY": ("scoring", "chair_vocabulary", str),
+    "HALLU_STUDIO_CHAIR_GROUND_TRUTH": ("scoring", "chair_ground_truth", str),
     "HALLU_STUDIO_ENTROPY_READING": ("decoding", "entropy_reading", str),
 }
 

@@ -54,6 +54,7 @@ OTHER: dict[str, tuple[object, ...]] = {
     "scoring.reefknot_reading": ("released",),
     "scoring.chair_reading": ("released",),
     "scoring.chair_vocabulary": ("coco-80",),
+    "scoring.chair_ground_truth": ("objects",),
     "scoring.batch_size": (7,),
     "decoding.dtc_alpha": (0.2,),
     "decoding.dtc_lambda": (3,),
