@@ -149,7 +149,8 @@ def test_cli_imports_scores_and_ranks_an_lmms_eval_folder_in_three_commands(tmp_
     assert main(["score", "--db", db, "--metrics", "accuracy,pope"]) == 0
     capsys.readouterr()
     assert main(["leaderboard", "--db", db, "--n-boot", "20", "--format", "jsonl"]) == 0
-    rows = {(r["benchmark"], r["metric"], r["key"]): r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    rows = {(r["benchmark"], r["metric"], r["key"]): r for r in map(json.loads, capsys.readouterr().out.splitlines())
+            if r.get("split") is None}
     assert rows[("scienceqa_img", "accuracy", "accuracy")]["value"] == pytest.approx(2 / 3)  # lmms-eval's 0.667
     assert rows[("scienceqa_img", "accuracy", "accuracy")]["model"] == "Qwen/Qwen2.5-VL-7B-Instruct"
     assert rows[("mme", "pope", "accuracy")]["value"] == pytest.approx(3 / 4)
@@ -187,12 +188,15 @@ def test_the_pope_fixtures_recorded_numbers_are_the_pope_metrics(tmp_path, capsy
     assert main(["score", "--db", db, "--metrics", "pope"]) == 0
     capsys.readouterr()
     assert main(["leaderboard", "--db", db, "--n-boot", "20", "--format", "jsonl"]) == 0
-    mine = {r["key"]: r["value"] for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    mine = {r["key"]: r["value"] for r in rows if r["split"] is None}
     recorded = json.loads((V03 / "20240905_101010_results.json").read_text())["results"]["pope"]
-    # The leaderboard lists POPE's F1, accuracy and yes-ratio (precision and recall: the pope lane); lmms-eval's
-    # pope_yes_ratio is the share of gold "yes", not of answers, so it is not compared.
-    for key, theirs in (("accuracy", "pope_accuracy,none"), ("f1", "pope_f1_score,none")):
+    # lmms-eval's pope_yes_ratio is the share of gold "yes", not of answers: not compared.
+    for key, theirs in (("accuracy", "pope_accuracy,none"), ("precision", "pope_precision,none"),
+                        ("recall", "pope_recall,none"), ("f1", "pope_f1_score,none")):
         assert mine[key] == pytest.approx(recorded[theirs])
+    # doc.category became each question's split: the leaderboard breaks POPE out by it.
+    assert {r["split"] for r in rows} == {None, "adversarial", "popular", "random"}
 
 
 def test_files_that_are_not_samples_files_are_refused_with_the_reason(store, tmp_path):
