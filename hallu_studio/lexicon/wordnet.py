@@ -252,14 +252,15 @@ class WordNetSource:
     root: Path | None
     same_as_shipped: bool
 
-    def describe(self) -> str:
-        """One line for ``info``, the app's Settings and the analyses' notes."""
+    def describe(self, paths: bool = True) -> str:
+        """One line for ``info``, the app's Settings and the analyses' notes (``paths``: with the shipped folder's
+        path, which differs between installs)."""
         if self.root is None:
             where = "the package's own files are missing" if self.origin == "shipped" else \
                 f"WORDNET_DIR={os.environ.get('WORDNET_DIR', '')} holds no WordNet database files"
             return f"WordNet: none ({where}); names ground on the built-in word lists alone"
         if self.origin == "shipped":
-            return f"WordNet: {VERSION}, shipped with hallu-studio ({self.root})"
+            return f"WordNet: {VERSION}, shipped with hallu-studio" + (f" ({self.root})" if paths else "")
         same = (f"the same files as the {VERSION} shipped with hallu-studio" if self.same_as_shipped else
                 f"not the {VERSION} shipped with hallu-studio: scores are kept under config keys of their own")
         return f"WordNet: {self.root} (from WORDNET_DIR; {same})"
