@@ -138,3 +138,24 @@ def _fresh_digests():
     wordnet._digests.cache_clear()  # a folder's files change between tests; the cache is per process
     yield
     wordnet._digests.cache_clear()
+
+
+def test_the_app_names_the_wordnet_in_force_in_a_banner_and_in_settings(tmp_path, monkeypatch):
+    from hallu_studio.app import AppContext, build_app
+    from hallu_studio.app.tabs.settings import settings_html
+
+    def lexicon_banner(ctx: AppContext):
+        demo = build_app(ctx)
+        return next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "hs-lexicon")
+
+    with Store(tmp_path / "s.duckdb") as store:
+        ctx = AppContext(store=store)
+        monkeypatch.delenv("WORDNET_DIR", raising=False)
+        assert not lexicon_banner(ctx).visible  # the shipped WordNet: nothing to say
+        assert "WordNet 3.0, shipped with hallu-studio" in settings_html(ctx)
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        monkeypatch.setenv("WORDNET_DIR", str(empty))
+        banner = lexicon_banner(ctx)
+        assert banner.visible and "WordNet is not available" in banner.value
+        assert f"WORDNET_DIR={empty} holds no WordNet database files" in settings_html(ctx)
