@@ -30,7 +30,6 @@ STILL_NAMING: dict[str, set[str]] = {
     "extraction/llm.py": {"trihe"},  # the prompt's name
     "judges/llm_judge.py": {"trihe"},  # the prompts' names
     "pipelines/scoring.py": {"edit"},
-    "prompts.py": {"halfscore"},  # the prompt's name
     "studies/collect.py": {"trihe"},  # the judge-accuracy table reads Tri-HE's corrected claims
 }
 EXEMPT_PREFIXES = ("metrics/", "studies/analyses/", "importers/", "sample/", "lexicon/", "backends/probe_text.py")
@@ -48,11 +47,14 @@ def _named(path: Path, names: set[str]) -> set[str]:
                   if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
                   and node.body and isinstance(node.body[0], ast.Expr)
                   and isinstance(node.body[0].value, ast.Constant)}
+    # A bare name as a dict key or a subscript names a value ("accuracy" of a table row), not the metric.
+    value_names = {id(k) for node in ast.walk(tree) if isinstance(node, ast.Dict) for k in node.keys if k is not None}
+    value_names |= {id(node.slice) for node in ast.walk(tree) if isinstance(node, ast.Subscript)}
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             head = node.value.split(".")[0]
-            if head in names and (node.value == head or "." in node.value):
+            if head in names and ("." in node.value or (node.value == head and id(node) not in value_names)):
                 found.add(head)
     return found
 

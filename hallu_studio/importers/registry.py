@@ -101,16 +101,23 @@ def register(fmt: ImportFormat) -> ImportFormat:
     return fmt
 
 
+# Whether every module of importers/formats has been imported: importing one of them by hand registers that one
+# alone, so a non-empty registry is not a loaded one.
+_loaded = False
+
+
 def _load() -> None:
+    global _loaded
     from . import formats as package
 
     for info in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{info.name}")
+    _loaded = True
 
 
 def formats() -> list[ImportFormat]:
     """Every registered format, in listing order."""
-    if not _FORMATS:
+    if not _loaded:
         _load()
     rank = {name: i for i, name in enumerate(ORDER)}
     return sorted(_FORMATS.values(), key=lambda f: (rank.get(f.name, len(ORDER)), f.name))
