@@ -27,6 +27,9 @@ study. ``--no-cache`` always starts empty.
     python benchmarks/bench_human_agreement.py [--sets haelm,mhaldetect,faithscore,iiw400] [--limit N]
         [--n-boot 1000] [--config TOML] [--objects-as-scene-graph] [--no-cache] [--write]
 
+The first line says which lexical resources were in force (``resources.install_note``): the README install's
+(``pip install`` alone: WordNet 3.0 shipped with the package) unless ``$WORDNET_DIR`` overrides it.
+
 ``--objects-as-scene-graph`` also gives each sample with an object list a scene graph of those objects
 (no attributes, no relations): how the issue's "before" figures were measured, when an object list could
 only be passed that way. ``--write`` puts the output into docs/validity.md between the
@@ -60,6 +63,7 @@ from hallu_studio.importers.human import ParsedHumanStudy, read_human_judgements
 from hallu_studio.model import Response, Run, SceneGraph, SceneObject  # noqa: E402
 from hallu_studio.pipelines.importing import import_human_study  # noqa: E402
 from hallu_studio.pipelines.scoring import score_store  # noqa: E402
+from hallu_studio.resources import install_note  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
 from hallu_studio.studies.human_sources import (HUMAN_KINDS, HumanAgreementReport, human_agreement,  # noqa: E402
                                                 rating_targets, response_calls)
@@ -504,7 +508,8 @@ def main() -> int:
     out = [f"_Produced by `python benchmarks/bench_human_agreement.py {options}` at commit {git_head()} "
            f"(metrics {', '.join(args.metrics)}, settings key {settings_key(settings)[:8]}, "
            f"{args.n_boot} bootstrap replicates by image); {total:.0f} s in all on this machine, "
-           f"{sum(r.cached for r in results.values())} of {len(results)} sets from cached stores._",
+           f"{sum(r.cached for r in results.values())} of {len(results)} sets from cached stores. "
+           f"{install_note(settings)}_",
            "", "### The issue's targets", "", targets(results), "",
            "### Tri-HE's share at each weight of an unverifiable claim (`scoring.unverifiable_weight`)", "",
            "Recomputed from the stored verdicts; the default is 0.1. Against a scene graph the weight is not used "

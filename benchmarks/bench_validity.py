@@ -9,11 +9,16 @@ that made it; a section not run keeps its table):
   alarms among the concepts the probe stated correctly (``studies.probe_detection``).
 * ``trihe``: real Tri-HE (``../shared/datasets/tri-he``) through the product path, on every question: the
   benchmark imported into a temporary store as ``hallu-studio import --format tri-he`` does, the probe run at
-  rates 0 (the gold answers), 0.1, 0.3 and 0.5 as ``hallu-studio run --model probe:...`` does, scored as
+  rates 0 (the gold answers), 0.1, 0.3 and 0.5 with the app's default probe (all four kinds: object,
+  attribute, relation and count; seed 0) as ``hallu-studio run --model probe:rate=R`` does, scored as
   ``hallu-studio score --metrics trihe`` does under each judge, and read back as the leaderboard and the Study
   view's probe detection read it. Per judge, two rows side by side: the first ``--questions`` questions of
   the file (the ones the judge was tuned on) and the rest (not tuned on): Hallu_Q with a 95 % bootstrap CI by
-  image per rate; detection of the injected object and relation errors at 0.3. About 15 minutes on 2 cores.
+  image per rate; detection of each injected kind at 0.3. About 15 minutes on 2 cores.
+
+The output (and each section ``--write`` puts in the docs) first says which lexical resources it measured with
+(``resources.install_note``): the README install's (``pip install`` alone, WordNet 3.0 shipped with the package),
+or not (``$WORDNET_DIR`` set).
 * ``dci``: real DCI references with LLaVA-1.5-7B's real captions (``../shared/datasets/halfscore``).
   Each caption against copies of itself made more wrong where the reference can tell
   (``benchmarks/reference_degradation.py``): a colour the reference gives that object changed, a
@@ -48,17 +53,18 @@ from hallu_studio.config import Settings, apply_offline_env_defaults, load_setti
 
 apply_offline_env_defaults()
 
-from hallu_studio.backends.probe import ProbeOptions, describe  # noqa: E402
+from hallu_studio.backends.probe import INJECTION_TYPES, ProbeOptions, describe  # noqa: E402
 from hallu_studio.extraction import ParserExtractor  # noqa: E402
 from hallu_studio.metrics.aggregate import bootstrap_ci  # noqa: E402
 from hallu_studio.metrics.base import ScoringItem  # noqa: E402
 from hallu_studio.metrics.registry import make_metrics  # noqa: E402
 from hallu_studio.metrics.trihe import TriHEMetric  # noqa: E402
+from hallu_studio.resources import install_note  # noqa: E402
 from hallu_studio.studies.probe_detection import ProbeItem, detection_row  # noqa: E402
 
 # ../shared beside the checkout, or $HALLU_STUDIO_SHARED (a git worktree one level deeper), as the tests read it.
 SHARED = Path(os.environ.get("HALLU_STUDIO_SHARED") or ROOT.parent / "shared") / "datasets"
-TYPES = ("object", "attribute", "relation", "count")
+TYPES = INJECTION_TYPES
 MARK_BEGIN, MARK_END = "<!-- bench_validity -->", "<!-- /bench_validity -->"
 
 
@@ -137,6 +143,17 @@ def _trihe_samples(n: int) -> list[Any]:
 
 
 TRIHE_RATES = (0.0, 0.1, 0.3, 0.5)
+# The probe as the app runs it (the Run view's "probe:rate=0.0", "probe:rate=0.3"): the default mix and seed.
+DEFAULT_PROBE = ProbeOptions()
+
+
+def trihe_probe_spec(rate: float) -> str:
+    """The ``run --model`` spec of the Tri-HE section's probe at ``rate``: the app's, every kind.
+
+    >>> trihe_probe_spec(0.3)
+    'probe:rate=0.3'
+    """
+    return f"probe:rate={rate:g}"
 
 
 def _trihe_store(store: Any, args: argparse.Namespace) -> tuple[dict[float, str], dict[str, str]]:
@@ -152,7 +169,7 @@ def _trihe_store(store: Any, args: argparse.Namespace) -> tuple[dict[float, str]
     import_benchmark(store, read_tri_he(SHARED / "tri-he"))
     runs = {}
     for rate in TRIHE_RATES:
-        backend = make_backend(f"probe:rate={rate:g},mix=object+relation,seed=1")
+        backend = make_backend(trihe_probe_spec(rate))
         runs[rate] = execute_run(store, backend, RunOptions(benchmark="tri-he"), progress=False).run_id
     keys = {}
     for j in judges(args):
@@ -173,7 +190,6 @@ def _trihe_store(store: Any, args: argparse.Namespace) -> tuple[dict[float, str]
 
 def section_trihe(args: argparse.Namespace, extractor: ParserExtractor) -> str:
     from hallu_studio.importers.tri_he import read_tri_he
-    from hallu_studio.lexicon import WORDNET_MISSING, load_wordnet
     from hallu_studio.store import Store
     from hallu_studio.studies.collect import probe_detection_table
     from hallu_studio.studies.leaderboard import leaderboard, metric_computes
@@ -187,14 +203,16 @@ def section_trihe(args: argparse.Namespace, extractor: ParserExtractor) -> str:
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "trihe.duckdb") as store:
         runs, keys = _trihe_store(store, args)
         lines = [f"### Real Tri-HE through the product path: all {len(order)} questions (gold answers = probe rate 0)",
-                 "", "Imported, run and scored as `hallu-studio import --format tri-he`, `run --model probe:rate=R,"
-                 "mix=object+relation,seed=1` and `score --metrics trihe` do, in a fresh store; the numbers are the "
+                 "", "Imported, run and scored as `hallu-studio import --format tri-he`, `run --model "
+                 f"{trihe_probe_spec(0.3).replace('0.3', 'R')}` (the app's probe: mix={'+'.join(DEFAULT_PROBE.mix)}, "
+                 f"seed {DEFAULT_PROBE.seed}) and `score --metrics trihe` do, in a fresh store; the numbers are the "
                  "leaderboard's (`studies.leaderboard`, 95 % CI by image) and the Study view's probe detection "
-                 "(`studies.collect.probe_detection_table`), on the two splits of the file's questions. "
-                 + ("WordNet: installed." if load_wordnet() is not None else f"**{WORDNET_MISSING}.**"), "",
+                 "(`studies.collect.probe_detection_table`), reported separately for the file's first "
+                 f"{args.questions} questions (the ones the judge was tuned on) and the other "
+                 f"{len(order) - args.questions}.", "",
                  "| judge | questions | " + " | ".join(f"Hallu_Q rate {r:g}" for r in TRIHE_RATES) +
-                 " | Hallu_Q (with inferences) gold | object detected @0.3 | relation detected @0.3 | "
-                 "false alarms @0.3 |", "|---|---|" + "---|" * (len(TRIHE_RATES) + 4)]
+                 " | Hallu_Q (with inferences) gold | " + " | ".join(f"{t} detected @0.3" for t in TYPES) +
+                 " | false alarms @0.3 |", "|---|---|" + "---|" * (len(TRIHE_RATES) + len(TYPES) + 2)]
         for j, key in keys.items():
             for label, ids in splits.items():
                 board = [r for r in leaderboard(store, "tri-he", metrics=["trihe"], n_boot=args.n_boot,
@@ -210,11 +228,11 @@ def section_trihe(args: argparse.Namespace, extractor: ParserExtractor) -> str:
                 det = next((d for d in probe_detection_table(store, ["trihe"], [runs[0.3]], ids)
                             if d.config_key == key), None)
                 bt = det.by_type if det else {}
-                o, rel = bt.get("object", (0, 0)), bt.get("relation", (0, 0))
+                found = [f"{_rate(bt.get(t, (0, 0))[1], bt.get(t, (0, 0))[0])} "
+                         f"({bt.get(t, (0, 0))[1]}/{bt.get(t, (0, 0))[0]})" for t in TYPES]
                 lines.append(f"| {j} | {label} | " + " | ".join(cells) +
-                             f" | {'n/a' if strict_gold is None else f'{strict_gold:.1f}'} | "
-                             f"{_rate(o[1], o[0])} ({o[1]}/{o[0]}) | {_rate(rel[1], rel[0])} ({rel[1]}/{rel[0]}) | "
-                             f"{_rate(det.false_alarms, det.stated) if det else 'n/a'} |")
+                             f" | {'n/a' if strict_gold is None else f'{strict_gold:.1f}'} | " + " | ".join(found) +
+                             f" | {_rate(det.false_alarms, det.stated) if det else 'n/a'} |")
     return "\n".join(lines)
 
 
@@ -347,7 +365,8 @@ def main() -> None:
     args = ap.parse_args()
     extractor = ParserExtractor()
     produced = (f"_Produced by `python benchmarks/bench_validity.py --sections {args.sections}` on "
-                f"{time.strftime('%Y-%m-%d')}._")
+                f"{time.strftime('%Y-%m-%d')}. {install_note(Settings())}_")
+    print(produced + "\n", flush=True)
     out: dict[str, str] = {}
     for name in args.sections.split(","):
         t0 = time.perf_counter()

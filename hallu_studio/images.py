@@ -20,14 +20,25 @@ import os
 import warnings
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
+from dataclasses import dataclass
 
-from .importers.base import StoredImage
+from PIL import Image, UnidentifiedImageError
 
 MAX_IMAGE_BYTES = 50 * 1024 * 1024
 # 100 megapixels: larger than any benchmark photo, far below what would exhaust memory when decoded.
 MAX_IMAGE_PIXELS = 100_000_000
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp", ".gif")
+
+
+@dataclass
+class StoredImage:
+    """An image as the store keeps it: its bytes, validated, under their sha256."""
+
+    sha256: str
+    mime: str
+    width: int
+    height: int
+    data: bytes
 
 
 class ImageRejected(ValueError):

@@ -4,16 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Browser tests drive Debian's Chromium through Playwright (never `playwright install`);
-# WordNet 3.0 (Debian's wordnet-base) lets the analyses group objects by synset.
+# Browser tests drive Debian's Chromium through Playwright (never `playwright install`). Everything the
+# scores read (WordNet 3.0 included) comes with the pip install below: no other system package.
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
-[ -d /usr/share/wordnet ] || missing+=(wordnet-base)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     else
-        echo "note: ${missing[*]} missing (not root): browser tests skip, analyses group by lemma" >&2
+        echo "note: ${missing[*]} missing (not root): browser tests skip" >&2
     fi
 fi
 

@@ -196,12 +196,14 @@ def test_import_score_and_leaderboard_show_ambers_numbers_per_dimension(tmp_path
     assert main(["score", "--db", db, "--metrics", "amber", "--no-progress"]) == 0
     capsys.readouterr()
     assert main(["leaderboard", "--db", db, "--format", "jsonl", "--n-boot", "20"]) == 0
-    board = {json.loads(line)["key"]: json.loads(line)["value"] for line in capsys.readouterr().out.splitlines()}
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    board = {f"{r['split']}.{r['key']}" if r.get("split") else r["key"]: r["value"] for r in rows}
     # dog, grass, cat, sky counted; cat hallucinated and marks cat; dog, grass, sky covered of 4 + 1
     assert (board["chair"], board["cover"], board["hal"], board["cog"]) == (25.0, 60.0, 50.0, pytest.approx(100 / 3))
     assert board["accuracy"] == 50.0 and board["existence.f1"] == pytest.approx(100 * 2 / 2.001)
     assert board["relation.f1"] == 0.0 and board["attribute.accuracy"] == 100.0
     assert "attribute.f1" not in board  # no "No" answered: precision undefined (AMBER's 0.001 start prints 0.0)
+    assert [r["n"] for r in rows if r.get("split") == "relation" and r["key"] == "f1"] == [2]  # that dimension's
 
 
 def test_the_metrics_worked_example_runs():

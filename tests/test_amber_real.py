@@ -190,14 +190,14 @@ def test_hallu_studio_counts_what_ambers_released_evaluator_counts(tmp_path, mon
 
 
 def _product_path(tmp_path: Path, capsys) -> dict[str, dict[str, float]]:
-    """import amber, import each real response file, score --metrics amber, leaderboard: model -> key -> value."""
+    """import amber, import each real LLaVA answer file, score --metrics amber, leaderboard: model -> key -> value."""
     from hallu_studio.cli import main
 
     db = str(tmp_path / "amber.duckdb")
     assert main(["import", "--db", db, "--format", "amber", str(shared_dataset("toolkits", "amber", "data"))]) == 0
-    for name, (parts, _) in RECORDED.items():
-        path = _as_amber_json(shared_dataset(*parts), tmp_path / f"{name}.json")
-        assert main(["import", "--db", db, "--format", "amber", str(path), "--model", name]) == 0
+    for name, (parts, _) in RECORDED.items():  # LLaVA's answer files as they are
+        path = shared_dataset(*parts)
+        assert main(["import", "--db", db, "--format", "llava", str(path), "--benchmark", "amber", "--model", name]) == 0
     assert main(["score", "--db", db, "--metrics", "amber"]) == 0
     capsys.readouterr()
     assert main(["leaderboard", "--db", db, "--benchmark", "amber", "--format", "jsonl", "--n-boot", "50"]) == 0

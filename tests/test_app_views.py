@@ -87,7 +87,7 @@ def test_browse_takes_several_metric_ranges_at_once(ctx):
     from hallu_studio.app.toasts import Mistake
 
     bounds = [None] * 12
-    bounds[0], bounds[5] = 0.0, 1.0  # EMD >= 0 and Tri-HE hallucinated claims <= 1
+    bounds[2], bounds[1] = 0.0, 1.0  # EMD >= 0 and Tri-HE hallucinated claims <= 1 (Tri-HE's column comes first)
     values = [[], [], [], [], *bounds, "any", "any", "", "emd.total", True]
     f = browse.filters_from_ui(values)
     assert f["ranges"] == {"emd.total": [0.0, None], "trihe.hallucinated": [None, 1.0]}

@@ -34,7 +34,7 @@ def app(tmp_path_factory):
     from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
     from hallu_studio.model import HumanEvent, Response, Sample, SceneGraph, Score
     from hallu_studio.store import Store
-    from hallu_studio.studies.design import StudyDesign
+    from hallu_studio.annotation.design import StudyDesign
 
     store = Store(tmp_path_factory.mktemp("study") / "study.duckdb")
     ids = fill_synthetic_store(store, n_samples=24, models=MODELS)

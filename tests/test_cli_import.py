@@ -45,7 +45,7 @@ def test_some_records_failed_exits_1_listing_each_capped(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["import", "--format", "tri-he", "/no/such/dir/tri-he.json"], "does not exist"),
     (["import", "--format", "reefknot"], "needs a PATH"),
-    (["import", "--format", "lmms-eval", "x.jsonl"], "--benchmark"),
+    (["import", "--format", "lmms-eval", "/no/such/logs"], "does not exist"),
     (["import", "--format", "vlmevalkit", "x.tsv", "--benchmark", "nothing"], "unknown benchmark 'nothing'; the store holds: none"),
     (["import", "--format", "vg", "scene_graphs.json", "--images", "/no/such/images"], "--images /no/such/images does not exist"),
 ])
@@ -129,5 +129,8 @@ def test_lmms_eval_responses_with_an_unmatched_row_exit_1(tmp_path, capsys):
     capsys.readouterr()
     assert main(["import", "--format", "lmms-eval", str(logs), "--benchmark", "b", "--model", "m", "--db", db]) == 1
     out = capsys.readouterr()
-    assert out.err.strip() == "error: samples_b.jsonl line 2: no stored sample of benchmark b matches '2'"
+    assert out.err.strip().splitlines() == [
+        "error: samples_b.jsonl line 2 (doc_id 2): no stored sample of benchmark b matches '2'",
+        "warning: samples_b.jsonl: no results JSON of this run beside it: the model is named 'm' and lmms-eval's "
+        "version is unknown"]
     assert "1 responses; 1 added" in out.out

@@ -66,7 +66,7 @@ def test_score_warns_when_wordnet_is_missing(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("WORDNET_DIR", str(tmp_path))  # an empty folder: no WordNet there
     assert main(["score", "--metrics", "pope", "--db", str(db), "--no-progress"]) == 0
     captured = capsys.readouterr()
-    assert "warning: WordNet is not available offline" in captured.err and "scored 6 (pope 6)" in captured.out
+    assert "warning: WordNet is not available (WORDNET_DIR names a folder" in captured.err and "scored 6 (pope 6)" in captured.out
 
 
 @pytest.mark.slow

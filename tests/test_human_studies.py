@@ -210,7 +210,7 @@ def test_human_written_and_machine_outputs_are_compared(store, tmp_path):
 
 
 @pytest.mark.parametrize("module", ["hallu_studio.studies.human_agreement", "hallu_studio.studies.human_sources",
-                                    "hallu_studio.studies.baselines", "hallu_studio.studies.fact_judging",
+                                    "hallu_studio.studies.baselines",
                                     "hallu_studio.model.events", "hallu_studio.model.graph",
                                     "hallu_studio.model.concepts"])
 def test_worked_examples_in_the_docstrings(module):

@@ -47,7 +47,8 @@ def test_a_split_folder_gives_one_caption_sample_per_image_with_captions_objects
     assert (horse.task, horse.image_key) == ("caption", "COCO_val2014_000000000042.jpg")
     assert horse.reference_text == ["A man riding a horse on a beach.", "A person on a brown horse near the sea."]
     assert horse.reference_objects == ["horse", "person"] and horse.reference_vocabulary == "coco-80"
-    assert horse.meta == {"instance_counts": {"horse": 1, "person": 3}, "crowd_categories": ["person"]}
+    assert horse.meta == {"instance_counts": {"horse": 1, "person": 3}, "crowd_categories": ["person"],
+                          "image_source": "coco"}
     dogs = by_id["coco-val2014/9"]
     assert dogs.reference_objects == ["dog", "couch"] and dogs.meta["instance_counts"] == {"dog": 2, "couch": 1}
     assert dogs.meta["crowd_categories"] == []
@@ -65,7 +66,8 @@ def test_either_file_alone_and_the_file_beside_it_named(tmp_path):
     [captions] = read_coco(folder / "captions_val2014.json")
     horse = next(s for s in captions.samples if s.id == "coco-val2014/42")
     assert len(horse.reference_text) == 2 and horse.reference_objects is None and horse.reference_vocabulary is None
-    assert horse.meta == {} and captions.benchmark.description == "COCO val2014: captions"
+    # Captions alone: no object list, but a COCO image all the same (CHAIR reads it over COCO-80).
+    assert horse.meta == {"image_source": "coco"} and captions.benchmark.description == "COCO val2014: captions"
     assert any(p.record == "captions_val2014.json" and not p.fatal and "instances_val2014.json beside it was not read"
                in p.reason for p in captions.problems)
     (folder / "captions_val2014.json").unlink()
@@ -157,6 +159,7 @@ def test_other_categories_than_cocos_80_are_the_vocabulary_and_a_plain_name_read
     sample = next(s for s in parsed.samples if s.id == "cones/42")
     assert sample.reference_objects == ["traffic cone", "person"]
     assert sample.reference_vocabulary == ["person", "bicycle", "traffic cone"]
+    assert "image_source" not in sample.meta  # its own categories: not COCO's images, nor COCO-80
     [plain] = read_coco(path)
     assert plain.benchmark.name == "coco" and plain.samples[0].id == "coco/9"
     assert "split" not in plain.benchmark.meta

@@ -11,9 +11,8 @@ from hallu_studio.importers.jsonl import read_jsonl_responses, read_jsonl_sample
 from hallu_studio.importers.reading import FatalImportError
 from hallu_studio.importers.reefknot import read_reefknot
 from hallu_studio.importers.scene_graphs import read_gqa, read_visual_genome
-from hallu_studio.importers.toolkits import read_lmms_eval, read_vlmevalkit
+from hallu_studio.importers.toolkits import read_vlmevalkit
 from hallu_studio.grounding import ReferenceGraph
-from hallu_studio.lexicon.wordnet import load_wordnet
 from hallu_studio.importers.tri_he import build_scene_graph, read_tri_he
 from hallu_studio.importers.triplets import parse_triplet, parse_triplets
 
@@ -123,7 +122,6 @@ def test_tri_he_ends_are_the_listed_objects_and_their_numbers_the_annotators_cou
     assert graph.triplets() == [("people", "sharing", "umbrella")]
 
 
-@pytest.mark.skipif(load_wordnet() is None, reason="which ends are things is WordNet's to say")
 def test_tri_he_ends_naming_several_things_are_read_as_the_annotators_meant_them():
     graph, added = build_scene_graph(["book", "magazine", "table", "snow", "mountain", "person", "hat", "chair"], [
         ("books and magazines", "on", "table"), ("snow on the ground", "covers", "mountains"),
@@ -181,24 +179,6 @@ def test_chat_template_is_stripped_and_caption_lists_joined(tmp_path):
 
 
 KNOWN = {"tri-he/1/q0", "tri-he/1/q1", "reefknot/vqa/0", "reefknot/mcq/0"}
-
-
-def test_lmms_eval_log_samples_with_model_from_results_file(tmp_path):
-    _write(tmp_path / "results.json", {"config": {"model": "llava", "model_args": "pretrained=liuhaotian/llava-v1.5-7b,conv=v1"}})
-    path = _jsonl(tmp_path / "samples_trihe.jsonl", [
-        {"doc_id": 0, "doc": {"id": "1/q0"}, "target": "x", "resps": [["raw"]], "filtered_resps": ["A lamp."]},
-        {"doc_id": 1, "doc": {"id": "1/q1"}, "target": "x", "resps": [["Books."]]},
-        {"doc_id": 2, "doc": {"id": "9/q9"}, "resps": [["?"]]},
-        {"doc_id": 3, "doc": {"id": "1/q0"}}])
-    parsed = read_lmms_eval(path, KNOWN, benchmark="tri-he")
-    assert [(r.sample_id, r.text) for r in parsed.responses] == [("tri-he/1/q0", "A lamp."), ("tri-he/1/q1", "Books.")]
-    assert parsed.runs[0].model == "liuhaotian/llava-v1.5-7b"
-    assert [p.record for p in parsed.problems] == ["samples_trihe.jsonl line 3", "samples_trihe.jsonl line 4"]
-    ambiguous = read_lmms_eval(_jsonl(tmp_path / "s2.jsonl", [{"doc_id": 0, "resps": [["a"]]}]), KNOWN,
-                               benchmark="reefknot", model="m")
-    assert "matches 2 samples" in ambiguous.problems[0].reason
-    prefixed = read_lmms_eval(tmp_path / "s2.jsonl", KNOWN, benchmark="reefknot/vqa", model="m")
-    assert prefixed.responses[0].sample_id == "reefknot/vqa/0"
 
 
 @pytest.mark.parametrize("suffix", [".tsv", ".xlsx"])

@@ -14,7 +14,7 @@ from synthetic_store import fill_synthetic_store
 from hallu_studio.model import HumanEvent, ValidationError
 from hallu_studio.store import Store
 from hallu_studio.studies import collect
-from hallu_studio.studies.design import Item, StudyDesign, draw_sample, max_excess, queue_order
+from hallu_studio.annotation.design import Item, StudyDesign, draw_sample, max_excess, queue_order
 
 MODELS = ("model-a", "model-b", "model-c")
 

@@ -8,6 +8,7 @@ from typing import Any
 import gradio as gr
 
 from ..config import ASSETS_DIR
+from ..lexicon.wordnet import lexicon_note
 from .context import AppContext
 from .render.palette import md
 from .security import app_kwargs
@@ -32,6 +33,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(f"## {TITLE} — hallucination in vision-language models", elem_id="hs-title")
         banner = gr.Markdown(visible=False, elem_id="hs-banner")
+        # Scores made with another lexicon than the shipped WordNet 3.0 differ (and are keyed apart): say so.
+        note = lexicon_note()
+        gr.Markdown(f"**Lexicon:** {md(note)}" if note else "", visible=bool(note), elem_id="hs-lexicon")
         annotator_place = annotate.browser_session()
         with gr.Tabs(selected="overview") as tabs:
             with gr.Tab("Overview", id="overview", elem_id="tab-overview"):

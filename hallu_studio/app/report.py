@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import ASSETS_DIR
 from ..studies.in_force import InForce, configs_in_force
-from ..studies.ranking import benchmark_boards
+from ..studies.ranking import benchmark_boards, pivot_leaderboard
 from .columns import all_keys, column_of
 from .inspection import inspect_response
 from .render.leaderboard import LEADERBOARD_CSS, board_html, model_cell
 from ..presentation import display_name, number
 from .render.palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, esc
 from .render.plots import figure_png, figures_html
+from .render.tables import records_table_html
 
 if TYPE_CHECKING:
     from ..model import SceneGraph
@@ -237,6 +238,20 @@ def summary_line(boards: "list[BenchmarkBoard]") -> str:
     return "In short: " + "; ".join(parts) + "."
 
 
+def split_numbers_html(store: "Store", benchmark: str, in_force: InForce) -> str:
+    """The numbers metrics break down per split or subtask (POPE's ``f1`` per ``adversarial`` ...), one row per run;
+    empty when none does here."""
+    from ..metrics.registry import METRIC_NAMES, metric_spec
+    from ..studies.leaderboard import leaderboard
+
+    metrics = [m for m in METRIC_NAMES if metric_spec(m).breakdown is not None]
+    rows = [r for r in leaderboard(store, benchmark, metrics=metrics, configs=in_force.keys()) if r.get("split")]
+    if not rows:
+        return ""
+    return (f"<h3>Per split</h3><div class=\"hs-scroll\" style=\"overflow-x:auto;max-width:100%\">"
+            f"{records_table_html(pivot_leaderboard(rows))}</div>")
+
+
 def build_report(store: "Store", benchmark: str | None = None, failures: int = 6,
                  in_force: InForce | None = None) -> str:
     """The report as one HTML document (a string), of the configurations ``in_force`` (default: the default
@@ -253,7 +268,8 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
         what = column_of(column).title if column_of(column) else ""  # type: ignore[union-attr]
         cards = "".join(_failure_html(store, r, what, r.get(column), in_force) for r in worst) if worst else (
             "<p>no failures found (nothing scored, or nothing hallucinated)</p>")
-        sections.append(f"{board_html(board, static=True)}{figures_html(rows)}"
+        sections.append(f"{board_html(board, static=True)}{split_numbers_html(store, board.benchmark, in_force)}"
+                        f"{figures_html(rows)}"
                         f"<h3>Worst failures, by {esc(what or 'failure measure')}</h3>{FAILURE_LEGEND}{cards}")
     app_css = (ASSETS_DIR / "app.css").read_text(encoding="utf-8") if (ASSETS_DIR / "app.css").exists() else ""
     body = "".join(sections) or "<p>no runs in this store yet</p>"

@@ -1,4 +1,5 @@
-"""``hallu-studio info``: what the store holds."""
+"""``hallu-studio info``: what the store holds, the settings and LLM in force, and the lexical resources the scores
+read (WordNet, the spaCy model, the embedding model) and where each comes from."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 
 from ..config import load_settings
 from ..llm.endpoint import in_force
+from ..resources import lexical_resources
+from ..store import StoreNotFoundError
 from .common import add_db_option, open_store_for_reading
 
 
@@ -16,6 +19,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        _store_part(args)
+    except StoreNotFoundError:
+        _in_force_part(args)  # what is in force is worth saying with no store yet, too (the error follows)
+        raise
+    _in_force_part(args)
+    return 0
+
+
+def _in_force_part(args: argparse.Namespace) -> None:
+    settings = load_settings(getattr(args, "config", None))
+    print(f"settings: {settings.source or 'no settings file (defaults and environment)'}")
+    print(in_force(settings))
+    print("lexical resources:")
+    for name, what in lexical_resources(settings):
+        print(f"  {name}: {what}")
+
+
+def _store_part(args: argparse.Namespace) -> None:
     with open_store_for_reading(args) as store:
         snapshot = f", read-only snapshot taken at {store.snapshot_taken_at:%H:%M:%S}" if store.snapshot_of else ""
         print(f"store: {store.snapshot_of or store.path} (schema v{store.schema_version()}{snapshot})")
@@ -33,7 +55,3 @@ def run(args: argparse.Namespace) -> int:
         c = store.counts()
         print(f"responses: {c['responses']}  scores: {c['scores']}  human events: {c['events']}  "
               f"annotators: {c['annotators']}")
-    settings = load_settings(getattr(args, "config", None))
-    print(f"settings: {settings.source or 'no settings file (defaults and environment)'}")
-    print(in_force(settings))
-    return 0

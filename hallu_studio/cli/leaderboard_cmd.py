@@ -33,15 +33,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def ranked_rows(rows: list[dict[str, Any]], boards: list[Any], in_force: Any) -> list[dict[str, Any]]:
     """``rows`` with ``rank`` and ``config`` (the configuration's name), ordered as the boards rank the runs: per
     benchmark, best run first; per run the metrics in ranking order, the configuration in force first."""
-    from ..studies.ranking import RANKING
+    from ..metrics.registry import METRIC_NAMES
 
     place = {(b.benchmark, r.run_id): (i, j, r.rank) for i, b in enumerate(boards) for j, r in enumerate(b.runs)}
-    metric_order = {m: i for i, m in enumerate(RANKING)}
+    metric_order = {m: i for i, m in enumerate(METRIC_NAMES)}
     out = []
     for row in rows:
         board, position, rank = place.get((row["benchmark"], row["run_id"]), (len(boards), 0, None))
         out.append({**row, "rank": rank, "config": in_force.label(row["metric"], row["config_key"]),
-                    "_order": (board, str(row["benchmark"]), position, metric_order.get(row["metric"], len(RANKING)),
+                    "_order": (board, str(row["benchmark"]), position, metric_order.get(row["metric"], len(METRIC_NAMES)),
                                row["metric"], row["config_key"] != in_force.key(row["metric"]), row["config_key"],
                                str(row.get("domain")))})
     out.sort(key=lambda r: r["_order"])
@@ -54,8 +54,10 @@ def _text(rows: list[dict[str, Any]], boards: list[Any], by_domain: bool) -> Non
     from ..presentation import interval, number, short_model_label
 
     ranked_by = {b.benchmark: b.ranked_by for b in boards}
+    # A split's numbers (POPE's adversarial, ...) name it beside the key; the column shows only where there are some.
+    splits = any(r.get("split") for r in rows)
     header = ["rank", "model"] + (["domain"] if by_domain else []) + [
-        "metric", "key", "value", "95% interval", "n", "images", "configuration"]
+        "metric", "key"] + (["split"] if splits else []) + ["value", "95% interval", "n", "images", "configuration"]
     for benchmark in dict.fromkeys(r["benchmark"] for r in rows):
         h = ranked_by.get(benchmark)
         how = (f"ranked by {h.spec.title(h.number)} {h.arrow} ({h.number.better}), best first" if h is not None
@@ -63,8 +65,8 @@ def _text(rows: list[dict[str, Any]], boards: list[Any], by_domain: bool) -> Non
         print(f"{benchmark} · {how}")
         shown = [[number(r["rank"]) if r["rank"] is not None else "–", short_model_label(r["model"], r["synthetic"])]
                  + ([str(r.get("domain"))] if by_domain else [])
-                 + [r["metric"], r["key"], number(r["value"]) + (" (mean)" if r["aggregation"] == "mean of values"
-                                                                  else ""),
+                 + [r["metric"], r["key"]] + ([r.get("split") or ""] if splits else [])
+                 + [number(r["value"]) + (" (mean)" if r["aggregation"] == "mean of values" else ""),
                     interval(r["low"], r["high"]), number(r["n"]), number(r["images"]), r["config"]]
                  for r in rows if r["benchmark"] == benchmark]
         widths = [max(len(h), *(len(row[i]) for row in shown)) for i, h in enumerate(header)]
@@ -96,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     for note in in_force.notes({r["metric"] for r in rows}):
         print(f"note: {note}", file=sys.stderr)
     columns = ["rank", "model", "benchmark"] + (["domain"] if args.by_domain else []) + [
-        "metric", "key", "value", "low", "high", "n", "images", "aggregation", "config", "config_key", "run_id"]
+        "metric", "key", "split", "value", "low", "high", "n", "images", "aggregation", "config", "config_key",
+        "run_id"]
     if args.format != "table":
         write_records(rows, columns, args.format)
     else:

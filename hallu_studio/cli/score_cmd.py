@@ -10,7 +10,7 @@ from ..llm.endpoint import in_force
 from ..names import unknown_name
 from .common import add_db_option, open_store, settings_from
 
-DEFAULT_METRICS = "emd,edit,trihe,halfscore,reefknot,chair"
+DEFAULT_METRICS = "emd,edit,trihe,halfscore,reefknot,chair,accuracy"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

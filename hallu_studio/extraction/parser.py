@@ -149,9 +149,6 @@ class ParserExtractor:
     def extract_one(self, text: str) -> ConceptSet:
         return self.extract([text])[0]
 
-    def cache_size_now(self) -> int:
-        return len(self._cache)
-
     # ------------------------------------------------------------------ rules
 
     def _concepts(self, doc: Any) -> ConceptSet:

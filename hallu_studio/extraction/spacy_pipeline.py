@@ -62,6 +62,13 @@ def installed_model_name(model: str | None = None) -> str | None:
     """``loaded_model_name`` of the pipeline ``load_english(model)`` loads, read from the installed package's
     ``meta.json`` without loading spaCy (a config key needs the name, not the parser); None when no candidate
     package is installed."""
+    found = installed_model(model)
+    return found[1] if found else None
+
+
+def installed_model(model: str | None = None) -> tuple[str, str] | None:
+    """The package ``load_english(model)`` loads and its pipeline's name (``loaded_model_name``), read from its
+    ``meta.json`` without loading spaCy; None when no candidate package is installed."""
     import importlib.util
     import json
     from pathlib import Path
@@ -72,5 +79,5 @@ def installed_model_name(model: str | None = None) -> str | None:
             continue
         meta_path = Path(spec.origin).parent / "meta.json"
         if meta_path.exists():
-            return _model_name(json.loads(meta_path.read_text(encoding="utf-8")))
+            return name, _model_name(json.loads(meta_path.read_text(encoding="utf-8")))
     return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..images import StoredImage
 from ..model import Benchmark, Response, Run, Sample
 
 
@@ -20,15 +21,6 @@ class ImportProblem:
 
     def __str__(self) -> str:
         return f"{self.record}: {self.reason}"
-
-
-@dataclass
-class StoredImage:
-    sha256: str
-    mime: str
-    width: int
-    height: int
-    data: bytes
 
 
 @dataclass

@@ -15,7 +15,9 @@ One ``caption`` sample per image, id ``<benchmark>/<image id>`` (benchmark ``coc
   the vocabulary is in it). ``reference_vocabulary``: ``"coco-80"`` when the file's categories are COCO's
   80 (by name), else the file's own category names;
 * ``meta["instance_counts"]``: instances per category; ``meta["crowd_categories"]``: the categories with
-  a crowd annotation (``iscrowd`` 1: one region for many instances, so their count is a lower bound).
+  a crowd annotation (``iscrowd`` 1: one region for many instances, so their count is a lower bound);
+* ``meta["image_source"] = "coco"`` unless an instances file names categories of its own (:func:`coco_sample`):
+  CHAIR then reads the sample over COCO-80, captions only or not.
 
 The files are read member by member (:func:`~.reading.iter_json_members`): an annotation is kept as the
 few fields used and its polygons dropped, so a 160 MB instances file is never held whole.
@@ -27,10 +29,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..images import ImageFolder
-from ..lexicon.vocabularies import COCO_80
+from ..lexicon.vocabularies import COCO_80, IMAGE_SOURCE_VOCABULARIES
 from ..model import Benchmark, Sample
 from .base import ImportProblem, ParsedBenchmark
 from .reading import FatalImportError, attach_images, iter_json_members
@@ -54,6 +56,33 @@ def file_vocabulary(names: list[str]) -> str | list[str]:
     if sorted(n.strip().lower() for n in names) == sorted(COCO_80):
         return "coco-80"
     return list(names)
+
+
+def coco_sample(sample_id: str, benchmark: str, image_key: str, captions: Sequence[str] | None,
+                objects: Sequence[str] | None = None, *, vocabulary: str | list[str] = "coco-80",
+                meta: dict[str, Any] | None = None, **fields: Any) -> Sample:
+    """A caption sample of a COCO image: the one place a COCO-based sample is made (this importer and the toolkits'
+    COCO caption files, VLMEvalKit's ``COCO_VAL``, call it).
+
+    ``captions``: the image's reference captions (``reference_text``); ``objects``: its instance categories, complete
+    within ``vocabulary`` (``reference_objects``; None: no instances file). With COCO's 80 categories the sample is
+    marked ``meta["image_source"] = "coco"``, so CHAIR reads it over COCO-80 by default, its ground truth the
+    instances and the COCO-80 objects the captions mention (as published); the captions alone when there are no
+    instances. The marker settles nothing else: the captions stay open-world for every other judge.
+
+    >>> s = coco_sample("COCO_VAL/1", "COCO_VAL", "1", ["A man rides a horse.", "A rider on a brown horse."])
+    >>> s.meta, s.reference_objects, s.reference_vocabulary, s.task
+    ({'image_source': 'coco'}, None, None, 'caption')
+    >>> coco_sample("coco/2", "coco", "2.jpg", None, ["horse"], vocabulary=["horse", "cone"]).meta
+    {}
+    """
+    meta = dict(meta or {})
+    if vocabulary == IMAGE_SOURCE_VOCABULARIES["coco"]:
+        meta["image_source"] = "coco"
+    return Sample(id=sample_id, benchmark=benchmark, image_key=image_key, task=fields.pop("task", "caption"),
+                  reference_text=list(captions) if captions else None,
+                  reference_objects=list(objects) if objects is not None else None,
+                  reference_vocabulary=vocabulary if objects is not None else None, meta=meta, **fields)
 
 
 def _id(value: Any) -> str | None:
@@ -322,10 +351,11 @@ def _samples(name: str, read: list[CocoFile], problems: list[ImportProblem]) -> 
         if objects is not None:
             meta["instance_counts"] = {category: o.count for category, o in objects.items()}
             meta["crowd_categories"] = [category for category, o in objects.items() if o.crowd]
-        samples.append(Sample(
-            id=f"{name}/{image}", benchmark=name, image_key=file_name, task="caption", reference_text=texts or None,
-            reference_objects=list(objects) if objects is not None else None,
-            reference_vocabulary=listing.vocabulary if listing is not None else None, meta=meta))
+        # An image the instances file does not list keeps that file's vocabulary: it is no COCO-80 image if the
+        # file's categories are its own.
+        vocabulary = next((f.vocabulary for f in ([listing] if listing else instances) if f.vocabulary), "coco-80")
+        samples.append(coco_sample(f"{name}/{image}", name, file_name, texts,
+                                   list(objects) if objects is not None else None, vocabulary=vocabulary, meta=meta))
     if no_caption:
         shown = ", ".join(no_caption[:_EXAMPLES]) + (", …" if len(no_caption) > _EXAMPLES else "")
         problems.append(ImportProblem(" + ".join(f.path.name for f in captions),

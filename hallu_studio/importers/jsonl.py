@@ -19,9 +19,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..images import ImageFolder, ImageRejected, read_image
+from ..images import ImageFolder, ImageRejected, StoredImage, read_image
 from ..model import APP_SOURCE, Benchmark, HumanEvent, Response, Run, Sample, ValidationError
-from .base import ImportProblem, ParsedBenchmark, ParsedResponses, StoredImage
+from .base import ImportProblem, ParsedBenchmark, ParsedResponses
 from .reading import FatalImportError, iter_jsonl
 from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
 

@@ -14,7 +14,7 @@ benchmark they answer sees that benchmark's samples when it asks the store for t
 >>> import_format("vlmevalkt")
 Traceback (most recent call last):
 ...
-ValueError: unknown import format 'vlmevalkt' (did you mean 'vlmevalkit'?); formats: sample, tri-he, reefknot, vg, gqa, halfscore, coco, amber, lmms-eval, vlmevalkit, jsonl, human-judgements
+ValueError: unknown import format 'vlmevalkt' (did you mean 'vlmevalkit'?); formats: sample, tri-he, reefknot, vg, gqa, halfscore, coco, pope, amber, lmms-eval, vlmevalkit, llava, jsonl, human-judgements
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ class ImportFormat:
 
 _FORMATS: dict[str, ImportFormat] = {}
 # The order formats are listed in (help, docs): a module may say where it goes; the others follow by name.
-ORDER: tuple[str, ...] = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "coco", "amber", "lmms-eval",
-                          "vlmevalkit", "jsonl", "human-judgements")
+ORDER: tuple[str, ...] = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "coco", "pope", "amber",
+                          "lmms-eval", "vlmevalkit", "llava", "jsonl", "human-judgements")
 
 
 def register(fmt: ImportFormat) -> ImportFormat:
@@ -101,16 +101,23 @@ def register(fmt: ImportFormat) -> ImportFormat:
     return fmt
 
 
+# Whether every module of importers/formats has been imported: importing one of them by hand registers that one
+# alone, so a non-empty registry is not a loaded one.
+_loaded = False
+
+
 def _load() -> None:
+    global _loaded
     from . import formats as package
 
     for info in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{info.name}")
+    _loaded = True
 
 
 def formats() -> list[ImportFormat]:
     """Every registered format, in listing order."""
-    if not _FORMATS:
+    if not _loaded:
         _load()
     rank = {name: i for i, name in enumerate(ORDER)}
     return sorted(_FORMATS.values(), key=lambda f: (rank.get(f.name, len(ORDER)), f.name))

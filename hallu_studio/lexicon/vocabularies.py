@@ -139,6 +139,11 @@ COCO_80_ALIASES: Mapping[str, tuple[str, ...]] = {
 # The names vocabularies are known by (``Sample.reference_vocabulary`` may name one).
 NAMED_VOCABULARIES: tuple[str, ...] = ("coco-80",)
 
+# Image collections a named vocabulary was made for: ``Sample.meta["image_source"]`` -> the vocabulary a
+# fixed-vocabulary metric (CHAIR) reads a sample of that collection in, object list or not. The marker says
+# where the image comes from, never what its references settle (``grounding.Scope``: captions stay open-world).
+IMAGE_SOURCE_VOCABULARIES: Mapping[str, str] = {"coco": "coco-80"}
+
 
 @dataclass(frozen=True)
 class Vocabulary:

@@ -1,29 +1,43 @@
-"""A small offline reader of WordNet 3.0's database files (Debian's ``wordnet-base``).
+"""A small offline reader of WordNet 3.0's database files, which ship with the package.
 
 What the library needs: base forms ("mice" -> "mouse"), synsets in frequency order with
-their words, hypernyms, antonyms, similar-to links and lexicographer files. NLTK's reader
-is not used because Debian's package ships no ``lexnames`` file, which it requires; the
-45 lexicographer file names are fixed by WordNet 3.0 and listed here.
-The files are read from ``$WORDNET_DIR`` or ``/usr/share/wordnet``; when they are
-absent ``load_wordnet()`` returns None and callers fall back (and say so).
+their words, hypernyms, antonyms, similar-to links and lexicographer files. The files are
+Princeton's WordNet 3.0 as Debian's ``wordnet-base`` installs them, gzip-compressed in
+``lexicon/wordnet30`` (``SHA256SUMS`` there gives the uncompressed files' digests), so
+``pip install`` brings them and every machine scores with the same WordNet. ``$WORDNET_DIR``
+overrides them with a folder of WordNet database files, plain or ``.gz`` (Debian's
+``/usr/share/wordnet``, say): files identical to the shipped ones score identically and
+share their config keys; other files key their scores apart (``lexicon_key_parts``); a folder
+with none leaves ``load_wordnet()`` None, and callers fall back to the built-in lists (and
+say so). NLTK's reader is not used: it requires a ``lexnames`` file, which Debian's package
+does not ship; the 45 lexicographer file names are fixed by WordNet 3.0 and listed here.
 
 Index lines read ``lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...``
 with senses in frequency order; a data line at byte ``offset`` reads
 ``offset lex_filenum ss_type w_cnt(hex) word lex_id ... p_cnt [symbol offset pos source/target] ... | gloss``.
 
->>> wn = load_wordnet()                          # doctest: +SKIP
->>> wn.synset_name("couch") == wn.synset_name("sofa")   # doctest: +SKIP
+>>> wn = load_wordnet()
+>>> wn.synset_name("couch") == wn.synset_name("sofa")
 True
+>>> wn.base_form("mice"), "cold" in wn.antonyms("hot"), wn.tag_count("stop", "v")
+('mouse', True, 162)
+>>> wordnet_source().origin, lexicon_key_parts()
+('shipped', ())
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
-DEFAULT_DIRS: tuple[str, ...] = ("/usr/share/wordnet", "/usr/local/share/wordnet")
+# WordNet 3.0 as the package ships it (see lexicon/wordnet30/README.md).
+SHIPPED_DIR = Path(__file__).resolve().with_name("wordnet30")
+VERSION = "WordNet 3.0"
 POS_FILES: dict[str, str] = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 # Regular noun endings (WordNet's own "morphy" rules), tried after the exception list.
 _NOUN_SUFFIXES: tuple[tuple[str, str], ...] = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
@@ -85,7 +99,7 @@ class WordNet:
     def _load_index(self, pos: str) -> dict[str, list[int]]:
         if pos not in self._index:
             table: dict[str, list[int]] = {}
-            with open(self.root / f"index.{POS_FILES[pos]}", encoding="utf-8", errors="replace") as fh:
+            with _open_text(self.root, f"index.{POS_FILES[pos]}") as fh:
                 for line in fh:
                     if line.startswith(" "):
                         continue  # the licence header
@@ -97,16 +111,9 @@ class WordNet:
         return self._index[pos]
 
     def _load_exceptions(self, pos: str) -> dict[str, str]:
+        """Each irregular form's first base form (``_load_exception_lists`` has them all)."""
         if pos not in self._exceptions:
-            table: dict[str, str] = {}
-            path = self.root / f"{POS_FILES[pos]}.exc"
-            if path.exists():
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    for line in fh:
-                        parts = line.split()
-                        if len(parts) >= 2:
-                            table.setdefault(parts[0], parts[1])
-            self._exceptions[pos] = table
+            self._exceptions[pos] = {form: bases[0] for form, bases in self._load_exception_lists(pos).items()}
         return self._exceptions[pos]
 
     def base_form(self, word: str, pos: str = "n") -> str | None:
@@ -152,12 +159,12 @@ class WordNet:
         return min(found, key=len) if found else word
 
     def _load_exception_lists(self, pos: str) -> dict[str, list[str]]:
-        """Every base form an exception line gives (``_load_exceptions`` keeps the first)."""
+        """Every base form the exception file gives each irregular form (``noun.exc``: "geese goose")."""
         if pos not in self._exception_lists:
             table: dict[str, list[str]] = {}
-            path = self.root / f"{POS_FILES[pos]}.exc"
-            if path.exists():
-                with open(path, encoding="utf-8", errors="replace") as fh:
+            name = f"{POS_FILES[pos]}.exc"
+            if _has_file(self.root, name):
+                with _open_text(self.root, name) as fh:
                     for line in fh:
                         parts = line.split()
                         if len(parts) >= 2:
@@ -170,9 +177,8 @@ class WordNet:
         ``cntlist.rev``), over all its senses: "stop" is a verb 162 times, a noun 11. 0 where the file is absent."""
         if self._tag_counts is None:
             counts: dict[tuple[str, str], int] = {}
-            path = self.root / "cntlist.rev"
-            if path.exists():
-                with open(path, encoding="utf-8", errors="replace") as fh:
+            if _has_file(self.root, "cntlist.rev"):
+                with _open_text(self.root, "cntlist.rev") as fh:
                     for line in fh:
                         # "stop%2:38:00:: 1 75": sense key (lemma%ss_type:...), sense number, tag count
                         parts = line.split()
@@ -237,11 +243,32 @@ class WordNet:
         return []
 
 
+def _has_file(root: Path, name: str) -> bool:
+    return (root / name).exists() or (root / f"{name}.gz").exists()
+
+
+def _open_text(root: Path, name: str) -> IO[str]:
+    """``root/name``, or its gzip-compressed ``name.gz``, as text read line by line."""
+    if (root / name).exists():
+        return open(root / name, encoding="utf-8", errors="replace")
+    return gzip.open(root / f"{name}.gz", "rt", encoding="utf-8", errors="replace")
+
+
+@lru_cache(maxsize=8)
+def _file_bytes(path: str) -> bytes:
+    """A data file whole (the shipped ones are compressed, so lines are found by offset in memory: 22 MB)."""
+    plain = Path(path)
+    if plain.exists():
+        return plain.read_bytes()
+    with gzip.open(f"{path}.gz", "rb") as fh:
+        return fh.read()
+
+
 @lru_cache(maxsize=200_000)
 def _read_synset(path: str, offset: int, pos: str) -> Synset:
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        parts = fh.readline().decode("utf-8", errors="replace").split(" | ")[0].split()
+    data = _file_bytes(path)
+    end = data.find(b"\n", offset)
+    parts = data[offset:end if end >= 0 else len(data)].decode("utf-8", errors="replace").split(" | ")[0].split()
     count = int(parts[3], 16)
     words = tuple(parts[4 + 2 * i].split("(")[0].replace("_", " ") for i in range(count))
     at = 4 + 2 * count
@@ -253,14 +280,71 @@ def _read_synset(path: str, offset: int, pos: str) -> Synset:
     return Synset(offset, pos, LEXNAMES[int(parts[1])], words, tuple(pointers))
 
 
+# The files the reader reads; all of them make a WordNet "the same" as the shipped one.
+FILES: tuple[str, ...] = (*(f"{kind}.{pos}" for kind in ("index", "data") for pos in POS_FILES.values()),
+                          *(f"{pos}.exc" for pos in POS_FILES.values()), "cntlist.rev")
+
+
+@dataclass(frozen=True)
+class WordNetSource:
+    """Where the WordNet in force comes from: ``origin`` "shipped" (the package's own) or "WORDNET_DIR" (a
+    user's folder); ``root`` None where that folder holds no WordNet; ``same_as_shipped``: its files are
+    byte for byte the shipped ones (so its scores are the shipped WordNet's)."""
+
+    origin: str
+    root: Path | None
+    same_as_shipped: bool
+
+    def describe(self, paths: bool = True) -> str:
+        """One line for ``info``, the app's Settings and the analyses' notes (``paths``: with the shipped folder's
+        path, which differs between installs)."""
+        if self.root is None:
+            where = "the package's own files are missing" if self.origin == "shipped" else \
+                f"WORDNET_DIR={os.environ.get('WORDNET_DIR', '')} holds no WordNet database files"
+            return f"WordNet: none ({where}); names ground on the built-in word lists alone"
+        if self.origin == "shipped":
+            return f"WordNet: {VERSION}, shipped with hallu-studio" + (f" ({self.root})" if paths else "")
+        same = (f"the same files as the {VERSION} shipped with hallu-studio" if self.same_as_shipped else
+                f"not the {VERSION} shipped with hallu-studio: scores are kept under config keys of their own")
+        return f"WordNet: {self.root} (from WORDNET_DIR; {same})"
+
+
 def wordnet_dir() -> Path | None:
-    """Where WordNet's database files are, or None."""
-    candidates = [os.environ["WORDNET_DIR"]] if os.environ.get("WORDNET_DIR") else list(DEFAULT_DIRS)
-    for c in candidates:
-        path = Path(c)
-        if (path / "index.noun").exists() and (path / "data.noun").exists():
-            return path
-    return None
+    """Where WordNet's database files are: ``$WORDNET_DIR`` where set, else the package's own; None where that
+    folder holds none."""
+    path = Path(os.environ["WORDNET_DIR"]) if os.environ.get("WORDNET_DIR") else SHIPPED_DIR
+    return path if _has_file(path, "index.noun") and _has_file(path, "data.noun") else None
+
+
+def wordnet_source() -> WordNetSource:
+    """The WordNet in force and where it comes from (``WordNetSource``)."""
+    root = wordnet_dir()
+    if not os.environ.get("WORDNET_DIR"):
+        return WordNetSource("shipped", root, root is not None)
+    return WordNetSource("WORDNET_DIR", root, root is not None and _digests(str(root)) == shipped_digests())
+
+
+def shipped_digests() -> dict[str, str]:
+    """The SHA-256 of each shipped file, uncompressed (``wordnet30/SHA256SUMS``)."""
+    lines = (SHIPPED_DIR / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    return {name: digest for digest, name in (line.split() for line in lines if line.strip())}
+
+
+@lru_cache(maxsize=8)
+def _digests(root: str) -> dict[str, str]:
+    """The SHA-256 of each of ``FILES`` under ``root`` (uncompressed; "" where absent), once per folder and process."""
+    out = {}
+    for name in FILES:
+        if not _has_file(Path(root), name):
+            out[name] = ""
+            continue
+        h = hashlib.sha256()
+        with (open(Path(root) / name, "rb") if (Path(root) / name).exists()
+              else gzip.open(Path(root) / f"{name}.gz", "rb")) as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        out[name] = h.hexdigest()
+    return out
 
 
 @lru_cache(maxsize=4)
@@ -269,21 +353,42 @@ def _load(path: str) -> WordNet:
 
 
 def load_wordnet() -> WordNet | None:
-    """The WordNet of this machine (shared per process), or None when it is not installed."""
+    """The WordNet in force (shared per process), or None where ``$WORDNET_DIR`` names a folder without one."""
     path = wordnet_dir()
     return _load(str(path)) if path is not None else None
 
 
-WORDNET_MISSING = ("WordNet is not available offline (install Debian's wordnet-base or set WORDNET_DIR to a "
-                   "WordNet 3.0 dict directory)")
+WORDNET_MISSING = ("WordNet is not available (WORDNET_DIR names a folder with no WordNet database files, or "
+                   "hallu-studio's own copy was removed: unset WORDNET_DIR, or reinstall hallu-studio)")
 
 
 def lexicon_key_parts() -> tuple[str, ...]:
-    """What a score's config key adds for the lexicon that shaped it: nothing where WordNet is installed (the keys
-    of scores made with it stay what they were), ``("no wordnet",)`` where it is missing.
+    """What a score's config key adds for the lexicon that shaped it: nothing for the shipped WordNet 3.0 (or a
+    ``$WORDNET_DIR`` with the same files), ``("no wordnet",)`` where there is none, ``("wordnet <digest>",)`` for
+    a WordNet of other files.
 
     Without WordNet, synonyms, kinds, word forms and which nouns name things come from the built-in lists alone,
-    and the numbers move a lot (the graph judge's Hallu_Q on Tri-HE's gold answers: 5.5 with it, 9.8 without), so
-    scores made without it are kept apart from those made with it, never mixed or resumed as the same.
+    and the numbers move a lot (the graph judge's Hallu_Q on Tri-HE's gold answers: 2.9 with it, 5.1 without), so
+    scores made without it, or with another WordNet, are kept apart from those made with the shipped one, never
+    mixed or resumed as the same.
     """
-    return () if load_wordnet() is not None else ("no wordnet",)
+    source = wordnet_source()
+    if source.root is None:
+        return ("no wordnet",)
+    if source.same_as_shipped:
+        return ()
+    digest = hashlib.sha256(repr(sorted(_digests(str(source.root)).items())).encode()).hexdigest()
+    return (f"wordnet {digest[:16]}",)
+
+
+def lexicon_note() -> str | None:
+    """A sentence where the WordNet in force is not the shipped one (none, or other files), for the scoring
+    pass's warnings and the app's banner; None where it is."""
+    source = wordnet_source()
+    if source.root is None:
+        return (f"{WORDNET_MISSING}: names are grounded with the built-in word lists alone, so scores differ from "
+                "those made with it (a store keeps them under config keys of their own)")
+    if not source.same_as_shipped:
+        return (f"WordNet from WORDNET_DIR={source.root} is not the {VERSION} shipped with hallu-studio: its scores "
+                "may differ and are kept under config keys of their own")
+    return None

@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..model import Sample
 from .amber_nouns import noun_reader, response_nouns, word_similarity
 from .base import ItemResult, ScoringItem
-from .spec import MetricSpec, Number
+from .spec import Breakdown, MetricSpec, Number
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -180,7 +180,8 @@ class AmberMetric:
                                 "that name no object of the image, over all nouns of all descriptions.",
                         misleads="a noun outside AMBER's 418 words is not read at all; near-synonyms are matched "
                                  "by AMBER's own lists (by word vectors too only with scoring.amber_similarity)."),
-        summary=("cover", "hal", "cog", "accuracy", "f1", *(f"{d}.{k}" for d in DIMENSIONS for k in ("accuracy", "f1"))),
+        summary=("cover", "hal", "cog", "accuracy", "precision", "recall", "f1"),
+        breakdown=Breakdown(("accuracy", "precision", "recall", "f1"), order=(*DIMENSIONS, *ATTRIBUTES)),
         item=Number("hallucinated_share", "hallucinated nouns", "0–1", lower_is_better=True,
                     meaning="the share of this description's counted nouns that are hallucinated"),
         agreement=Number("any_hallucinated", "any hallucinated noun / wrong answer", "1 = yes",

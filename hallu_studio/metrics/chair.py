@@ -5,15 +5,20 @@ the same for every image (COCO's 80 categories and their synonyms), and ignores 
 object list settles what is inside its vocabulary and nothing outside it. Here, per sample:
 
 - the sample's own ``reference_vocabulary`` when it names one: ``"coco-80"`` (a COCO-based benchmark,
-  ``lexicon.vocabularies``) or a list of names;
+  ``lexicon.vocabularies``) or a list of names; else the vocabulary of the collection its image comes from
+  (``meta["image_source"]``, ``vocabularies.IMAGE_SOURCE_VOCABULARIES``: ``"coco"`` is COCO-80, set by
+  ``importers.coco.coco_sample`` on every COCO caption sample, reference captions alone included);
 - else the setting ``scoring.chair_vocabulary``: ``"image"`` (each image's own scene-graph objects, every
   object the response mentions counted: the project's reading for complete scene graphs), ``"benchmark"``
   (the union of the object names of the sample's benchmark, observed by ``observe_benchmark``) or
   ``"coco-80"``.
 
-What the image has (the **ground truth**): its scene-graph objects, its ``reference_objects``, and the
-vocabulary's objects its human reference captions mention (published CHAIR builds its ground truth from
-COCO's instance annotations and captions together).
+What the image has (the **ground truth**, ``scoring.chair_ground_truth``): ``published`` (default), its
+scene-graph objects, its ``reference_objects``, and, in a fixed vocabulary, the vocabulary's objects its human
+reference captions mention: Rohrbach et al. build it from COCO's instance annotations and captions together,
+and read captions alone where there are no instances, though captions omit things (an object no caption names
+counts as hallucinated then, and the evidence's ``ground_truth_from`` says so); ``objects``, the object list or
+scene graph alone (a sample with captions only is undefined).
 
 How a response is read (the **reading**, ``scoring.chair_reading``):
 
@@ -46,20 +51,21 @@ counts cat, dog, cat: CHAIR_i 2/3; the studio reading counts the extractor's cat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..config import CHAIR_VOCABULARIES, READINGS
+from ..config import CHAIR_GROUND_TRUTHS, CHAIR_VOCABULARIES, READINGS
 from ..grounding import Grounder, ReferenceGraph
 from ..judges.base import PhraseEncoder, unit_rows
 from ..lexicon.forms import normalize_name
 from ..lexicon.nouns import CATEGORY_OF, head_kind
-from ..lexicon.vocabularies import CHAIR_TABLE, Vocabulary, chair_mentions, vocabulary
+from ..lexicon.vocabularies import CHAIR_TABLE, IMAGE_SOURCE_VOCABULARIES, Vocabulary, chair_mentions, vocabulary
 from ..lexicon.words import FRAMING_NOUNS, PRONOUNS, QUANTIFIER_NOUNS
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .spec import MetricSpec, Number
+from .flagging import concept_object_spans, find_phrase
+from .spec import FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -87,9 +93,56 @@ def is_framing(name: str) -> bool:
     return not forms or forms[-1] in FRAMING_WORDS
 
 
+def sample_vocabulary(sample: Sample) -> str | list[str] | None:
+    """The fixed vocabulary a sample names: its ``reference_vocabulary``, else its image collection's
+    (``meta["image_source"]``: a COCO image's is COCO-80), else None.
+
+    >>> sample_vocabulary(Sample(id="c/1", benchmark="c", image_key="1", reference_text="A dog.",
+    ...                          meta={"image_source": "coco"}))
+    'coco-80'
+    """
+    if sample.reference_vocabulary is not None:
+        return sample.reference_vocabulary
+    source = sample.meta.get("image_source")
+    return IMAGE_SOURCE_VOCABULARIES.get(source) if isinstance(source, str) else None
+
+
 def reference_names(sample: Sample) -> list[str]:
     """The names of the objects a sample's references list: its scene graph's, then its ``reference_objects``."""
     return list(dict.fromkeys([*sample.scene_graph.object_names(), *(sample.reference_objects or [])]))
+
+
+def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                  concepts: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
+    """The response's mentions of the objects CHAIR calls hallucinated.
+
+    >>> flagged_spans({}, {"hallucinated": ["dog"]}, "A dog on a mat")
+    [(2, 5)]
+    """
+    out: list[tuple[int, int]] = []
+    for name in evidence.get("hallucinated") or []:
+        out.extend(concept_object_spans(concepts, str(name)) or find_phrase(text, str(name)))
+    return out
+
+
+def fact_verdict(values: Mapping[str, Any]) -> str:
+    """A fact's verdict from CHAIR's values on it: hallucinated when an object it mentions is not in the image,
+    accurate when it mentions objects and all are there, not settled when it mentions none.
+
+    >>> fact_verdict({"hallucinated_objects": 1, "mentioned_objects": 2}), fact_verdict(
+    ...     {"hallucinated_objects": 0, "mentioned_objects": 1}), fact_verdict({"mentioned_objects": 0})
+    ('hallucinated', 'accurate', 'not settled')
+    """
+    if values.get("hallucinated_objects"):
+        return FACT_HALLUCINATED
+    return FACT_ACCURATE if values.get("mentioned_objects") else NOT_SETTLED
+
+
+def fact_reading(values: Mapping[str, Any], evidence: Mapping[str, Any], undefined: str | None) -> FactReading:
+    """One atomic fact read with CHAIR (the baseline beside the Tri-HE judge in the fact tables)."""
+    hallucinated = evidence.get("hallucinated") or []
+    return FactReading(fact_verdict(values), undefined or (f"not found: {', '.join(hallucinated)}"
+                                                            if hallucinated else ""))
 
 
 class ChairMetric:
@@ -103,21 +156,28 @@ class ChairMetric:
         summary=("chair_s",),
         item=Number("chair_i_item", "CHAIRi", "% of objects", lower_is_better=True,
                     meaning="share of this answer's mentioned objects that are not in the image."),
-        settings=("scoring.chair_reading", "scoring.chair_vocabulary", "scoring.embedding_model"))
+        flagged_spans=flagged_spans, fact_reading=fact_reading,
+        hallucination_scores=(Number("chair_i_item", "chair-i", "% of objects", lower_is_better=True,
+                                     meaning="CHAIR_i: mentioned objects counted as hallucinated / mentioned (x100)"),),
+        settings=("scoring.chair_reading", "scoring.chair_vocabulary", "scoring.chair_ground_truth",
+                  "scoring.embedding_model"))
     name = spec.name
 
     def __init__(self, encoder: PhraseEncoder | None = None, *, threshold: float = 0.8, model_name: str = "",
-                 reading: str = "studio", vocabulary: str = "image") -> None:
+                 reading: str = "studio", vocabulary: str = "image", ground_truth: str = "published") -> None:
         if reading not in READINGS:
             raise ValueError(f"unknown CHAIR reading {reading!r}; choose {' | '.join(READINGS)}")
         if vocabulary not in CHAIR_VOCABULARIES:
             raise ValueError(f"unknown CHAIR vocabulary {vocabulary!r}; choose {' | '.join(CHAIR_VOCABULARIES)}")
+        if ground_truth not in CHAIR_GROUND_TRUTHS:
+            raise ValueError(f"unknown CHAIR ground truth {ground_truth!r}; choose {' | '.join(CHAIR_GROUND_TRUTHS)}")
         if reading == "released" and encoder is not None:
             raise ValueError("CHAIR's released reading matches words only: it takes no encoder")
         self.encoder = encoder
         self.threshold = threshold
         self.reading = reading
         self.vocabulary = vocabulary
+        self.ground_truth = ground_truth
         self.model_name = model_name or (getattr(encoder, "model_name", type(encoder).__name__) if encoder else "")
         self._vectors: dict[str, Any] = {}  # unit vectors encoded by ``update_many`` for its batch
         self._grounder = Grounder()  # the lexicon's grounding; the embedding fallback stays this metric's own
@@ -125,16 +185,19 @@ class ChairMetric:
 
     @classmethod
     def from_settings(cls, settings: "Settings", *, encoder: PhraseEncoder | None = None) -> "ChairMetric":
-        """``scoring.chair_reading`` and ``chair_vocabulary``; in the studio reading the embedding fallback
-        when an encoder is given (threshold 0.8)."""
+        """``scoring.chair_reading``, ``chair_vocabulary`` and ``chair_ground_truth``; in the studio reading the
+        embedding fallback when an encoder is given (threshold 0.8)."""
         reading = settings.scoring.chair_reading
         encoder = encoder if reading == "studio" else None
         return cls(encoder, model_name=settings.scoring.embedding_identity if encoder is not None else "",
-                   reading=reading, vocabulary=settings.scoring.chair_vocabulary)
+                   reading=reading, vocabulary=settings.scoring.chair_vocabulary,
+                   ground_truth=settings.scoring.chair_ground_truth)
 
     def config(self) -> dict[str, Any]:
         out: dict[str, Any] = {"metric": self.name, "reading": self.reading, "vocabulary": self.vocabulary,
                                "framing_words": len(FRAMING_WORDS)}
+        if self.ground_truth != "published":  # every CHAIR score before this setting was "published": same key
+            out["ground_truth"] = self.ground_truth
         if self.reading == "studio":
             out.update(synonyms=len(CATEGORY_OF), grounding="lemma>synonym>hypernym",
                        embedding_model=self.model_name or None, threshold=self.threshold if self.encoder else None)
@@ -163,7 +226,7 @@ class ChairMetric:
         Raises ``ValueError`` for a benchmark vocabulary that was not observed.
         """
         released = self.reading == "released"
-        spec: Any = sample.reference_vocabulary
+        spec: Any = sample_vocabulary(sample)
         if spec is None and (self.vocabulary == "coco-80" or self.vocabulary == "image" and released):
             spec = "coco-80"  # the released code has one vocabulary
         if spec is not None:
@@ -224,12 +287,30 @@ class ChairMetric:
         their categories (None in the image vocabulary)."""
         mentions = [o.name for o in (item.mentioned.objects if item.mentioned else []) if o.name.strip()]
         if isinstance(vocab, Vocabulary):
-            truth = vocab.categories_of(names) | {c for text in item.sample.reference_captions
+            truth = vocab.categories_of(names) | {c for text in self._captions(item.sample)
                                                  for _, c in vocab.mentions(text)}
             found = [(m, vocab.category_of(m)) for m in mentions]
             return [(m, c) for m, c in found if c is not None and c not in truth]
         forms = {form for n in names for form in canonical_forms(n)}
         return [(m, None) for m in mentions if not is_framing(m) and not forms.intersection(canonical_forms(m))]
+
+    def _captions(self, sample: Sample) -> list[str]:
+        """The reference captions the ground truth reads (``published``: all of them; ``objects``: none)."""
+        return sample.reference_captions if self.ground_truth == "published" else []
+
+    @staticmethod
+    def _truth_from(sample: Sample, captions: list[str], label: str) -> str:
+        """Where the ground truth came from, for the evidence: the published reading says so, and captions alone
+        say that they omit things."""
+        listed = ("scene-graph objects" if not sample.scene_graph.is_empty() else
+                  "instances (object list)" if sample.reference_objects is not None else "")
+        said = f"the {label} objects {len(captions)} reference caption{'s' * (len(captions) != 1)} mention"
+        if listed and captions:
+            return f"published: {listed} ∪ {said}"
+        if captions:
+            return (f"published, captions alone: {said}; no object list, and captions omit things, so an object "
+                    "none of them names counts as hallucinated")
+        return listed or "none"
 
     def update(self, item: ScoringItem) -> ItemResult:
         stats = {"responses": 1.0, "hallucinated_responses": 0.0, "mentioned": 0.0, "hallucinated": 0.0}
@@ -240,12 +321,19 @@ class ChairMetric:
         base_evidence: dict[str, Any] = {"hallucinated": [], "mentioned": [], "reading": self.reading,
                                          "vocabulary": label}
         names = reference_names(sample)
+        captions = self._captions(sample) if vocab is not None else []
+        if vocab is not None:
+            base_evidence["ground_truth_from"] = self._truth_from(sample, captions, label)
         # A fixed vocabulary with captions, or with an object list (even an empty one: none of it is there), settles
         # what the response names of it.
-        if not names and not (vocab is not None and (sample.reference_captions or sample.reference_objects is not None)):
+        if not names and not (vocab is not None and (captions or sample.reference_objects is not None)):
+            if vocab is not None and sample.reference_captions:
+                why = ("has reference captions only, and chair_ground_truth = objects reads an object list or scene "
+                       "graph alone (captions omit things)")
+            else:
+                why = "has no scene-graph objects, object list or (with a fixed vocabulary) reference caption"
             return ItemResult({k: 0.0 for k in stats}, values, base_evidence,
-                              f"sample {sample.id} has no scene-graph objects, object list or (with a fixed "
-                              "vocabulary) reference caption: CHAIR has nothing to check names against")
+                              f"sample {sample.id} {why}: CHAIR has nothing to check names against")
         if self.reading == "released":
             counted, hallucinated, evidence = self._released(item, vocab, names)
         elif item.mentioned is None:
@@ -267,7 +355,7 @@ class ChairMetric:
         if isinstance(vocab, Vocabulary):
             categories = {m: vocab.category_of(m) for m in mentions}
             counted = [m for m in mentions if categories[m] is not None]
-            truth = vocab.categories_of(names) | {c for text in item.sample.reference_captions
+            truth = vocab.categories_of(names) | {c for text in self._captions(item.sample)
                                                  for _, c in vocab.mentions(text)}
             evidence.update(categories={m: c for m, c in categories.items() if c is not None},
                             ground_truth=sorted(truth))
@@ -293,7 +381,7 @@ class ChairMetric:
         own = vocab if isinstance(vocab, Vocabulary) else None  # None: CHAIR's own COCO table
         words = chair_mentions(item.response or "", own)
         truth: set[str] = set()
-        for text in (*names, *item.sample.reference_captions):
+        for text in (*names, *self._captions(item.sample)):
             found = own.category_of(text) if own is not None else None
             truth.update([found] if found else [c for _, c in chair_mentions(text, own)])
         hallucinated = [w for w, c in words if c not in truth]

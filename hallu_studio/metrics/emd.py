@@ -45,7 +45,7 @@ Worked example (unit vectors chosen by hand; costs on the ×100 scale):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -59,6 +59,7 @@ from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
 from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase, reference_list
 from .reference_concepts import reference_concepts_many
+from .flagging import find_phrase, spans_of
 from .spec import MetricSpec, Number
 
 CONCEPT_TYPES: tuple[str, ...] = ("object", "attribute", "relation")
@@ -169,6 +170,35 @@ def _round_matrix(m: np.ndarray, digits: int = 5) -> list[list[float]]:
     return [[round(float(v), digits) for v in row] for row in m]
 
 
+
+# A response concept whose transport cost reaches this (on the ×100 scale: 1 - cosine >= 0.5 to what it was matched
+# with) counts as flagged when probe detection and span agreement read EMD.
+EMD_FLAG_COST = 50.0
+
+
+def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                  concepts: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
+    """The response concepts whose transport cost is at least ``EMD_FLAG_COST``, where the response says them.
+
+    >>> flagged_spans({}, {"types": {"object": {"per_concept_cost": [80.0, 10.0], "response_spans": [[2, 5], [11, 14]],
+    ...                                         "response": ["dog", "mat"]}}}, "A dog on a mat")
+    [(2, 5)]
+    """
+    out: list[tuple[int, int]] = []
+    for typed in (evidence.get("types") or {}).values():
+        costs = typed.get("per_concept_cost") or []
+        spans = typed.get("response_spans") or []
+        labels = typed.get("response") or []
+        for i, cost in enumerate(costs):
+            if cost is None or cost < EMD_FLAG_COST:
+                continue
+            located = spans_of(spans[i]) if i < len(spans) else []
+            if not located and i < len(labels):
+                located = find_phrase(text, str(labels[i]).split(":")[-1].split("-")[-1])
+            out.extend(located)
+    return out
+
+
 class EMDMetric:
     """VISCON's EMD between a sample's reference concepts and the concepts its response mentions.
 
@@ -187,6 +217,11 @@ class EMDMetric:
         summary=("object", "attribute", "relation"),
         item=Number("total", "EMD", "×100", lower_is_better=True,
                     meaning="this answer's EMD (the Overview's EMD is the mean of these over a model's answers)."),
+        flagged_spans=flagged_spans,
+        hallucination_scores=(Number("object", "emd object", "×100", lower_is_better=True,
+                                     meaning="VISCON EMD of the objects (x100)"),
+                              Number("total", "emd total", "×100", lower_is_better=True,
+                                     meaning="VISCON EMD, objects + attributes + relations (x100)")),
         settings=("scoring.embedding_model", "scoring.emd_empty_side", "scoring.emd_ground_cost"))
     name = spec.name
 

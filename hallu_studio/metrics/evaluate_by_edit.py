@@ -15,13 +15,14 @@ distance is 5 and the distance per word 5 / 12.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from ..grounding import Scope
 from ..model import ConceptSet, SceneGraph
 from .base import ItemResult, ScoringItem
+from .flagging import edited_word_spans
 from .spec import MetricSpec, Number
 from .edit_distance import edit_slope_alpha, word_edit_distance
 from .reference_concepts import reference_concepts_many, reference_source
@@ -57,6 +58,12 @@ def graph_from_concepts(concepts: ConceptSet) -> SceneGraph:
     })
 
 
+def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                  concepts: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
+    """The original words the reviser deleted or substituted."""
+    return edited_word_spans(text, evidence.get("alignment") or [])
+
+
 class EvaluateByEditMetric:
     """Word edit distance between a response and its scene-graph-driven revision."""
 
@@ -70,6 +77,9 @@ class EvaluateByEditMetric:
         summary=("distance", "alpha"),
         item=Number("per_word", "edits/word", "per word", lower_is_better=True,
                     meaning="this answer's word edits per word."),
+        flagged_spans=flagged_spans,
+        hallucination_scores=(Number("per_word", "edit per word", "per word", lower_is_better=True,
+                                     meaning="Evaluate-by-Edit: word edits of the revision per word"),),
         settings=("scoring.reviser", "scoring.embedding_model", "llm.model"))
     name = spec.name
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -45,7 +45,9 @@ from ..llm.dispatch import list_answer_tokens
 from ..model import ConceptSet, Sample
 from .base import ItemResult, ScoringItem
 from .reference_concepts import open_world_concepts
-from .spec import MetricSpec, Number
+from ..lexicon.forms import number_word
+from .flagging import distinctive_word, find_phrase, spans_of
+from .spec import MetricSpec, Number, as_number
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -263,6 +265,37 @@ def build_matcher(settings: "Settings", matcher: str | None = None, *, cache: "S
     raise ValueError(f"unknown HalFscore matcher {name!r}; choose one of {', '.join(MATCHERS)}")
 
 
+def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                  concepts: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
+    """For each hallucinated concept, the words its evidence points at (the object's mention, the attribute word,
+    the relation's predicate, the count word), else every mention of its distinctive word.
+
+    >>> flagged_spans({}, {"hallucinated": [["attribute", "mat", "red"]]}, "A dog on a red mat")
+    [(11, 14)]
+    """
+    out: list[tuple[int, int]] = []
+    pointers = evidence.get("hallucinated_spans") or []
+    for i, concept in enumerate(evidence.get("hallucinated") or []):
+        located = spans_of(pointers[i]) if i < len(pointers) else []
+        if located:
+            out.extend(located)
+            continue
+        parts = [str(p) for p in (concept if isinstance(concept, (list, tuple)) else [concept])]
+        kind = parts[0] if parts and parts[0] in KINDS else None
+        if kind:
+            parts = parts[1:]  # a kind-tagged concept list
+        word = distinctive_word(parts)
+        if kind == "count" and word.isdigit():
+            word = number_word(int(word))
+        out.extend(find_phrase(text, word))
+    return out
+
+
+def _one_minus_precision(values: Mapping[str, Any]) -> float | None:
+    precision = as_number(values.get("precision"))
+    return None if precision is None else 1.0 - precision
+
+
 class HalFscoreMetric:
     spec = MetricSpec(
         "halfscore", "HalFscore", tasks=("caption", "vqa"),
@@ -273,6 +306,9 @@ class HalFscoreMetric:
                                  "are invisible."),
         summary=("precision", "recall"),
         item=Number("f", "F", "0–1", lower_is_better=False, meaning="this answer's F."),
+        higher_is_better_values=frozenset({"precision", "recall", "f", "matched"}), flagged_spans=flagged_spans,
+        hallucination_scores=(Number("precision", "halfscore 1-precision", "share", lower_is_better=True,
+                                     meaning="HalFscore: 1 - concept precision", derive=_one_minus_precision),),
         settings=("scoring.halfscore_matcher", "scoring.halfscore_match_threshold",
                   "scoring.graph_grounding_threshold", "scoring.unverifiable", "scoring.unverifiable_weight",
                   "scoring.embedding_model", "llm.model"))

@@ -25,6 +25,12 @@ fractions, overall and per concept kind. Two readings of the rule (``scoring.pop
   split on single spaces only ("No\\nThere" is one word), and no only from the words ``No``, ``no``, ``not``
   ("NO" and "Not really." read yes). Each of the examples above, and "Yes\\tno", reads yes there.
 
+Splits. A question carries the splits it belongs to in ``Sample.meta["splits"]`` (lower-case, as the toolkits
+name them: ``random``, ``popular``, ``adversarial``; VLMEvalKit's POPE has questions in two or three splits at once);
+questions derived here carry their ``strategy``. An answer counts once in each split it belongs to, in that split's
+numbers (``adversarial.f1``, ...) and overall: the overall numbers pool the splits as VLMEvalKit's do. It stays one
+answer, one item of its image's cluster, so a bootstrap replicate draws all of its copies together.
+
 Worked example. Four positives answered yes, yes, yes, no (TP 3, FN 1) and four
 negatives answered yes, yes, no, no (FP 2, TN 2): accuracy 5/8 = 0.625, precision 3/5
 = 0.6, recall 3/4 = 0.75, F1 = 2·0.6·0.75/1.35 = 0.667, yes-ratio 5/8 = 0.625.
@@ -42,7 +48,8 @@ from ..config import READINGS
 from ..lexicon.nouns import relation as noun_relation
 from ..model import Sample, SceneGraph
 from .base import ItemResult, ScoringItem
-from .spec import MetricSpec, Number
+from .flagging import whole_answer_if
+from .spec import Breakdown, MetricSpec, Number
 from .chair import canonical_forms
 
 if TYPE_CHECKING:
@@ -219,7 +226,8 @@ def existence_samples(samples: Sequence[Sample], *, benchmark: str, strategy: st
                 source_kind=source.source_kind, scene_graph=source.scene_graph, question=q.question,
                 answer=q.answer,
                 meta={"kind": q.kind, "polarity": "positive" if q.answer == "yes" else "negative",
-                      "strategy": strategy, "concept": list(q.concept), "replaced": q.replaced,
+                      "strategy": strategy, "splits": [strategy], "concept": list(q.concept),
+                      "replaced": q.replaced,
                       "source_sample": source.id}))
     return out
 
@@ -246,6 +254,27 @@ def pope_answer(response: str, reading: str = "studio") -> str:
     return "no" if {w.lower() for w in first.split()} & {"no", "not"} else "yes"
 
 
+CELLS: tuple[str, ...] = ("tp", "fp", "tn", "fn")
+
+
+def question_splits(sample: Sample) -> list[str]:
+    """The POPE splits ``sample`` belongs to: ``meta["splits"]`` (a list, or one comma-separated string as
+    VLMEvalKit's ``category`` writes it), else the ``strategy`` it was derived with; none when neither.
+
+    >>> s = Sample(id="b/1", benchmark="b", image_key="1", task="yes_no", meta={"splits": ["popular", "adversarial"]})
+    >>> question_splits(s), question_splits(Sample(id="b/2", benchmark="b", image_key="1", task="yes_no",
+    ...                                            meta={"splits": "adversarial,popular"}))
+    (['popular', 'adversarial'], ['adversarial', 'popular'])
+    """
+    splits = sample.meta.get("splits")
+    if splits is None:
+        splits = [sample.meta["strategy"]] if sample.meta.get("strategy") in STRATEGIES else []
+    elif isinstance(splits, str):
+        splits = splits.split(",")
+    names = (str(x).strip().lower() for x in splits)
+    return list(dict.fromkeys(n for n in names if n and n not in CONCEPT_KINDS))
+
+
 def _rates(tp: float, fp: float, tn: float, fn: float) -> dict[str, float]:
     n = tp + fp + tn + fn
     out: dict[str, float] = {}
@@ -270,9 +299,14 @@ class PopeMetric:
                         meaning="F1 of yes/no answers to object-existence questions.",
                         misleads="existence only; the negatives' sampling (random, popular, adversarial) changes it "
                                  "a lot."),
-        summary=("accuracy", "yes_ratio"),
+        summary=("accuracy", "precision", "recall", "yes_ratio"),
+        breakdown=Breakdown(("f1", "accuracy", "precision", "recall", "yes_ratio"), order=STRATEGIES,
+                            not_parts=CONCEPT_KINDS),
         agreement=Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
                          derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
+        higher_is_better_values=frozenset({"correct"}), flags_words=False,
+        flagged_spans=lambda values, evidence, text, concepts=None: whole_answer_if(values.get("correct") is False,
+                                                                                    text),
         settings=("scoring.pope_reading",))
     name = spec.name
 
@@ -286,7 +320,8 @@ class PopeMetric:
         return cls(settings.scoring.pope_reading)
 
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, "answer": "POPE first-sentence no/not rule", "reading": self.reading}
+        return {"metric": self.name, "answer": "POPE first-sentence no/not rule", "reading": self.reading,
+                "splits": "an answer counts once in each of its splits, overall and per split"}
 
     def update(self, item: ScoringItem) -> ItemResult:
         label = (item.sample.answer or "").strip().lower()
@@ -295,10 +330,13 @@ class PopeMetric:
             return ItemResult({}, values, {}, f"sample {item.sample.id} is not a yes/no question with a yes/no label")
         said = pope_answer(item.response or "", self.reading)
         cell = ("t" if said == label else "f") + ("p" if said == "yes" else "n")
-        stats = {cell: 1.0}
+        splits = question_splits(item.sample)
+        # Once per split, overall too (VLMEvalKit's overall pools its splits so); one answer, one item.
+        weight = float(max(len(splits), 1))
+        stats = {cell: weight, **{f"{split}.{cell}": 1.0 for split in splits}}
         kind = item.sample.meta.get("kind")
         if kind in CONCEPT_KINDS:
-            stats[f"{kind}.{cell}"] = 1.0
+            stats[f"{kind}.{cell}"] = weight
         values.update(correct=said == label, answered_yes=said == "yes")
         method = "POPE no/not rule" + (" (POPE's evaluate.py, byte for byte)" if self.reading == "released" else "")
         if not (item.response or "").strip():
@@ -306,11 +344,29 @@ class PopeMetric:
         return ItemResult(stats, values, {"parsed_answer": said, "label": label, "method": method})
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
+        """Overall, per concept kind (``object.f1``) and per split (``adversarial.f1``, with ``adversarial.questions``).
+
+        >>> m = PopeMetric()
+        >>> items = [m.update(ScoringItem(f"r{i}", said, Sample(id=f"b/{i}", benchmark="b", image_key="1",
+        ...                                                    task="yes_no", answer=gold, meta={"splits": splits})))
+        ...          for i, (gold, said, splits) in enumerate([("yes", "Yes", ["random", "popular"]),
+        ...                                                    ("no", "Yes", ["popular"]), ("no", "No", ["random"])])]
+        >>> out = m.compute([i.stats for i in items])
+        >>> out["questions"], out["accuracy"], out["popular.accuracy"], out["random.yes_ratio"]
+        (4.0, 0.75, 0.5, 0.5)
+        """
         def cells(prefix: str) -> tuple[float, float, float, float]:
-            return tuple(sum(s.get(prefix + c, 0.0) for s in stats) for c in ("tp", "fp", "tn", "fn"))  # type: ignore[return-value]
+            return tuple(sum(s.get(prefix + c, 0.0) for s in stats) for c in CELLS)  # type: ignore[return-value]
 
         out = _rates(*cells(""))
         for kind in CONCEPT_KINDS:
             out.update({f"{kind}.{k}": v for k, v in _rates(*cells(f"{kind}.")).items()})
+        splits = sorted({k.rsplit(".", 1)[0] for s in stats for k in s
+                         if "." in k and k.rsplit(".", 1)[1] in CELLS} - set(CONCEPT_KINDS))
+        for split in splits:
+            counts = cells(f"{split}.")
+            if sum(counts):
+                out.update({f"{split}.{k}": v for k, v in _rates(*counts).items()})
+                out[f"{split}.questions"] = float(sum(counts))
         out["questions"] = float(sum(cells("")))
         return out

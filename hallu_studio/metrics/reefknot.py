@@ -56,6 +56,7 @@ from ..judges.nli import NLIModel
 from ..lexicon.predicates import entails, parse_predicate
 from ..model import Sample
 from .base import ItemResult, ScoringItem
+from .flagging import whole_answer_if
 from .spec import MetricSpec, Number
 
 if TYPE_CHECKING:
@@ -299,6 +300,9 @@ class ReefknotMetric:
         summary=("halr.yes_no", "halr.mcq", "halr.vqa"),
         item=Number("hallucinated", "hallucinated answer", "1 = yes", lower_is_better=True,
                     meaning="whether this answer gets the relation wrong (Halr is the share of these)."),
+        higher_is_better_values=frozenset({"correct"}), flags_words=False,
+        flagged_spans=lambda values, evidence, text, concepts=None: whole_answer_if(bool(values.get("hallucinated")),
+                                                                                    text),
         settings=("scoring.reefknot_reading", "decoding.entropy_reading", "decoding.dtc_gamma", "scoring.nli_model",
                   "scoring.embedding_model"))
     name = spec.name

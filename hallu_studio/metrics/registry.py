@@ -9,11 +9,11 @@ imported on first use.
 >>> parse_metric_names("emd,bleu")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'bleu'; known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope, amber
+ValueError: unknown metric 'bleu'; known metrics: trihe, emd, edit, halfscore, reefknot, chair, pope, amber, accuracy
 >>> parse_metric_names("emdd")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: emd, edit, trihe, halfscore, reefknot, chair, pope, amber
+ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: trihe, emd, edit, halfscore, reefknot, chair, pope, amber, accuracy
 >>> metric_spec("pope").tasks
 ('yes_no',)
 """
@@ -34,16 +34,18 @@ if TYPE_CHECKING:
     from ..extraction.base import ConceptExtractor
     from ..caching import ScoringCache
 
-# name -> (module under hallu_studio.metrics, class name), in the order the views list metrics.
+# name -> (module under hallu_studio.metrics, class name), in the order the views list metrics and the Overview
+# ranks by (a benchmark's runs are ranked by the first of these it has numbers for).
 _METRIC_CLASSES: dict[str, tuple[str, str]] = {
+    "trihe": ("trihe", "TriHEMetric"),
     "emd": ("emd", "EMDMetric"),
     "edit": ("evaluate_by_edit", "EvaluateByEditMetric"),
-    "trihe": ("trihe", "TriHEMetric"),
     "halfscore": ("halfscore", "HalFscoreMetric"),
     "reefknot": ("reefknot", "ReefknotMetric"),
     "chair": ("chair", "ChairMetric"),
     "pope": ("pope", "PopeMetric"),
     "amber": ("amber", "AmberMetric"),
+    "accuracy": ("answer_accuracy", "AnswerAccuracyMetric"),
 }
 METRIC_NAMES: tuple[str, ...] = tuple(_METRIC_CLASSES)
 

@@ -61,6 +61,41 @@ class Number:
 
 
 @dataclass(frozen=True)
+class Breakdown:
+    """Numbers a metric's ``compute`` also reports per part of a benchmark (a split, a subtask), as keys
+    ``"<part>.<key>"``; the leaderboard lists them after the headline and summary, one row per part and key, with
+    the part's name in the row's ``split``. The parts are found in ``compute``'s output, so one spec serves any
+    benchmark (POPE's random / popular / adversarial, MME's subtasks).
+
+    ``keys``: the per-part keys listed, in this order; ``order``: parts listed first, in this order (the others
+    follow by name); ``not_parts``: prefixes of ``compute``'s other dotted keys, which are no parts (POPE's per-kind
+    ``object.f1``).
+
+    >>> b = Breakdown(("f1", "accuracy"), order=("random", "popular"), not_parts=("object",))
+    >>> b.parts({"f1": 0.8, "popular.f1": 0.7, "object.f1": 0.5, "adversarial.accuracy": 0.6, "random.f1": 0.9})
+    ['random', 'popular', 'adversarial']
+    >>> b.entries({"popular.f1": 0.7, "popular.accuracy": 0.75, "popular.questions": 4})
+    [('popular', 'f1', 'popular.f1'), ('popular', 'accuracy', 'popular.accuracy')]
+    """
+
+    keys: tuple[str, ...]
+    order: tuple[str, ...] = ()
+    not_parts: tuple[str, ...] = ()
+
+    def parts(self, point: Mapping[str, Any]) -> list[str]:
+        """The parts ``point`` (one ``compute`` output) reports any of ``keys`` for, in listing order."""
+        found = {k.rsplit(".", 1)[0] for k in point
+                 if "." in k and k.rsplit(".", 1)[1] in self.keys and k.rsplit(".", 1)[0] not in self.not_parts}
+        rank = {part: i for i, part in enumerate(self.order)}
+        return sorted(found, key=lambda part: (rank.get(part, len(rank)), part))
+
+    def entries(self, point: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        """``(part, key, compute key)`` of every per-part number in ``point``, parts in order, then keys."""
+        return [(part, key, f"{part}.{key}") for part in self.parts(point) for key in self.keys
+                if f"{part}.{key}" in point]
+
+
+@dataclass(frozen=True)
 class MetricSpec:
     """A metric's identity: its name in the store and on the command line, how people call it, where it applies,
     which of its numbers the views show, and the settings its scores depend on.
@@ -79,6 +114,7 @@ class MetricSpec:
     settings: tuple[str, ...]
     family: str = ""
     summary: tuple[str, ...] = ()  # the keys of ``compute`` the leaderboard lists after the headline
+    breakdown: Breakdown | None = None  # per-part numbers (splits, subtasks) listed after the summary
     item: Number | None = None  # the per-response value Browse shows (None: no column)
     # The per-response number set beside people's ratings (studies' correlations); by default ``item``.
     agreement: Number | None = None
@@ -86,6 +122,21 @@ class MetricSpec:
     # Whether ``update`` reads ``ScoringItem.mentioned``: scoring extracts a response's concepts only for metrics
     # that do (AMBER reads the response text with its own tagger, and 1,004 descriptions parse for a minute).
     reads_concepts: bool = True
+    # Per-response values where a higher number means *less* hallucination (how ``study --value metric=key``
+    # orients a value other than ``agreement``).
+    higher_is_better_values: frozenset[str] = frozenset()
+    # The response's character spans this metric's evidence marks as hallucinated:
+    # ``(values, evidence, text, concepts) -> spans`` (``metrics.flagging`` has the readers); None: it cannot point.
+    # Probe detection reads it, and span agreement with people where ``flags_words`` (not a whole short answer).
+    flagged_spans: Callable[[Mapping[str, Any], Mapping[str, Any], str, Mapping[str, Any] | None],
+                            list[tuple[int, int]]] | None = None
+    flags_words: bool = True
+    # The per-response scores set beside people's labels (AUROC, group means), each oriented so that higher means
+    # more hallucination; ``name`` is what the tables call it. Empty: the metric is not in those tables.
+    hallucination_scores: tuple[Number, ...] = ()
+    # How one atomic fact is judged with this metric (FaithScore-style fact tables):
+    # ``(values, evidence, undefined_reason) -> FactReading``; None: the metric does not judge facts.
+    fact_reading: Callable[[Mapping[str, Any], Mapping[str, Any], str | None], "FactReading"] | None = None
 
     def __post_init__(self) -> None:
         if not self.family:
@@ -111,6 +162,21 @@ class MetricSpec:
         if sample.task not in self.tasks:
             return f"{self.name} does not score {sample.task} samples"
         return self.needs(sample) if self.needs is not None else None
+
+
+# A fact's verdicts, whichever metric judges it: what the reference says is false, what it states, and what it
+# cannot settle (reported as coverage, never as an error).
+FACT_HALLUCINATED, FACT_ACCURATE, NOT_SETTLED = "hallucinated", "accurate", "not settled"
+FACT_VERDICTS: tuple[str, ...] = (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED)
+
+
+@dataclass(frozen=True)
+class FactReading:
+    """One fact's verdict as a metric reads it off its result, the reason, and the claims it judged (if any)."""
+
+    verdict: str
+    reason: str = ""
+    claims: tuple[Mapping[str, Any], ...] = ()
 
 
 def as_number(value: Any) -> float | None:

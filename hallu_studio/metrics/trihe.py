@@ -46,7 +46,9 @@ from ..lexicon.forms import normalize_name, number_word
 from ..lexicon.nouns import is_adjective_only
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
-from .spec import MetricSpec, Number, as_number
+from .flagging import find_phrase, spans_of
+from .spec import (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number,
+                   as_number)
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -161,6 +163,55 @@ def _hallucinated_share(values: Mapping[str, Any]) -> float | None:
     return h / n if n and h is not None else None
 
 
+def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                  concepts: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
+    """The spans of the claims counted as hallucinated (the judge's policy on unverifiable claims decides, as
+    each triplet's ``hallucinated`` says); a claim with no span is found by its object (object hallucination)
+    or its predicate.
+
+    >>> flagged_spans({}, {"triplets": [{"triplet": ["dog", "on", "mat"], "verdict": "object", "span": [2, 5]},
+    ...                                 {"triplet": ["cat", "is", "grey"], "verdict": "supported"}]}, "A dog on a mat")
+    [(2, 5)]
+    """
+    out: list[tuple[int, int]] = []
+    for t in evidence.get("triplets") or []:
+        if t.get("hallucinated", t.get("verdict") in ("object", "relation")):
+            spans = spans_of(t.get("span"))
+            if not spans and t.get("triplet"):
+                _, p, o = t["triplet"]
+                spans = find_phrase(text, o if t.get("verdict") == "object" else p)
+            out.extend(spans)
+    return out
+
+
+# Claim verdicts that make a fact false as stated: a hallucination, or a claim stated in no form by the reference.
+FALSE_AS_STATED: tuple[str, ...] = (*HALLUCINATION_VERDICTS, "prediction_error")
+
+
+def fact_verdict(claim_verdicts: Sequence[str]) -> str:
+    """A fact's verdict from its claims' verdicts: hallucinated when any claim is false as stated, accurate when
+    every claim is supported, else not settled (unverifiable, inference, unparseable, or no claim at all).
+
+    >>> fact_verdict(["supported", "object"]), fact_verdict(["supported"]), fact_verdict(["supported", "unverifiable"])
+    ('hallucinated', 'accurate', 'not settled')
+    >>> fact_verdict([])
+    'not settled'
+    """
+    if any(v in FALSE_AS_STATED for v in claim_verdicts):
+        return FACT_HALLUCINATED
+    if claim_verdicts and all(v == "supported" for v in claim_verdicts):
+        return FACT_ACCURATE
+    return NOT_SETTLED
+
+
+def fact_reading(values: Mapping[str, Any], evidence: Mapping[str, Any], undefined: str | None) -> FactReading:
+    """One atomic fact judged as a response is (FaithScore's stage 2), read off its claims' verdicts."""
+    triplets = tuple(evidence.get("triplets") or [])
+    reason = undefined or "; ".join(f"{' '.join(map(str, t.get('triplet') or []))}: {t.get('verdict')}"
+                                    for t in triplets)
+    return FactReading(fact_verdict([str(t.get("verdict")) for t in triplets]), reason, triplets)
+
+
 def _needs_reference(sample: Sample) -> str | None:
     if sample.scene_graph.is_empty() and not sample.gold_triplets and not sample.reference_captions \
             and sample.reference_objects is None:
@@ -183,6 +234,10 @@ class TriHEMetric:
                             "claims)."),
         agreement=Number("hallucinated", "share of claims hallucinated", "share", lower_is_better=True,
                          derive=_hallucinated_share),
+        flagged_spans=flagged_spans, fact_reading=fact_reading,
+        hallucination_scores=(Number("hallucinated", "trihe share", "share", lower_is_better=True,
+                                     meaning="Tri-HE: claims counted as hallucinated / claims",
+                                     derive=_hallucinated_share),),
         settings=("scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
                   "scoring.unverifiable_weight",
                   "scoring.graph_grounding_threshold", "scoring.trihe_reference_threshold",

@@ -14,7 +14,7 @@ from .base import (RELATION_CATEGORIES, TASKS, RelationCategory, Span, Task, Val
                    iter_chunks)
 from .graph import SceneGraph, SceneObject, SceneRelation
 from .concepts import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
-from .records import Benchmark, ImageRef, Response, Run, Sample, Score
+from .records import Benchmark, Response, Run, Sample, Score
 from .events import (APP_SOURCE, COMPARISON_RANGE, EVENT_KINDS, JUDGEMENT_LABELS, HumanEvent, check_judgement_value,
                      undone_event_ids)
 
@@ -30,7 +30,6 @@ __all__ = [
     "CountConcept",
     "EVENT_KINDS",
     "HumanEvent",
-    "ImageRef",
     "iter_chunks",
     "JUDGEMENT_LABELS",
     "ObjectConcept",

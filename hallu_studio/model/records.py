@@ -11,21 +11,6 @@ from .graph import SceneGraph
 
 
 @dataclass
-class ImageRef:
-    """Where a sample's image comes from, before and after it is stored.
-
-    ``sha256`` is set once the bytes are in the store; ``source`` is the path or
-    name the importer saw (kept for the error message when the image is missing).
-    """
-
-    source: str
-    sha256: str | None = None
-    width: int | None = None
-    height: int | None = None
-    missing_reason: str | None = None  # set when the image could not be found or read
-
-
-@dataclass
 class Sample:
     """One benchmark item: an image, its scene graph and (for QA tasks) a question."""
 

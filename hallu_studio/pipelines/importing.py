@@ -34,10 +34,6 @@ class ImportReport:
     kind: str = "questions"
 
     @property
-    def images_missing(self) -> int:
-        return self.images - self.images_found
-
-    @property
     def failed(self) -> int:
         return sum(1 for p in self.problems if p.fatal)
 

@@ -24,7 +24,7 @@ from ..caching import RESULTS_NAMESPACE, MemoryCache
 from ..config import Settings
 from ..extraction.cached import CachedExtractor
 from ..importers.reading import json_error_text
-from ..lexicon.wordnet import WORDNET_MISSING, lexicon_key_parts
+from ..lexicon.wordnet import lexicon_note
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..metrics.base import ItemResult, Metric, ScoringItem, reads_concepts
 from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
@@ -122,11 +122,10 @@ def _resolve(metrics: Sequence[str | Metric], settings: Settings, cache: "Scorin
 
 
 def lexicon_warnings() -> list[str]:
-    """What a scoring pass says of the lexicon it runs with: a warning when WordNet is missing."""
-    if not lexicon_key_parts():
-        return []
-    return [f"{WORDNET_MISSING}: names are grounded with the built-in word lists alone, so scores differ from those "
-            "made with it (a store keeps them under config keys of their own)"]
+    """What a scoring pass says of the lexicon it runs with: a warning where it is not the WordNet 3.0 that ships
+    with the package (none, or other files from ``$WORDNET_DIR``)."""
+    note = lexicon_note()
+    return [note] if note else []
 
 
 def concept_score(response_id: str, key: str, extractor_name: str, concepts: ConceptSet) -> Score:

@@ -10,7 +10,8 @@ from typing import Any
 
 from PIL import Image
 
-from ..importers.base import ParsedBenchmark, StoredImage
+from ..images import StoredImage
+from ..importers.base import ParsedBenchmark
 from ..model import Benchmark, Sample, SceneGraph, SceneObject
 from .encode import encode_jpeg, fit_within
 from .photos import VQAItem, load_photos, load_pixels

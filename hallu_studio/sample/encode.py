@@ -7,7 +7,7 @@ import io
 
 from PIL import Image
 
-from ..importers.base import StoredImage
+from ..images import StoredImage
 
 MAX_SIDE = 640
 JPEG_QUALITY = 90

@@ -31,8 +31,6 @@ CONCEPTS = "concepts"
 _num = as_number
 
 
-# Per-response values (``--value metric=key``) where higher is better, whatever the metric's default.
-_HIGHER_IS_BETTER_KEYS = {"precision", "recall", "f", "correct", "matched", "r_score", "f1", "accuracy"}
 # Below this many images, a bootstrap interval resampled by image says little: the tables warn.
 MIN_IMAGES_FOR_INTERVAL = 10
 
@@ -58,11 +56,13 @@ def higher_is_worse(metric: str, key: str | None = None) -> bool | None:
     >>> higher_is_worse("trihe"), higher_is_worse("halfscore"), higher_is_worse("emd", "object"), higher_is_worse("x")
     (True, False, True, None)
     """
+    from ..metrics.registry import metric_spec
+
     number = _agreement(metric)
     if number is None:
         return None
     if key is not None and key != "default":
-        return key not in _HIGHER_IS_BETTER_KEYS
+        return key not in metric_spec(metric).higher_is_better_values
     return number.lower_is_better
 
 

@@ -1,7 +1,8 @@
 """How well hallucination scores agree with people's judgements of real outputs: pure functions.
 
-Every score here is oriented so that **higher means more hallucination** (``HALLUCINATION_SCORES`` says how
-each is read from a metric's stored values); the human side says what it means in each table.
+Every score here is oriented so that **higher means more hallucination** (each metric's spec says how its
+``hallucination_scores`` read its stored values; ``hallucination_scores()`` gathers them); the human side says
+what it means in each table.
 
 - ``binary_agreement``: AUROC and average precision (AP) of a score for "people say it hallucinates"
   (0.5 AUROC is chance; AP's chance level is the share of hallucinated responses, ``prevalence``);
@@ -37,11 +38,10 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 from ..metrics.aggregate import Interval, bootstrap_intervals
 from .correlation import _replicate_weights
+from ..metrics.spec import FACT_VERDICTS, NOT_SETTLED
 from .probe_detection import overlaps
 
 Span = tuple[int, int]
-NOT_SETTLED = "not settled"
-FACT_VERDICTS: tuple[str, ...] = ("accurate", "hallucinated", NOT_SETTLED)
 
 
 def _num(v: Any) -> float | None:
@@ -52,18 +52,6 @@ def _num(v: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(f) else f
-
-
-def _share(values: Mapping[str, Any]) -> float | None:
-    n, h = _num(values.get("n_triplets")), _num(values.get("hallucinated"))
-    return h / n if n and h is not None else None
-
-
-def _one_minus(key: str) -> Callable[[Mapping[str, Any]], float | None]:
-    def read(values: Mapping[str, Any]) -> float | None:
-        v = _num(values.get(key))
-        return None if v is None else 1.0 - v
-    return read
 
 
 def _value(key: str) -> Callable[[Mapping[str, Any]], float | None]:
@@ -81,19 +69,24 @@ class HallucinationScore:
     description: str = ""
 
 
-# The headline hallucination score of each metric (and EMD's object part): all higher = more hallucination.
-HALLUCINATION_SCORES: tuple[HallucinationScore, ...] = (
-    HallucinationScore("trihe share", "trihe", _share, description="Tri-HE: claims counted as hallucinated / claims"),
-    HallucinationScore("halfscore 1-precision", "halfscore", _one_minus("precision"),
-                       description="HalFscore: 1 - concept precision"),
-    HallucinationScore("emd object", "emd", _value("object"), description="VISCON EMD of the objects (x100)"),
-    HallucinationScore("emd total", "emd", _value("total"), description="VISCON EMD, objects + attributes + "
-                                                                        "relations (x100)"),
-    HallucinationScore("chair-i", "chair", _value("chair_i_item"),
-                       description="CHAIR_i: mentioned objects counted as hallucinated / mentioned (x100)"),
-    HallucinationScore("edit per word", "edit", _value("per_word"),
-                       description="Evaluate-by-Edit: word edits of the revision per word"),
-)
+def hallucination_scores() -> tuple[HallucinationScore, ...]:
+    """Every registered metric's hallucination scores (its spec's ``hallucination_scores``), in the registry's
+    order: all read so that higher means more hallucination.
+
+    >>> [s.name for s in hallucination_scores()][:3]
+    ['trihe share', 'emd object', 'emd total']
+    """
+    from ..metrics.registry import METRIC_NAMES, metric_spec
+
+    out = []
+    for metric in METRIC_NAMES:
+        for number in metric_spec(metric).hallucination_scores:
+            if not number.lower_is_better:
+                raise ValueError(f"{metric}: hallucination score {number.name!r} must grow with hallucination")
+            out.append(HallucinationScore(number.name, metric, number.of, description=number.meaning))
+    return tuple(out)
+
+
 NAIVE_SCORE = HallucinationScore("naive 1-cosine", "naive", _value("naive"),
                                  description="baseline: 1 - mean MiniLM cosine between the response and its "
                                              "reference texts (captions, or the object list as one text)")

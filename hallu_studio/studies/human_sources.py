@@ -8,7 +8,7 @@ What the CLI (``hallu-studio study``), the benchmark script and the app call:
 
 The tables (a table is empty when the source has no judgement of its kind):
 
-- ``binary``: per hallucination score (``human_agreement.HALLUCINATION_SCORES``, the naive baseline) and
+- ``binary``: per hallucination score (``human_agreement.hallucination_scores()``, the naive baseline) and
   config, AUROC and AP for the people's accurate / hallucinated call on whole responses. A response's
   call is the majority of its ``label`` events ("unsure" and ties left out); a response with no label but
   labelled facts is hallucinated when any fact is (the table says how many calls come from each);
@@ -39,7 +39,7 @@ from ..model import APP_SOURCE, HumanEvent
 from .baselines import naive_dissimilarity, reference_texts
 from .collect import CONCEPTS, image_cluster
 from .correlation import correlate
-from .human_agreement import (HALLUCINATION_SCORES, NAIVE_SCORE, HallucinationScore, binary_agreement,
+from .human_agreement import (NAIVE_SCORE, hallucination_scores, HallucinationScore, binary_agreement,
                               fact_agreement, group_means, span_agreement)
 from .probe_detection import flagged_spans
 
@@ -48,7 +48,14 @@ if TYPE_CHECKING:
     from ..store import Store
 
 HUMAN_KINDS: tuple[str, ...] = ("label", "span_label", "fact_label", "comparison", "rating", "undo")
-SPAN_METRICS: tuple[str, ...] = ("trihe", "halfscore", "chair", "emd")
+
+
+def span_metrics() -> list[str]:
+    """The metrics that point at words of a response (spec ``flagged_spans`` with ``flags_words``), in the
+    registry's order."""
+    from ..metrics.registry import METRIC_NAMES, metric_spec
+
+    return [m for m in METRIC_NAMES if metric_spec(m).flagged_spans is not None and metric_spec(m).flags_words]
 TABLES: tuple[str, ...] = ("binary", "rank", "spans", "facts", "groups")
 
 
@@ -158,9 +165,11 @@ def human_written_peers(store: "Store", response_ids: set[str]) -> set[str]:
 
 
 def stored_scores(store: "Store", response_ids: set[str], metrics: Sequence[str] | None = None,
-                  scores: Sequence[HallucinationScore] = HALLUCINATION_SCORES) -> ScoredResponses:
-    """The hallucination scores stored for these responses (None values left out)."""
+                  scores: Sequence[HallucinationScore] | None = None) -> ScoredResponses:
+    """The hallucination scores stored for these responses (None values left out); by default every
+    registered metric's (``human_agreement.hallucination_scores``)."""
     out = ScoredResponses()
+    scores = hallucination_scores() if scores is None else scores
     wanted = [s for s in scores if not metrics or s.metric in metrics]
     human_runs = {r["id"] for r in store.list_runs() if (r.get("meta") or {}).get("written_by") == "human"}
     for metric in dict.fromkeys(s.metric for s in wanted):
@@ -279,10 +288,10 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
     facts = labelled_facts(events)
     if facts and judge_facts:
         if fact_judges is None:
-            from .fact_judging import FACT_METRICS, FactJudge
+            from .fact_judging import FactJudge, fact_metrics
 
             fact_judges = []
-            for m in FACT_METRICS:  # one extractor for all of them
+            for m in fact_metrics():  # one extractor for all of them
                 if not metrics or m in metrics:
                     fact_judges.append(FactJudge(settings, extractor=fact_judges[0].extractor if fact_judges
                                                  else None, metric=m))
@@ -356,7 +365,7 @@ def _span_rows(report: HumanAgreementReport, store: "Store", marked: Mapping[str
         if response.id in wanted:
             concepts[response.id] = score.evidence.get("concepts") or {}
     sample_of: dict[str, str] = {}
-    for metric in SPAN_METRICS:
+    for metric in span_metrics():
         if metrics and metric not in metrics:
             continue
         # An undefined score (no claim, say) flags nothing: its response's marked spans count as missed.

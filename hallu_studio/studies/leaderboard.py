@@ -59,11 +59,27 @@ def metric_computes(names: Sequence[str]) -> dict[str, Compute]:
     return out
 
 
-def _leaderboard_keys(metric: str) -> tuple[str, ...]:
-    """The numbers of ``metric``'s ``compute`` the leaderboard lists: its spec's headline and summary keys."""
+def _listed(metric: str, point: Mapping[str, Any]) -> list[tuple[str | None, str, str]]:
+    """``(split, key, compute key)`` of each number of ``point`` (``metric``'s ``compute`` output) the leaderboard
+    lists: its spec's headline and summary keys (split None), then its breakdown's per-split numbers; a metric
+    without a spec, every number."""
     from ..metrics.registry import METRIC_NAMES, metric_spec
 
-    return metric_spec(metric).leaderboard_keys if metric in METRIC_NAMES else ()
+    spec = metric_spec(metric) if metric in METRIC_NAMES else None
+    listed: list[tuple[str | None, str, str]] = [
+        (None, k, k) for k in (spec.leaderboard_keys if spec else ()) if k in point]
+    if not listed:
+        listed = [(None, k, k) for k, v in point.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if spec is not None and spec.breakdown is not None:
+        listed += spec.breakdown.entries(point)
+    return listed
+
+
+def _split_counts(split: str, stats: Sequence[Mapping[str, float]], clusters: Sequence[str]) -> tuple[int, int]:
+    """How many items, and images, a split's numbers are of: the items whose statistics have a ``<split>.`` key."""
+    prefix = f"{split}."
+    members = [i for i, s in enumerate(stats) if any(str(k).startswith(prefix) for k in s)]
+    return len(members), len({clusters[i] for i in members})
 
 
 def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = False, *,
@@ -75,7 +91,9 @@ def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = 
     ``configs`` (``{metric: config key}``, ``studies.in_force``): only those configurations; None: every one.
     ``sample_ids``: only the responses to these samples (a split: the questions a method was tuned on, the
     rest); None, all. Row keys: model, run_id, synthetic, benchmark, domain (with ``by_domain``), metric,
-    config_key, key, value, low, high, n, images, aggregation ("metric" or "mean of values").
+    config_key, key, split (None, or the part of the benchmark a spec's ``breakdown`` number is of: POPE's
+    ``adversarial``; its n and images count that part's answers), value, low, high, n, images, aggregation
+    ("metric" or "mean of values").
     """
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     only = metrics[0] if metrics is not None and len(metrics) == 1 else None
@@ -97,15 +115,19 @@ def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = 
         compute = computes[metric] if with_stats else _mean_of_values
         point = compute(stats)
         point = point if isinstance(point, Mapping) else {"value": point}
-        keys = [k for k in _leaderboard_keys(metric) if k in point] or [
-            k for k, v in point.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        listed = _listed(metric, point)
+        # One item per answer, clustered by image: an answer that counts in several splits is one item, so a
+        # replicate draws its copies together.
         clusters = [f"{r['benchmark']}/{r['image_key'] or r['sample_id']}" for r in rows]
-        intervals = bootstrap_intervals(stats, compute, clusters, n_boot=n_boot, alpha=alpha, seed=seed, keys=keys)
+        intervals = bootstrap_intervals(stats, compute, clusters, n_boot=n_boot, alpha=alpha, seed=seed,
+                                        keys=list(dict.fromkeys(c for _, _, c in listed)))
         first = rows[0]
-        for key, iv in intervals.items():
+        for split, key, computed in listed:
+            iv = intervals[computed]
+            n, images = (iv.n, iv.clusters) if split is None else _split_counts(split, stats, clusters)
             record = {"model": first["model"], "run_id": run_id, "synthetic": bool(first["synthetic"]),
                       "benchmark": first["benchmark"], "metric": metric, "config_key": config_key, "key": key,
-                      "value": iv.value, "low": iv.low, "high": iv.high, "n": iv.n, "images": iv.clusters,
+                      "split": split, "value": iv.value, "low": iv.low, "high": iv.high, "n": n, "images": images,
                       "aggregation": "metric" if with_stats else "mean of values"}
             if by_domain:
                 record["domain"] = domain

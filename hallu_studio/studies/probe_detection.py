@@ -16,17 +16,8 @@ attribute, relation, count, answer) and gives every rate a 95 % bootstrap interv
 that resamples responses grouped by image. False alarms have no type (a clean concept
 flagged is not an injected one), so each type's row repeats its metric's false alarms.
 
-How each metric flags (what its evidence allows):
-
-- trihe: spans of triplets judged ``object`` or ``relation``;
-- chair: the response's object mentions named in ``hallucinated``;
-- halfscore: for each hallucinated concept, the words its evidence points at (the object's
-  mention, the attribute word, the relation's predicate, the count word), else every mention
-  of its distinctive word;
-- emd: response concepts whose transport cost is at least ``EMD_FLAG_COST`` (our
-  choice: cosine similarity to what they were matched with at most 0.5);
-- edit: the original words the reviser deleted or substituted;
-- reefknot, pope: the whole answer when it is judged hallucinated.
+How each metric flags is its own (its spec's ``flagged_spans``, defined in its module beside its evidence):
+a claim's span, an object's mention, the words a revision deletes, a whole short answer judged wrong.
 
 Worked example: injected "dog" at 10-13, stated "cat" at 2-5; a metric flagging
 10-13 detects 1 of 1 and raises 0 false alarms of 1.
@@ -38,7 +29,6 @@ Worked example: injected "dog" at 10-13, stated "cat" at 2-5; a metric flagging
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Mapping, Sequence
@@ -47,124 +37,30 @@ from scipy import stats as st
 
 from ..backends.probe import INJECTION_TYPES
 from ..metrics.aggregate import bootstrap_intervals
-from ..lexicon.forms import number_word
 
 Span = tuple[int, int]
 # What a probe injects: concepts of these types in free text, and flipped answers to yes/no and MCQ questions.
 HALLUCINATION_TYPES: tuple[str, ...] = (*INJECTION_TYPES, "answer")
 ALL_TYPES = "all"  # the row of a metric that counts every type together
-EMD_FLAG_COST = 50.0  # on EMD's ×100 scale: 1 - cosine >= 0.5
-_WORD = re.compile(r"(?:[^\W_]|['’])*[^\W_](?:[^\W_]|['’])*")
 
 
 def overlaps(a: Sequence[int], b: Sequence[int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _find(text: str, phrase: str) -> list[Span]:
-    """Whole-word, case-insensitive occurrences of ``phrase`` in ``text``."""
-    phrase = phrase.strip()
-    if not phrase:
-        return []
-    pattern = re.compile(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", re.IGNORECASE)
-    return [(m.start(), m.end()) for m in pattern.finditer(text)]
-
-
-def _spans_of(value: Any) -> list[Span]:
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
-        return [(int(value[0]), int(value[1]))]
-    return []
-
-
-def _concept_object_spans(concepts: Mapping[str, Any] | None, name: str) -> list[Span]:
-    if not concepts:
-        return []
-    spans = concepts.get("object_spans") or []
-    return [tuple(sp) for obj, sp in zip(concepts.get("objects") or [], spans)  # type: ignore[misc]
-            if sp and str(obj).lower() == name.lower()]
-
-
-def _distinctive(parts: Sequence[str]) -> str:
-    """The word that makes a concept itself: an object's name, an attribute, a relation's predicate."""
-    if len(parts) in (2, 3):
-        return parts[1]  # (object, attribute) or (subject, predicate, object)
-    return parts[0] if parts else ""
-
-
-def _edit_spans(text: str, alignment: Sequence[Sequence[Any]]) -> list[Span]:
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-    out: list[Span] = []
-    position = 0
-    for step in alignment:
-        op, original = step[0], list(step[1] or [])
-        here = words[position:position + len(original)]
-        if op in ("delete", "substitute"):
-            out.extend(here)
-        position += len(original)
-    return out
-
-
 def flagged_spans(metric: str, values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
                   concepts: Mapping[str, Any] | None = None) -> list[Span] | None:
-    """Character spans of ``text`` that a metric's evidence marks as hallucinated.
+    """Character spans of ``text`` that ``metric``'s evidence marks as hallucinated (its spec's ``flagged_spans``).
 
     ``concepts`` is the response's stored concept set (``ConceptSet.to_dict(with_spans=True)``).
-    Returns None when the metric cannot point at parts of a response.
+    Returns None when the metric cannot point at parts of a response (or is not registered).
     """
-    if metric == "trihe":
-        out: list[Span] = []
-        for t in evidence.get("triplets") or []:
-            # "hallucinated" says what the metric counted (the judge's policy on unverifiable claims).
-            if t.get("hallucinated", t.get("verdict") in ("object", "relation")):
-                spans = _spans_of(t.get("span"))
-                if not spans and t.get("triplet"):
-                    s, p, o = t["triplet"]
-                    spans = _find(text, o if t.get("verdict") == "object" else p)
-                out.extend(spans)
-        return out
-    if metric == "chair":
-        out = []
-        for name in evidence.get("hallucinated") or []:
-            out.extend(_concept_object_spans(concepts, str(name)) or _find(text, str(name)))
-        return out
-    if metric == "halfscore":
-        out = []
-        pointers = evidence.get("hallucinated_spans") or []
-        for i, concept in enumerate(evidence.get("hallucinated") or []):
-            located = _spans_of(pointers[i]) if i < len(pointers) else []
-            if located:
-                out.extend(located)
-                continue
-            parts = [str(p) for p in (concept if isinstance(concept, (list, tuple)) else [concept])]
-            kind = parts[0] if parts and parts[0] in ("object", "attribute", "relation", "count") else None
-            if kind:
-                parts = parts[1:]  # a kind-tagged concept list
-            word = _distinctive(parts)
-            if kind == "count" and word.isdigit():
-                word = number_word(int(word))
-            out.extend(_find(text, word))
-        return out
-    if metric == "emd":
-        out = []
-        for typed in (evidence.get("types") or {}).values():
-            costs = typed.get("per_concept_cost") or []
-            spans = typed.get("response_spans") or []
-            labels = typed.get("response") or []
-            for i, cost in enumerate(costs):
-                if cost is None or cost < EMD_FLAG_COST:
-                    continue
-                located = _spans_of(spans[i]) if i < len(spans) else []
-                if not located and i < len(labels):
-                    located = _find(text, str(labels[i]).split(":")[-1].split("-")[-1])
-                out.extend(located)
-        return out
-    if metric == "edit":
-        return _edit_spans(text, evidence.get("alignment") or [])
-    if metric == "reefknot":
-        return [(0, len(text))] if values.get("hallucinated") else []
-    if metric == "pope":
-        return [(0, len(text))] if values.get("correct") is False else []
-    return None
+    from ..metrics.registry import METRIC_NAMES, metric_spec
+
+    spec = metric_spec(metric) if metric in METRIC_NAMES else None
+    if spec is None or spec.flagged_spans is None:
+        return None
+    return spec.flagged_spans(values, evidence, text, concepts)
 
 
 def detection_counts(injected: Iterable[Mapping[str, Any]], stated: Iterable[Mapping[str, Any]],

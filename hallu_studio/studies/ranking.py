@@ -80,14 +80,12 @@ class Headline:
                 f"Misleads: {self.misleads} ({GUIDE})")
 
 
-# The ranking rule: a benchmark's runs are ranked by the first of these metrics' headlines it has numbers for.
-RANKING: tuple[str, ...] = ("trihe", "emd", "edit", "halfscore", "reefknot", "chair", "pope", "amber")
-
-
 def _headlines() -> tuple[Headline, ...]:
-    from ..metrics.registry import metric_spec
+    """Every registered metric's headline, in the registry's order: the ranking rule ranks a benchmark's runs by
+    the first of these it has numbers for."""
+    from ..metrics.registry import METRIC_NAMES, metric_spec
 
-    return tuple(Headline(metric_spec(m)) for m in RANKING)
+    return tuple(Headline(metric_spec(m)) for m in METRIC_NAMES)
 
 
 HEADLINES: tuple[Headline, ...] = _headlines()
@@ -168,7 +166,8 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
             found = [r for r in rows if r["run_id"] == run["id"] and r["metric"] == h.metric]
             total = int(applicable.get(h.metric, {}).get(run["id"], 0))
             scored = max((int(r.get("n") or 0) for r in found), default=0)
-            hit = next((r for r in found if r["key"] == h.key and r.get("value") is not None), None)
+            hit = next((r for r in found if r["key"] == h.key and r.get("split") is None
+                        and r.get("value") is not None), None)
             if hit is not None:
                 cell = Cell(float(hit["value"]), hit.get("low"), hit.get("high"), scored, total)
             elif not rr.responses:
@@ -261,7 +260,8 @@ def display_key(r: RankedRun) -> str:
 
 
 def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -> list[dict[str, Any]]:
-    """Every number, one record per run (and domain): ``model``, ``benchmark``, ``n``, then ``metric.key`` cells.
+    """Every number, one record per run (and domain): ``model``, ``benchmark``, ``n``, then ``metric.key`` cells
+    (``metric.key split`` for a split's number: ``pope.f1 adversarial``).
 
     >>> pivot_leaderboard([{"model": "m", "run_id": "r", "synthetic": True, "benchmark": "b", "metric": "emd",
     ...                     "config_key": "k", "key": "total", "value": 12.0, "low": 10.0, "high": 14.0, "n": 5}])
@@ -284,6 +284,7 @@ def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -
                                      "scored": 0})
         rec["scored"] = max(rec["scored"], int(r.get("n") or 0))
         # Several configurations of one metric (two judges, say) get a column each.
-        column = f"{r['metric']}.{r['key']}" + (f"@{r['config_key'][:6]}" if len(configs[r["metric"]]) > 1 else "")
+        column = (f"{r['metric']}.{r['key']}" + (f" {r['split']}" if r.get("split") else "")
+                  + (f"@{r['config_key'][:6]}" if len(configs[r["metric"]]) > 1 else ""))
         rec[column] = cell(r)
     return sorted(table.values(), key=lambda rec: (str(rec["benchmark"]), str(rec.get("domain")), str(rec["model"])))

@@ -39,7 +39,7 @@ def ranges_from_bounds(bounds: Sequence[float | None]) -> dict[str, list[float |
     """``{column: [low, high]}`` from the (min, max) pair of each headline column, in order; empty pairs dropped.
 
     >>> ranges_from_bounds([10, None] + [None, None] * 2 + [None, 0.5] + [None, None] * 2)
-    {'emd.total': [10.0, None], 'halfscore.f': [None, 0.5]}
+    {'trihe.hallucinated': [10.0, None], 'halfscore.f': [None, 0.5]}
     """
     ranges = {}
     for column, low, high in zip(headline_columns(), bounds[0::2], bounds[1::2]):

@@ -14,6 +14,7 @@ from ...config import (SettingInfo, Settings, load_settings, overriding_env, set
 from ...llm.endpoint import in_force
 from ...metrics.keys import current_config_keys
 from ...metrics.registry import EXTRACTOR_SETTINGS, METRIC_NAMES, metric_spec, metrics_depending_on
+from ...resources import lexical_resources
 from ..context import AppContext
 from ..render import records_table_html
 from ..render.palette import md
@@ -32,6 +33,11 @@ def settings_html(ctx: AppContext) -> str:
     """Every setting in force: its value, where it came from, the metrics whose scores it keys, what it does."""
     rows = [{"setting": "LLM endpoint and model in force", "value": in_force(ctx.settings), "from": "",
              "keys the scores of": "", "what it does": ""}]
+    # The embedding model's row below says what it keys; WordNet and spaCy's model key every score.
+    rows += [{"setting": f"{name} in force", "value": what, "from": "",
+              "keys the scores of": "" if name == "embedding model" else "every metric",
+              "what it does": "a lexical resource the scores read (hallu-studio info lists them too)"}
+             for name, what in lexical_resources(ctx.settings)]
     for info in setting_infos(ctx.settings):
         rows.append({"setting": info.name, "value": "unset" if info.value is None else info.value,
                      "from": info.origin if info.source != "default" else "default",
@@ -58,7 +64,8 @@ EDITABLE: tuple[str, ...] = (
     "llm.base_url", "llm.model", "scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
     "scoring.unverifiable_weight", "scoring.extractor", "scoring.reviser", "scoring.halfscore_matcher", "scoring.emd_empty_side",
     "scoring.emd_ground_cost", "scoring.pope_reading", "scoring.reefknot_reading", "decoding.entropy_reading",
-    "scoring.chair_reading", "scoring.chair_vocabulary", "scoring.nli_model", "scoring.trihe_reference_threshold",
+    "scoring.chair_reading", "scoring.chair_vocabulary", "scoring.chair_ground_truth", "scoring.nli_model",
+    "scoring.trihe_reference_threshold",
     "scoring.trihe_support_threshold", "scoring.trihe_top_k", "scoring.nli_threshold",
     "scoring.halfscore_match_threshold", "scoring.graph_grounding_threshold",
 )

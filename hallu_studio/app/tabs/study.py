@@ -12,7 +12,7 @@ import gradio as gr
 
 from ... import annotation
 from ...model import APP_SOURCE
-from ...studies.design import StudyDesign
+from ...annotation.design import StudyDesign
 from ..context import AppContext
 from ...presentation import short_model_label
 from ..render.palette import md

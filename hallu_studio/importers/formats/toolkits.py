@@ -1,4 +1,4 @@
-"""``--format lmms-eval`` and ``--format vlmevalkit``: recorded responses of the two evaluation toolkits."""
+"""``--format vlmevalkit``: recorded responses of VLMEvalKit (``--format lmms-eval``: ``formats/lmms_eval.py``)."""
 
 from __future__ import annotations
 
@@ -21,15 +21,6 @@ def _known(request: ImportRequest, stored: StoredCorpus, fmt: str) -> set[str]:
     return known
 
 
-def read_lmms(request: ImportRequest, stored: StoredCorpus) -> Iterator[Parsed]:
-    from ..toolkits import read_lmms_eval
-
-    parsed = read_lmms_eval(request.path, _known(request, stored, "lmms-eval"), benchmark=request.benchmark,
-                            model=request.model)
-    parsed.name = request.path.name
-    yield parsed
-
-
 def read_vlmevalkit(request: ImportRequest, stored: StoredCorpus) -> Iterator[Parsed]:
     from ..toolkits import read_vlmevalkit as read
 
@@ -39,7 +30,5 @@ def read_vlmevalkit(request: ImportRequest, stored: StoredCorpus) -> Iterator[Pa
     yield parsed
 
 
-LMMS_EVAL = register(ImportFormat("lmms-eval", "lmms-eval --log_samples JSONL (responses to a stored benchmark)",
-                                  ("path", "benchmark", "model"), read_lmms))
 VLMEVALKIT = register(ImportFormat("vlmevalkit", "VLMEvalKit prediction tables .xlsx / .tsv (responses to a stored "
                                                  "benchmark)", ("path", "benchmark", "model"), read_vlmevalkit))

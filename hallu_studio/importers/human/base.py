@@ -70,9 +70,6 @@ class StudyBuilder:
             raise ValueError(f"sample {sample.id} appears again with different content")
         return seen
 
-    def has_sample(self, sample_id: str) -> bool:
-        return sample_id in self._samples
-
     def response(self, sample: Sample, model: str, text: str, run_meta: Mapping[str, Any] | None = None) -> Response:
         """``model``'s recorded response to ``sample`` (one ``recorded`` run per model); the same text if met again."""
         run = self._runs.run_for(self.name, model, dict(run_meta or {}))

@@ -110,6 +110,6 @@ def metric_intervals(store: "Store", settings: "Settings", metric: str, key: str
     config, notes = config_in_force(store, settings, metric)
     rows = [r for r in leaderboard(store, benchmark, by_domain, metrics=[metric], n_boot=n_boot, seed=seed,
                                    configs={metric: config} if config else {})
-            if r["run_id"] in wanted and r["key"] == key]
+            if r["run_id"] in wanted and r["key"] == key and r.get("split") is None]
     out = {((r["run_id"], r["domain"]) if by_domain else r["run_id"]): r for r in rows}
     return out, notes

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ...lexicon.forms import head_noun
-from ...lexicon.wordnet import WORDNET_MISSING, load_wordnet
+from ...lexicon.wordnet import WORDNET_MISSING, load_wordnet, wordnet_source
 
 def simple_lemma(phrase: str) -> str:
     """The head word of a noun phrase (its last word), lower-cased and singular (``lexicon.head_noun``)."""
@@ -29,5 +29,5 @@ def object_grouper() -> tuple[Callable[[str], str], str]:
         found = wn.synset_name(text) or wn.synset_name(simple_lemma(text))
         return found or simple_lemma(text)
 
-    return synset, (f"objects grouped by WordNet synset (first sense, WordNet 3.0 at {wn.root}); "
+    return synset, (f"objects grouped by WordNet synset (first sense; {wordnet_source().describe()}); "
                     "names WordNet does not know are grouped by lemma")

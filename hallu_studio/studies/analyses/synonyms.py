@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Callable, Sequence
 
-from ...lexicon.wordnet import WORDNET_MISSING, load_wordnet
+from ...lexicon.wordnet import WORDNET_MISSING, load_wordnet, wordnet_source
 
 SynonymFn = Callable[[str, str], list[str]]
 Candidate = tuple[tuple[int, int], str, str]  # (character span, word, "n" or "a")
@@ -48,7 +48,7 @@ def synonym_source() -> tuple[SynonymFn, str]:
         # One-word synonyms only: a multi-word swap also changes the length.
         return [w for w in wn.synonyms(word, pos) if " " not in w and w.isalpha()]
 
-    return wordnet_synonyms, f"synonyms from WordNet 3.0 ({wn.root}), the word's most frequent sense"
+    return wordnet_synonyms, f"synonyms from the word's most frequent sense ({wordnet_source().describe()})"
 
 
 def _match_case(original: str, new: str) -> str:

@@ -27,11 +27,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from .model import APP_SOURCE, HumanEvent, ValidationError, undone_event_ids
+from ..model import APP_SOURCE, HumanEvent, ValidationError, undone_event_ids
 
 if TYPE_CHECKING:
-    from .store import Store
-    from .studies.design import DrawnSample, StudyDesign
+    from ..store import Store
+    from .design import DrawnSample, StudyDesign
 
 # Tri-HE's five-point human scale (Table 8 of Wu et al., paraphrased). Higher is better:
 # 5 means no hallucination at all.
@@ -280,11 +280,6 @@ def current_comparisons(events: Iterable[HumanEvent]) -> dict[tuple[str, str, st
 # --------------------------------------------------------------------------- queues
 
 
-def rating_counts(events: Iterable[HumanEvent]) -> Counter[str]:
-    """How many annotators currently rate each response."""
-    return Counter(rid for rid, _ in current_ratings(events))
-
-
 def triplet_disagreements(judge_verdicts: dict[str, list[tuple[tuple[str, str, str] | None, str]]],
                           human_verdicts: Sequence[tuple[int, dict[str, Any]]] = ()) -> int:
     """How many triplets of one response get different verdicts from judges or people.
@@ -391,11 +386,11 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
 
 
 def create_study(store: "Store", design: "StudyDesign", author: str | None = None) -> "DrawnSample":
-    """Draw the study's sample (``studies.design.draw_sample``, seeded) and record it with its design.
+    """Draw the study's sample (``annotation.design.draw_sample``, seeded) and record it with its design.
 
     A study is fixed once made: its name cannot be reused, and a changed design is a new study.
     """
-    from .studies.design import draw_sample
+    from .design import draw_sample
 
     if store.get_study(design.name) is not None:
         raise ValidationError(f"a study named {design.name!r} already exists; a changed design needs a new name")
@@ -411,7 +406,7 @@ def create_study(store: "Store", design: "StudyDesign", author: str | None = Non
 
 def study_design(store: "Store", study: str) -> "StudyDesign":
     """A stored study's design (a ``ValidationError`` names a study that is not there)."""
-    from .studies.design import StudyDesign
+    from .design import StudyDesign
 
     found = store.get_study(study)
     if found is None:
@@ -448,8 +443,8 @@ def check_study_annotator(design: "StudyDesign", annotator: str) -> None:
 def study_queue(store: "Store", annotator: str, study: str, limit: int = 50) -> list[str]:
     """The annotator's next responses in ``study``: those they have not rated there that still need
     ratings, ordered so that no model (and, with enough images, no image) runs ahead of its share of
-    their own sequence (``studies.design.queue_order``)."""
-    from .studies.design import Item, queue_order
+    their own sequence (``annotation.design.queue_order``)."""
+    from .design import Item, queue_order
 
     annotator = _name(annotator)
     design, items, current = _study_state(store, study)
