@@ -60,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {warning}", file=sys.stderr)
         for error in report.errors[:20]:
             print(f"bad input: {error}", file=sys.stderr)
+        for failure in report.llm_failures[:20]:
+            print(f"failed: {failure}", file=sys.stderr)
         print(f"{report.summary()} -> {args.output}")
-        return 1 if report.errors else 0  # as `import` and `run`: 1 when some item did not go through
+        # as `import` and `run`: 1 when some item did not go through
+        return 1 if report.errors or report.llm_failures else 0
     with open_store(args) as store:
         if args.run is not None and store.get_run(args.run) is None:
             raise ValueError(unknown_name("run", args.run, [r["id"] for r in store.list_runs()],

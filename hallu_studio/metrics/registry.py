@@ -197,7 +197,8 @@ def llm_steps(settings: Settings, metrics: list[str], *, extraction: bool = True
 
 def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: bool = True) -> None:
     """Refuse at once (``LLMConfigError``, one line) settings whose LLM steps have no ``[llm]`` endpoint and model,
-    or name a model the server does not list (``llm.endpoint.check_model``), before minutes of other work."""
+    an endpoint that is not there (``llm.endpoint.check_reachable``: refused, timed out, not OpenAI-compatible)
+    or a model the server does not list (``llm.endpoint.check_model``), before minutes of other work."""
     steps = llm_steps(settings, metrics, extraction=extraction)
     if not steps:
         return
@@ -206,7 +207,7 @@ def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: 
 
     if not settings.llm.configured:
         raise LLMConfigError(not_configured(settings.llm, steps, settings.source))
-    endpoint.check_served(settings.llm)
+    endpoint.check_served(settings.llm, reachable=True)
 
 
 def make_trihe_extractor(settings: Settings, cache: "ScoringCache | None" = None) -> "ConceptExtractor | None":
