@@ -46,9 +46,9 @@ class App:
     def output(self) -> str:
         return "".join(self.lines)
 
-    def wait_for(self, text: str) -> None:
+    def wait_for(self, text: str, times: int = 1) -> None:
         start = time.monotonic()
-        while text not in self.output():
+        while self.output().count(text) < times:
             assert self.proc.poll() is None, f"the app exited before {text!r}: {self.output()[-3000:]}"
             assert time.monotonic() - start < LIMIT_S, f"no {text!r} within {LIMIT_S} s: {self.output()[-3000:]}"
             time.sleep(0.1)
@@ -109,11 +109,12 @@ def test_a_stop_in_every_phase_ends_with_status_0_and_a_store_the_next_start_res
     counts = _check_stopped(code, output, db)
     assert counts["samples"] == 1096 and counts["scores"] == 0, counts
 
-    # 3. scoring, in the background, once the first slice is stored (the abort this test was written for)
+    # 3. scoring, in the background, with torch and spaCy at work (the abort this test was written for):
+    # the scoring models have loaded (the second of the two embedding models' loads) and the slice is under way.
     app = App(db, env)
-    app.wait_for("scoring, first slice of")
+    app.wait_for("Loading weights: 100%", times=2)
     code, output = app.stop(signal.SIGINT)
     counts = _check_stopped(code, output, db)
-    assert "stopped with the app" in output, output[-3000:]
-    assert 0 < counts["scores"] and counts["responses"] == 4 * 1096, counts
+    assert "stopped early (cancelled)" in output and "stopped with the app" in output, output[-3000:]
+    assert counts["responses"] == 4 * 1096, counts
     # Idle (the server up, nothing in the background): tests/test_app_shutdown.py, with both signals.
