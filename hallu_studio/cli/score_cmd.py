@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     names = parse_metric_names(args.metrics)
     settings = settings_from(args)
-    check_llm_configured(settings, names)  # one line, before anything slow is imported or built
+    check_llm_configured(settings, names, reachable=True)  # one line, before anything slow is imported or built
     if llm_steps(settings, names):
         print(f"note: {', '.join(llm_steps(settings, names))}: {in_force(settings)}", file=sys.stderr)
     from ..pipelines.scoring import score_jsonl, score_store

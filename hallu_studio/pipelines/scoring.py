@@ -281,7 +281,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     (``Store.cache``), so a later pass reads them instead of computing them again.
     """
     check_llm_configured(settings, [m if isinstance(m, str) else m.name for m in metrics],  # before slow work
-                         extraction=extractor is None)
+                         extraction=extractor is None, reachable=True)
     extractor = _cached(extractor if extractor is not None else make_extractor(settings, store.cache), store.cache)
     resolved = _resolve(metrics, settings, store.cache, extractor)
     keys = {m.name: metric_config_key(m, extractor) for m in resolved}
