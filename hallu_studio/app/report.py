@@ -255,7 +255,7 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
         names = {r.run_id: r.name for r in board.runs}
         cards = "".join(_failure_html(store, r, what, r.get(column), in_force, names) for r in worst) if worst else (
             "<p>no failures found (nothing scored, or nothing hallucinated)</p>")
-        sections.append(f"{board_html(board, static=True)}{figures_html(rows)}"
+        sections.append(f"{board_html(board, static=True)}{figures_html(rows, names)}"
                         f"<h3>Worst failures, by {esc(what or 'failure measure')}</h3>{FAILURE_LEGEND}{cards}")
     app_css = (ASSETS_DIR / "app.css").read_text(encoding="utf-8") if (ASSETS_DIR / "app.css").exists() else ""
     body = "".join(sections) or "<p>no runs in this store yet</p>"

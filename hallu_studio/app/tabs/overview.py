@@ -29,7 +29,7 @@ def overview_html(ctx: AppContext, benchmark: str | None, in_force: InForce) -> 
     for board in benchmark_boards(ctx.store, in_force, benchmark):
         rows = ctx.store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000,
                                           configs=in_force.keys())
-        sections.append(board_html(board) + figures_html(rows))
+        sections.append(board_html(board) + figures_html(rows, {r.run_id: r.name for r in board.runs}))
     if not sections:
         sections.append('<p class="hs-none">no runs yet: import a benchmark and run a model (Run view, or '
                         '<code>hallu-studio run</code>)</p>')
