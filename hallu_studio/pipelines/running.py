@@ -135,6 +135,9 @@ def execute_run(store: Store, backend: Backend, options: RunOptions, *,
                     on_progress(summary.skipped + summary.done + summary.failed, summary.total)
             else:
                 summary.status = "completed_with_failures" if summary.failed else "completed"
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (the CLI): stopped, as by a cancel (whole chunks are stored)
+        store.set_run_status(run.id, "cancelled")
+        raise
     except BaseException:
         store.set_run_status(run.id, "error")
         raise
