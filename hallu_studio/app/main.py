@@ -153,7 +153,10 @@ class StopRequest:
     def _handle(self, signum: int, frame: object) -> None:
         if self.signum is None:
             # os.write, not print: the main thread may be inside a print to the same stream.
-            os.write(sys.stdout.fileno(), f"stop requested ({signal.Signals(signum).name}); stopping\n".encode())
+            try:
+                os.write(sys.stdout.fileno(), f"stop requested ({signal.Signals(signum).name}); stopping\n".encode())
+            except (AttributeError, OSError, ValueError):
+                pass  # no stdout to say it on (a service without one): stopping matters, not the line
             for fn in self._on_stop:
                 fn()
         self.signum = signum
