@@ -197,9 +197,12 @@ def llm_steps(settings: Settings, metrics: list[str], *, extraction: bool = True
     return [f"{name} = {getattr(sc, name.split('.')[1])}" for name, used in wanted if used]
 
 
-def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: bool = True) -> None:
+def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: bool = True,
+                         reachable: bool = False) -> None:
     """Refuse at once (``LLMConfigError``, one line) settings whose LLM steps have no ``[llm]`` endpoint and model,
-    or name a model the server does not list (``llm.endpoint.check_model``), before minutes of other work."""
+    or name a model the server does not list (``llm.endpoint.check_model``), before minutes of other work. With
+    ``reachable`` (before scoring; not when a metric is only built, for its config key), an endpoint that is not
+    there too (``llm.endpoint.check_reachable``: refused, timed out, not OpenAI-compatible)."""
     steps = llm_steps(settings, metrics, extraction=extraction)
     if not steps:
         return
@@ -208,7 +211,7 @@ def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: 
 
     if not settings.llm.configured:
         raise LLMConfigError(not_configured(settings.llm, steps, settings.source))
-    endpoint.check_served(settings.llm)
+    endpoint.check_served(settings.llm, reachable=reachable)
 
 
 def make_trihe_extractor(settings: Settings, cache: "ScoringCache | None" = None) -> "ConceptExtractor | None":
