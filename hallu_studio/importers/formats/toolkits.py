@@ -1,4 +1,4 @@
-"""``--format lmms-eval`` and ``--format vlmevalkit``: recorded responses of the two evaluation toolkits."""
+"""``--format lmms-eval``: recorded responses of lmms-eval (VLMEvalKit's format is ``formats/vlmevalkit.py``)."""
 
 from __future__ import annotations
 
@@ -30,16 +30,5 @@ def read_lmms(request: ImportRequest, stored: StoredCorpus) -> Iterator[Parsed]:
     yield parsed
 
 
-def read_vlmevalkit(request: ImportRequest, stored: StoredCorpus) -> Iterator[Parsed]:
-    from ..toolkits import read_vlmevalkit as read
-
-    parsed = read(request.path, _known(request, stored, "vlmevalkit"), benchmark=request.benchmark,
-                  model=request.model)
-    parsed.name = request.path.name
-    yield parsed
-
-
 LMMS_EVAL = register(ImportFormat("lmms-eval", "lmms-eval --log_samples JSONL (responses to a stored benchmark)",
                                   ("path", "benchmark", "model"), read_lmms))
-VLMEVALKIT = register(ImportFormat("vlmevalkit", "VLMEvalKit prediction tables .xlsx / .tsv (responses to a stored "
-                                                 "benchmark)", ("path", "benchmark", "model"), read_vlmevalkit))
