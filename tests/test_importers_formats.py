@@ -11,7 +11,7 @@ from hallu_studio.importers.jsonl import read_jsonl_responses, read_jsonl_sample
 from hallu_studio.importers.reading import FatalImportError
 from hallu_studio.importers.reefknot import read_reefknot
 from hallu_studio.importers.scene_graphs import read_gqa, read_visual_genome
-from hallu_studio.importers.toolkits import read_lmms_eval, read_vlmevalkit
+from hallu_studio.importers.toolkits import read_lmms_eval
 from hallu_studio.grounding import ReferenceGraph
 from hallu_studio.lexicon.wordnet import load_wordnet
 from hallu_studio.importers.tri_he import build_scene_graph, read_tri_he
@@ -199,19 +199,6 @@ def test_lmms_eval_log_samples_with_model_from_results_file(tmp_path):
     assert "matches 2 samples" in ambiguous.problems[0].reason
     prefixed = read_lmms_eval(tmp_path / "s2.jsonl", KNOWN, benchmark="reefknot/vqa", model="m")
     assert prefixed.responses[0].sample_id == "reefknot/vqa/0"
-
-
-@pytest.mark.parametrize("suffix", [".tsv", ".xlsx"])
-def test_vlmevalkit_predictions(tmp_path, suffix):
-    df = pd.DataFrame({"index": ["vqa/0", "mcq/0", "nope"], "question": ["q"] * 3, "answer": ["a"] * 3,
-                       "prediction": ["on", "B", "x"]})
-    path = tmp_path / f"preds{suffix}"
-    df.to_csv(path, sep="\t", index=False) if suffix == ".tsv" else df.to_excel(path, index=False)
-    parsed = read_vlmevalkit(path, KNOWN, benchmark="reefknot", model="qwen")
-    assert [(r.sample_id, r.text) for r in parsed.responses] == [("reefknot/vqa/0", "on"), ("reefknot/mcq/0", "B")]
-    assert [p.record for p in parsed.problems] == [f"preds{suffix} row 4"]
-    with pytest.raises(FatalImportError, match="--model"):
-        read_vlmevalkit(path, KNOWN, benchmark="reefknot", model=None)
 
 
 def test_generic_jsonl_responses_and_samples_problems(tmp_path):

@@ -44,18 +44,15 @@ YES_NO, MCQ, CAPTION, VQA = "yes_no", "mcq", "caption", "vqa"
 # VLMEvalKit's dataset names (as its ``--data`` takes them) and the task each asks. Names not listed still import
 # with --benchmark; their task is read from the columns.
 DATASET_TASKS: dict[str, str] = {
-    **dict.fromkeys(("POPE", "MME", "HallusionBench", "AMBER", "VSR-zeroshot"), YES_NO),
+    **dict.fromkeys("POPE MME HallusionBench AMBER VSR-zeroshot".split(), YES_NO),
     "COCO_VAL": CAPTION,
-    **dict.fromkeys(("MMBench_DEV_EN", "MMBench_TEST_EN", "MMBench_DEV_CN", "MMBench_TEST_CN", "MMBench",
-                     "MMBench_CN", "MMBench_DEV_EN_V11", "MMBench_TEST_EN_V11", "MMBench_DEV_CN_V11",
-                     "MMBench_TEST_CN_V11", "MMBench_V11", "MMBench_CN_V11", "CCBench", "SEEDBench_IMG",
-                     "SEEDBench2", "SEEDBench2_Plus", "ScienceQA_VAL", "ScienceQA_TEST", "AI2D_TEST",
-                     "AI2D_TEST_NO_MASK", "MMStar", "RealWorldQA", "MMMU_DEV_VAL", "MMMU_TEST", "MMT-Bench_VAL",
-                     "MMT-Bench_ALL", "BLINK", "A-OKVQA", "MMVP", "NaturalBench"), MCQ),
-    **dict.fromkeys(("TextVQA_VAL", "DocVQA_VAL", "DocVQA_TEST", "InfoVQA_VAL", "InfoVQA_TEST", "ChartQA_TEST",
-                     "OCRVQA_TEST", "OCRVQA_TESTCORE", "OCRBench", "GQA_TestDev_Balanced", "VizWiz", "MMVet",
-                     "LLaVABench", "MathVista_MINI", "MathVision", "MathVerse_MINI", "CRPE_EXIST",
-                     "CRPE_RELATION"), VQA),
+    **dict.fromkeys("""MMBench_DEV_EN MMBench_TEST_EN MMBench_DEV_CN MMBench_TEST_CN MMBench MMBench_CN MMBench_DEV_EN_V11
+        MMBench_TEST_EN_V11 MMBench_DEV_CN_V11 MMBench_TEST_CN_V11 MMBench_V11 MMBench_CN_V11 CCBench SEEDBench_IMG
+        SEEDBench2 SEEDBench2_Plus ScienceQA_VAL ScienceQA_TEST AI2D_TEST AI2D_TEST_NO_MASK MMStar RealWorldQA
+        MMMU_DEV_VAL MMMU_TEST MMT-Bench_VAL MMT-Bench_ALL BLINK A-OKVQA MMVP NaturalBench""".split(), MCQ),
+    **dict.fromkeys("""TextVQA_VAL DocVQA_VAL DocVQA_TEST InfoVQA_VAL InfoVQA_TEST ChartQA_TEST OCRVQA_TEST OCRVQA_TESTCORE
+        OCRBench GQA_TestDev_Balanced VizWiz MMVet LLaVABench MathVista_MINI MathVision MathVerse_MINI CRPE_EXIST
+        CRPE_RELATION""".split(), VQA),
 }
 # What VLMEvalKit appends to a prediction file's name when it writes the evaluation's copies of it.
 INTERMEDIATE = ("_auxmatch", "_openai_result", "_gpt-4-turbo", "_exact_matching")
@@ -200,10 +197,10 @@ class _Images:
         if raw not in self.decoded:
             try:
                 self.decoded[raw] = image_from_bytes(base64.b64decode(raw, validate=True), "image")
-            except (binascii.Error, ValueError) as exc:
-                self.decoded[raw] = ImageRejected(f"image: not base64 ({exc})")
             except ImageRejected as exc:
                 self.decoded[raw] = exc
+            except (binascii.Error, ValueError) as exc:
+                self.decoded[raw] = ImageRejected(f"image: not base64 ({exc})")
         found = self.decoded[raw]
         if isinstance(found, ImageRejected):
             raise ValueError(str(found))

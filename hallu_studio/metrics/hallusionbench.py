@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .mme import add_up
+from .mme import add_up, all_right_shares
 from .spec import MetricSpec, Number
 from .vlmevalkit_reading import READING, vlmevalkit_yes_no
 
@@ -95,30 +95,22 @@ class HallusionBenchMetric:
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
         totals = add_up(stats)
+        # A group key is "kind|category|l2-category|set|id": it counts overall ("f" / "q"), in its category and in
+        # its l2-category ("f.VD", "q.VD_math").
+        shares = all_right_shares(totals, _buckets)
         out: dict[str, float] = {}
         if totals.get("n"):
             out["aAcc"] = 100 * totals["right"] / totals["n"]
-            out.update({name: v for name in ("fAcc", "qAcc") if (v := _all_right(totals, name[0])) is not None})
+            out.update({name: shares[name[0]] for name in ("fAcc", "qAcc") if name[0] in shares})
         for split in sorted({k.rsplit(".", 1)[0] for k in totals if k.endswith(".n") and "|" not in k}):
             out[f"aAcc.{split}"] = 100 * totals.get(f"{split}.right", 0.0) / totals[f"{split}.n"]
-            for name in ("fAcc", "qAcc"):
-                share = _all_right(totals, name[0], split)
-                if share is not None:
-                    out[f"{name}.{split}"] = share
+            out.update({f"{name}.{split}": shares[f"{name[0]}.{split}"] for name in ("fAcc", "qAcc")
+                        if f"{name[0]}.{split}" in shares})
         out["questions"] = totals.get("n", 0.0)
         return out
 
 
-def _all_right(totals: dict[str, float], kind: str, split: str | None = None) -> float | None:
-    """Of the figures (``kind`` "f") or questions ("q") in ``split`` (a category or an l2-category; None: all), the
-    share, weighted as drawn, whose answers are all right, ×100. A group key is ``kind|category|l2|set|id``."""
-    weight = right = 0.0
-    for key, w in totals.items():
-        if not (key.startswith(f"{kind}|") and key.endswith(".w")):
-            continue
-        if split is not None and split not in key.split("|")[1:3]:
-            continue
-        weight += w
-        if not totals.get(key[:-2] + ".wrong"):
-            right += w
-    return 100 * right / weight if weight else None
+def _buckets(group: str) -> tuple[str, ...]:
+    """``f|VD|VD_math|1|0`` counts in ``f``, ``f.VD`` and ``f.VD_math``."""
+    kind, category, l2 = group.split("|")[:3]
+    return kind, f"{kind}.{category}", f"{kind}.{l2}"

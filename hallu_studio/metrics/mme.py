@@ -37,7 +37,7 @@ False
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..model import Sample
 from .base import ItemResult, ScoringItem
@@ -59,6 +59,8 @@ def _needs(sample: Sample) -> str | None:
 
 def add_up(stats: Sequence[dict[str, float]]) -> dict[str, float]:
     """Every numeric statistic summed over the items (the totals ``compute`` reads)."""
+    if len(stats) == 1:  # the bootstrap's replicates come summed already
+        return {k: float(v) for k, v in stats[0].items() if isinstance(v, (int, float))}
     totals: dict[str, float] = defaultdict(float)
     for s in stats:
         for key, value in s.items():
@@ -67,22 +69,41 @@ def add_up(stats: Sequence[dict[str, float]]) -> dict[str, float]:
     return totals
 
 
-def all_right_share(totals: dict[str, float], prefix: str) -> float | None:
-    """Of the groups whose keys start with ``prefix`` (``<prefix><group>.w`` / ``.wrong``), the weighted share
-    with no wrong answer, ×100; None when there is no group."""
-    weight = right = 0.0
+def all_right_shares(totals: dict[str, float], buckets: Callable[[str], tuple[str, ...]]) -> dict[str, float]:
+    """Per bucket, the weighted share of groups with no wrong answer, ×100, in one pass over the totals.
+
+    A group's statistics are ``<group>.w`` (its weight: 1 per draw of the group) and ``<group>.wrong``;
+    ``buckets(group)`` names the buckets the group counts in (MME: its subtask); it is asked once per group and
+    process, since a bootstrap asks for the same groups a thousand times."""
+    named = _bucket_cache.setdefault(buckets, {})
+    weight: dict[str, float] = defaultdict(float)
+    right: dict[str, float] = defaultdict(float)
     for key, w in totals.items():
-        if key.startswith(prefix) and key.endswith(".w"):
-            weight += w
-            if not totals.get(key[:-2] + ".wrong"):
-                right += w
-    return 100 * right / weight if weight else None
+        if not key.endswith(".w") or "|" not in key:
+            continue
+        group = key[:-2]
+        found = named.get(group)
+        if found is None:
+            found = named[group] = buckets(group)
+        ok = not totals.get(group + ".wrong")
+        for bucket in found:
+            weight[bucket] += w
+            if ok:
+                right[bucket] += w
+    return {b: 100 * right[b] / w for b, w in weight.items() if w}
+
+
+_bucket_cache: dict[Callable[[str], tuple[str, ...]], dict[str, tuple[str, ...]]] = {}
+
+
+def _subtask(group: str) -> tuple[str, ...]:
+    return (group.split("|", 1)[0],)
 
 
 class MMEMetric:
     spec = MetricSpec(
         "mme", "MME", tasks=("yes_no",),
-        headline=Number("perception", "perception", "points (0–2000)", lower_is_better=False,
+        headline=Number("perception", "Perception", "points (0–2000)", lower_is_better=False,
                         meaning="MME perception: over its 10 perception subtasks, the sum of accuracy + accuracy+ "
                                 "(both questions of an image right), each ×100, as MME's eval tool and VLMEvalKit "
                                 "compute it.",
@@ -117,14 +138,14 @@ class MMEMetric:
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
         totals = add_up(stats)
         out: dict[str, float] = {}
+        plus = all_right_shares(totals, _subtask)
         for subtask in SUBTASKS:
             n = totals.get(f"{subtask}.n", 0.0)
-            plus = all_right_share(totals, f"{subtask}|")
-            if not n or plus is None:
+            if not n or subtask not in plus:
                 continue
             out[f"{subtask}.acc"] = 100 * totals.get(f"{subtask}.right", 0.0) / n
-            out[f"{subtask}.acc_plus"] = plus
-            out[subtask] = out[f"{subtask}.acc"] + plus
+            out[f"{subtask}.acc_plus"] = plus[subtask]
+            out[subtask] = out[f"{subtask}.acc"] + plus[subtask]
         for total, members in (("perception", PERCEPTION), ("cognition", COGNITION)):
             if all(m in out for m in members):
                 out[total] = sum(out[m] for m in members)
