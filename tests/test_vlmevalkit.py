@@ -253,3 +253,10 @@ def test_real_scienceqa_imports_as_multiple_choice(store):
     assert [r.added for r in reports] == [2097, 2097] and all(r.ok for r in reports)
     sample = store.get_samples(["ScienceQA_VAL/1"])["ScienceQA_VAL/1"]
     assert sample.task == "mcq" and sample.options == ["discus", "armored catfish"] and sample.answer == "B"
+
+
+def test_real_mmstar_keeps_option_letters_in_place_where_an_option_was_lost(store):
+    reports = _import(store, _asset("vila_8b_MMStar.xlsx"))
+    assert [r.added for r in reports] == [1500, 1500] and all(r.ok for r in reports)
+    sample = store.get_samples(["MMStar/268"])["MMStar/268"]
+    assert sample.options == ["", "Two", "One", "Cannot be determined"] and sample.answer == "A"

@@ -164,14 +164,16 @@ def same_text(a: str | None, b: str | None) -> bool:
 
 
 def _options(row: dict[str, str]) -> list[str]:
-    """The option texts in letter order (A, B, …), up to the first empty one."""
-    out = []
-    for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ":
-        text = row.get(letter, "").strip()
-        if not text:
-            break
-        out.append(text)
-    return out
+    """The option texts in letter order (A, B, …) up to the last one given; a gap stays an empty text, so that
+    letters keep their place (MMStar has rows whose option A was lost as an empty cell, the answer still "A").
+
+    >>> _options({"A": "", "B": "Two", "C": "One", "D": "", "E": ""})
+    ['', 'Two', 'One']
+    """
+    texts = [row.get(letter, "").strip() for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+    while texts and not texts[-1]:
+        texts.pop()
+    return texts
 
 
 class _Images:
