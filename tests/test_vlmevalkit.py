@@ -140,7 +140,8 @@ def test_dataset_tsv_stores_its_base64_images_and_a_prediction_table_then_answer
              "D": "", "answer": "B", "category": "color", "l2-category": "attribute", "image": "7"},
             {"index": 9, "question": "And this?", "hint": "", "A": "red", "B": "blue", "C": "", "D": "",
              "answer": "B", "category": "color", "l2-category": "attribute", "image": blue},
-            {"index": 10, "question": "Broken", "A": "x", "B": "y", "answer": "A", "image": "bm90IGFuIGltYWdl"}]
+            {"index": 10, "question": "Broken", "A": "x", "B": "y", "answer": "A",
+             "image": base64.b64encode(b"not an image " * 8).decode()}]
     reports = _import(store, _table(tmp_path / "MMBench_DEV_EN.tsv", rows))
     assert reports[0].added == 3 and reports[0].images_found == 2  # rows 7 and 8 share one
     assert [str(p) for p in reports[0].problems] == ["MMBench_DEV_EN.tsv row 5: image: not a readable image"]
@@ -260,3 +261,13 @@ def test_real_mmstar_keeps_option_letters_in_place_where_an_option_was_lost(stor
     assert [r.added for r in reports] == [1500, 1500] and all(r.ok for r in reports)
     sample = store.get_samples(["MMStar/268"])["MMStar/268"]
     assert sample.options == ["", "Two", "One", "Cannot be determined"] and sample.answer == "A"
+
+
+def test_images_option_reads_the_pictures_image_path_names(store, tmp_path):
+    folder = tmp_path / "POPE"
+    folder.mkdir()
+    Image.new("RGB", (5, 4), "green").save(folder / "0.jpg")
+    reports = _import(store, _table(tmp_path / "m_POPE.xlsx", POPE_ROWS), images=folder)
+    assert reports[0].images_found == 1
+    assert [str(p) for p in reports[0].problems] == ["m_POPE.xlsx row 3: 1.jpg: no such image file"]
+    assert store.get_samples(["POPE/0"])["POPE/0"].image_sha256 is not None

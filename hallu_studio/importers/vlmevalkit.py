@@ -7,8 +7,8 @@ Shapes read (``docs/formats.md``):
   ``question``, ``answer``, ``category``, ``l2-category``, ``image_path``, option columns ``A`` ``B`` …,
   ``hint`` …) plus ``prediction``; the evaluation's copies ``_auxmatch`` (adds ``extracted``, ``score``) and
   ``_openai_result`` (adds ``hit``, ``log``), whose added columns go to each response's ``signals["vlmevalkit"]``;
-* dataset TSVs ``<DATASET>.tsv`` with the image itself in base64 (``image``; a number there names the row whose
-  image it shares): the benchmark alone, images stored.
+* dataset TSVs ``<DATASET>.tsv`` with the image itself in base64 (``image``; a short value there is the
+  ``index`` of the row whose image it shares, as VLMEvalKit reads it): the benchmark alone, images stored.
 
 The dataset is the file name's last part that is one of VLMEvalKit's dataset names (``DATASET_TASKS``); the
 model, what comes before it (VLMEvalKit's model key, e.g. ``vila_8b``), unless ``--model``; the benchmark is
@@ -187,9 +187,9 @@ class _Images:
 
     def _embedded(self, row: dict[str, str]) -> StoredImage | None:
         raw, seen = row.get("image", "").strip(), set()
-        while raw.isdigit() and len(raw) < 16:  # a row number: the image of that row
+        while raw and len(raw) <= 64:  # no picture is that short: the index of the row whose image this is
             if raw in seen or raw not in self.by_index:
-                raise ValueError(f"image names row {raw}, which has no image")
+                raise ValueError(f"image {raw!r} names no row with an image")
             seen.add(raw)
             raw = self.by_index[raw].get("image", "").strip()
         if not raw:
