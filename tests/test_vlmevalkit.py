@@ -27,6 +27,7 @@ from hallu_studio.metrics.vlmevalkit_reading import vlmevalkit_yes_no
 from hallu_studio.model import Response
 from hallu_studio.pipelines.importing import import_format
 
+VILA_8B = "Efficient-Large-Model/Llama-3-VILA1.5-8b"  # VLMEvalKit's model key vila_8b
 ASSETS = Path(os.environ.get("HALLU_STUDIO_VLMEVALKIT_ASSETS", "/tmp/vlmevalkit-assets"))
 
 
@@ -207,26 +208,26 @@ def _check_hallusionbench(board, model: str, score_csv: Path) -> None:
 def test_vila_8b_mme_reproduces_vlmevalkits_perception_and_reasoning(tmp_path, capsys):
     folder = shared_dataset("toolkits", "vlmevalkit-vila_8b")
     board = _import_and_score(tmp_path, [folder / "vila_8b_MME.xlsx"], "mme", capsys)
-    assert round(board[("vila_8b", "mme", "perception")], 2) == 1558.52
-    assert board[("vila_8b", "mme", "cognition")] == 282.5
-    _check_mme(board, "vila_8b", folder / "vila_8b_MME_score.csv")
+    assert round(board[(VILA_8B, "mme", "perception")], 2) == 1558.52
+    assert board[(VILA_8B, "mme", "cognition")] == 282.5
+    _check_mme(board, VILA_8B, folder / "vila_8b_MME_score.csv")
 
 
 @pytest.mark.slow
 def test_vila_8b_hallusionbench_reproduces_vlmevalkits_three_accuracies_per_split(tmp_path, capsys):
     folder = shared_dataset("toolkits", "vlmevalkit-vila_8b")
     board = _import_and_score(tmp_path, [folder / "vila_8b_HallusionBench.xlsx"], "hallusionbench", capsys)
-    assert [round(board[("vila_8b", "hallusionbench", k)], 2) for k in ("aAcc", "fAcc", "qAcc")] == [
+    assert [round(board[(VILA_8B, "hallusionbench", k)], 2) for k in ("aAcc", "fAcc", "qAcc")] == [
         52.26, 22.25, 20.66]
-    _check_hallusionbench(board, "vila_8b", folder / "vila_8b_HallusionBench_score.csv")
+    _check_hallusionbench(board, VILA_8B, folder / "vila_8b_HallusionBench_score.csv")
 
 
 @pytest.mark.slow
 def test_vila_13b_mme_and_hallusionbench_from_vlmevalkit_assets(tmp_path, capsys):
     files = [_asset("vila_13b_MME.xlsx"), _asset("vila_13b_HallusionBench.xlsx")]
     board = _import_and_score(tmp_path, files, "mme,hallusionbench", capsys)
-    _check_mme(board, "vila_13b", _asset("vila_13b_MME_score.csv"))
-    _check_hallusionbench(board, "vila_13b", _asset("vila_13b_HallusionBench_score.csv"))
+    _check_mme(board, "Efficient-Large-Model/VILA1.5-13b", _asset("vila_13b_MME_score.csv"))
+    _check_hallusionbench(board, "Efficient-Large-Model/VILA1.5-13b", _asset("vila_13b_HallusionBench_score.csv"))
 
 
 @pytest.mark.parametrize("dataset", ["MME", "HallusionBench", "POPE"])
@@ -241,6 +242,9 @@ def test_real_pope_and_coco_val_import_with_splits_and_reference_captions(store)
     folder = shared_dataset("toolkits", "vlmevalkit-vila_8b")
     reports = _import(store, folder / "vila_8b_POPE.xlsx")
     assert [r.added for r in reports] == [5127, 5127] and all(r.ok for r in reports)
+    [run] = store.list_runs()
+    assert run["model"] == VILA_8B and run["meta"]["vlmevalkit_model"] == "vila_8b"
+    assert run["meta"]["results_file"] == "vila_8b_POPE_score.csv"
     splits = [s.meta["splits"] for s in store.get_samples(sorted(store.sample_ids("POPE"))).values()]
     assert sum(len(s) for s in splits) == 9000  # 3,000 questions per split, as VLMEvalKit counts them
     reports = _import(store, folder / "vila_8b_COCO_VAL.xlsx")

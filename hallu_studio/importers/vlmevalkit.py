@@ -11,7 +11,9 @@ Shapes read (``docs/formats.md``):
   ``index`` of the row whose image it shares, as VLMEvalKit reads it): the benchmark alone, images stored.
 
 The dataset is the file name's last part that is one of VLMEvalKit's dataset names (``DATASET_TASKS``); the
-model, what comes before it (VLMEvalKit's model key, e.g. ``vila_8b``), unless ``--model``; the benchmark is
+model, what comes before it (VLMEvalKit's model key, e.g. ``vila_8b``), named by the hub checkpoint VLMEvalKit
+loads for that key (``vlmevalkit_models``: ``Efficient-Large-Model/Llama-3-VILA1.5-8b``; the key itself when it
+is not one of VLMEvalKit's) unless ``--model``; the benchmark is
 named after the dataset unless ``--benchmark``. Sample ids are ``<benchmark>/<index>``.
 
 Where the store already holds a sample of that id, the row must agree with it (question, whitespace
@@ -38,6 +40,7 @@ from ..model import Benchmark, Response, Sample
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses, StoredImage
 from .reading import FatalImportError
 from .recorded import RecordedRuns
+from .vlmevalkit_models import hub_id
 
 TOOLKIT = "vlmevalkit"
 YES_NO, MCQ, CAPTION, VQA = "yes_no", "mcq", "caption", "vqa"
@@ -378,7 +381,7 @@ def read_vlmevalkit(path: str | os.PathLike[str], stored: Any, *, benchmark: str
     if not predictions and "image" not in columns:
         raise FatalImportError(f"{p.name}: neither a prediction column (a prediction table) nor an image column (a "
                                "dataset TSV)")
-    run_model = model or name.model
+    run_model = model or (name.model and (hub_id(name.model) or name.model))
     if predictions and not run_model:
         raise FatalImportError(f"{p.name}: no model name (the file name is not <model>_<DATASET>); give --model")
     bench = benchmark or name.dataset
@@ -405,6 +408,7 @@ def _responses(rows: list[dict[str, str]], path: Path, samples: dict[str, tuple[
     out = ParsedResponses(problems=problems, name=f"{model} on {benchmark} ({path.name})")
     results = results_file(path, name)
     meta = {"toolkit": TOOLKIT, "source_file": path.name, "vlmevalkit_dataset": name.dataset,
+            **({"vlmevalkit_model": name.model} if name.model else {}),
             **({"results_file": results.name} if results else {})}
     run = RecordedRuns(f"{TOOLKIT}:{name.stem}").run_for(benchmark, model, meta)
     extra = [c for c in RUN_COLUMNS[1:] if c in (rows[0] if rows else {})]
