@@ -130,7 +130,7 @@ def test_index_is_never_paired_with_another_benchmarks_sample(store, tmp_path):
     _import(store, tmp_path / "vila_COCO_VAL.xlsx")
     sample = store.get_samples(["COCO_VAL/139"])["COCO_VAL/139"]
     assert sample.task == "caption" and sample.reference_text == ["Motorcycles parked in a row.", "A row of motorbikes."]
-    assert sample.image_key == "COCO_VAL#139"
+    assert sample.image_key == "COCO_VAL#139" and sample.meta["image_source"] == "coco"  # CHAIR over COCO-80
 
 
 def test_dataset_tsv_stores_its_base64_images_and_a_prediction_table_then_answers_it(store, tmp_path):
@@ -175,7 +175,9 @@ def _leaderboard(db: Path, capsys) -> dict[tuple[str, str, str], float]:
     capsys.readouterr()
     assert main(["leaderboard", "--db", str(db), "--format", "csv", "--n-boot", "20"]) == 0
     rows = csv.DictReader(io.StringIO(capsys.readouterr().out))
-    return {(r["model"], r["metric"], r["key"]): float(r["value"]) for r in rows}
+    # A per-split number (POPE's) is keyed "<key>.<split>", the way the other metrics name theirs.
+    return {(r["model"], r["metric"], r["key"] + (f".{r['split']}" if r.get("split") else "")): float(r["value"])
+            for r in rows}
 
 
 def _import_and_score(tmp_path, files: list[Path], metric: str, capsys) -> dict[tuple[str, str, str], float]:
@@ -220,6 +222,19 @@ def test_vila_8b_hallusionbench_reproduces_vlmevalkits_three_accuracies_per_spli
     assert [round(board[(VILA_8B, "hallusionbench", k)], 2) for k in ("aAcc", "fAcc", "qAcc")] == [
         52.26, 22.25, 20.66]
     _check_hallusionbench(board, VILA_8B, folder / "vila_8b_HallusionBench_score.csv")
+
+
+@pytest.mark.slow
+def test_vila_8b_pope_reproduces_vlmevalkits_numbers_overall_and_per_split(tmp_path, capsys):
+    """A question in several splits counts in each, overall too (VLMEvalKit's 9,000 answers from 5,127 rows)."""
+    folder = shared_dataset("toolkits", "vlmevalkit-vila_8b")
+    board = _import_and_score(tmp_path, [folder / "vila_8b_POPE.xlsx"], "pope", capsys)
+    assert round(100 * board[(VILA_8B, "pope", "f1")], 2) == 83.34
+    assert round(100 * board[(VILA_8B, "pope", "accuracy")], 2) == 85.03
+    for row in _recorded(folder / "vila_8b_POPE_score.csv"):
+        suffix = "" if row["split"] == "Overall" else f".{row['split']}"
+        for ours, theirs in (("f1", "Overall"), ("accuracy", "acc"), ("precision", "precision"), ("recall", "recall")):
+            assert 100 * board[(VILA_8B, "pope", ours + suffix)] == pytest.approx(float(row[theirs]), abs=0.005)
 
 
 @pytest.mark.slow

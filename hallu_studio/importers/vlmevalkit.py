@@ -38,6 +38,7 @@ from typing import Any, Iterator
 from ..images import ImageRejected, image_from_bytes, read_image
 from ..model import Benchmark, Response, Sample
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses, StoredImage
+from .coco import coco_sample
 from .reading import FatalImportError
 from .recorded import RecordedRuns
 from .vlmevalkit_models import hub_id
@@ -62,6 +63,7 @@ INTERMEDIATE = ("_auxmatch", "_openai_result", "_gpt-4-turbo", "_exact_matching"
 # Columns a model's run added: the response and its evaluation, not the benchmark.
 RUN_COLUMNS = ("prediction", "extracted", "score", "hit", "log", "pred", "opt", "match")
 POPE_SPLITS = ("random", "popular", "adversarial")
+COCO_DATASETS = ("COCO_VAL",)  # caption datasets of COCO images (``answer``: the image's reference captions)
 _OPTION = re.compile(r"^[A-Z]$")
 
 
@@ -256,6 +258,10 @@ def row_sample(row: dict[str, str], benchmark: str, dataset: str, task: str) -> 
         meta.update(zip(("set_id", "figure_id", "question_id"), index.split("_")[3:6]))
         # fAcc and qAcc group a set's figures and questions: the bootstrap resamples whole sets.
         meta["cluster"] = f"{row['l2-category']}_{meta['set_id']}"
+    if task == CAPTION and dataset in COCO_DATASETS:
+        # COCO images with their reference captions: a COCO-based sample, which CHAIR reads over COCO-80.
+        return coco_sample(f"{benchmark}/{index}", benchmark, f"{dataset}#{index}", captions, question=question,
+                           meta=meta)
     return Sample(id=f"{benchmark}/{index}", benchmark=benchmark, image_key=f"{dataset}#{index}", task=task,
                   question=question, options=options, answer=gold, reference_text=captions, meta=meta)
 
