@@ -51,4 +51,4 @@ def test_llava_answers_reproduce_mme_perception_and_cognition(tmp_path, capsys):
     model = "llava-hf/llava-1.5-7b-hf"
     assert round(board[(model, "mme", "perception")], 2) == 1508.67
     assert round(board[(model, "mme", "cognition")], 2) == 355.71
-    assert round(board[(model, "mme", "landmark")], 2) == 162.81  # MME_results.txt: 162.8140703517588
+    assert round(board[(model, "mme", "score.landmark")], 2) == 162.81  # MME_results.txt: 162.8140703517588

@@ -195,7 +195,8 @@ def _recorded(path: Path) -> list[dict[str, str]]:
 def _check_mme(board, model: str, score_csv: Path) -> None:
     [recorded] = _recorded(score_csv)
     for key, value in recorded.items():
-        ours = board[(model, "mme", "cognition" if key == "reasoning" else key)]
+        ours = board[(model, "mme", key if key == "perception" else "cognition" if key == "reasoning" else
+                      f"score.{key}")]
         assert ours == pytest.approx(float(value), abs=0.005), key
 
 

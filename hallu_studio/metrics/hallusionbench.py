@@ -8,7 +8,8 @@ and by question (one question asked about each figure of a set, the original and
 - ``qAcc``: the share of questions right on every figure they are asked about, ×100;
 
 overall, per ``category`` (``VD`` visual dependent, ``VS`` visual supplement) and per ``l2-category``
-(``VD_illusion``, ``VS_chart`` …), keyed ``aAcc``, ``aAcc.VD``, ``fAcc.VS_chart`` and so on. An answer is read
+(``VD_illusion``, ``VS_chart`` …), keyed ``aAcc``, ``VD.aAcc``, ``VS_chart.fAcc`` and so on (the leaderboard's
+``hallusionbench fAcc`` rows with split ``VS_chart``). An answer is read
 with VLMEvalKit's yes/no rule (``vlmevalkit_reading``; both or neither counts wrong).
 
 The groups are VLMEvalKit's: a figure is ``(l2-category, set_id, figure_id)``, a question ``(l2-category,
@@ -27,7 +28,7 @@ once (twice when a bootstrap replicate draws it twice).
 ...     return m.update(ScoringItem("r", said, s)).stats
 >>> out = m.compute([item("0", "0", "yes", "Yes"), item("0", "1", "no", "No"),
 ...                  item("1", "0", "no", "No"), item("1", "1", "no", "Yes")])
->>> out["aAcc"], out["fAcc"], out["qAcc"], out["fAcc.VD_math"]
+>>> out["aAcc"], out["fAcc"], out["qAcc"], out["VD_math.fAcc"]
 (75.0, 50.0, 50.0, 50.0)
 """
 
@@ -38,7 +39,7 @@ from typing import Any, Sequence
 from ..model import Sample
 from .base import ItemResult, ScoringItem
 from .mme import add_up, all_right_shares
-from .spec import MetricSpec, Number
+from .spec import Breakdown, MetricSpec, Number
 from .vlmevalkit_reading import READING, vlmevalkit_yes_no
 
 CATEGORIES: tuple[str, ...] = ("VD", "VS")
@@ -63,7 +64,8 @@ class HallusionBenchMetric:
                         meaning="HallusionBench's all-question accuracy ×100 (yes/no read by VLMEvalKit's rule).",
                         misleads="a model that answers every question the same way gets about half; fAcc and qAcc "
                                  "(all of a figure's, all of a question's answers right) show consistency."),
-        summary=("fAcc", "qAcc", *(f"{n}.{s}" for s in SPLITS for n in NUMBERS)),
+        summary=("fAcc", "qAcc"),
+        breakdown=Breakdown(NUMBERS, order=SPLITS),
         agreement=Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
                          derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
         settings=(), needs=_needs)
@@ -103,8 +105,8 @@ class HallusionBenchMetric:
             out["aAcc"] = 100 * totals["right"] / totals["n"]
             out.update({name: shares[name[0]] for name in ("fAcc", "qAcc") if name[0] in shares})
         for split in sorted({k.rsplit(".", 1)[0] for k in totals if k.endswith(".n") and "|" not in k}):
-            out[f"aAcc.{split}"] = 100 * totals.get(f"{split}.right", 0.0) / totals[f"{split}.n"]
-            out.update({f"{name}.{split}": shares[f"{name[0]}.{split}"] for name in ("fAcc", "qAcc")
+            out[f"{split}.aAcc"] = 100 * totals.get(f"{split}.right", 0.0) / totals[f"{split}.n"]
+            out.update({f"{split}.{name}": shares[f"{name[0]}.{split}"] for name in ("fAcc", "qAcc")
                         if f"{name[0]}.{split}" in shares})
         out["questions"] = totals.get("n", 0.0)
         return out

@@ -4,7 +4,10 @@ MME asks two yes/no questions about each image (one answered yes, one no), in 14
 
 - ``acc``: the share of questions answered right, ×100;
 - ``acc+`` (``acc_plus``): the share of images whose two questions are both right, ×100;
-- the subtask's score: ``acc + acc+`` (0–200).
+- the subtask's ``score``: ``acc + acc+`` (0–200);
+
+keyed ``<subtask>.acc``, ``<subtask>.acc_plus``, ``<subtask>.score`` (the leaderboard's ``mme score`` rows, split
+``OCR`` …).
 
 ``perception`` is the sum of the 10 perception subtasks' scores (0–2000), ``cognition`` (VLMEvalKit's
 "reasoning") the sum of the 4 cognition subtasks' (0–800); each is reported only when every one of its
@@ -28,7 +31,7 @@ acc+ = 1/2 → 50, score 125.
 ...     return m.update(ScoringItem("r", said, s)).stats
 >>> stats = [item("a", "yes", "Yes."), item("a", "no", "No."), item("b", "yes", "Yes"), item("b", "no", "yes")]
 >>> out = m.compute(stats)
->>> out["existence.acc"], out["existence.acc_plus"], out["existence"]
+>>> out["existence.acc"], out["existence.acc_plus"], out["existence.score"]
 (75.0, 50.0, 125.0)
 >>> "perception" in out  # nine perception subtasks have no answers
 False
@@ -41,7 +44,7 @@ from typing import Any, Callable, Sequence
 
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .spec import MetricSpec, Number
+from .spec import Breakdown, MetricSpec, Number
 from .vlmevalkit_reading import READING, vlmevalkit_yes_no
 
 PERCEPTION: tuple[str, ...] = ("existence", "count", "position", "color", "posters", "celebrity", "scene",
@@ -109,7 +112,8 @@ class MMEMetric:
                                 "compute it.",
                         misleads="yes/no read by VLMEvalKit's word rule (an answer saying both or neither counts "
                                  "wrong); two questions per image, so a few images move it a lot."),
-        summary=("cognition", *SUBTASKS),
+        summary=("cognition",),
+        breakdown=Breakdown(("score", "acc", "acc_plus"), order=SUBTASKS),
         agreement=Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
                          derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
         settings=(), needs=_needs)
@@ -145,9 +149,9 @@ class MMEMetric:
                 continue
             out[f"{subtask}.acc"] = 100 * totals.get(f"{subtask}.right", 0.0) / n
             out[f"{subtask}.acc_plus"] = plus[subtask]
-            out[subtask] = out[f"{subtask}.acc"] + plus[subtask]
+            out[f"{subtask}.score"] = out[f"{subtask}.acc"] + plus[subtask]
         for total, members in (("perception", PERCEPTION), ("cognition", COGNITION)):
-            if all(m in out for m in members):
-                out[total] = sum(out[m] for m in members)
+            if all(f"{m}.score" in out for m in members):
+                out[total] = sum(out[f"{m}.score"] for m in members)
         out["questions"] = sum(totals.get(f"{s}.n", 0.0) for s in SUBTASKS)
         return out
