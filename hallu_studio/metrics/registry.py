@@ -9,11 +9,11 @@ imported on first use.
 >>> parse_metric_names("emd,bleu")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'bleu'; known metrics: trihe, emd, edit, halfscore, reefknot, chair, pope, accuracy
+ValueError: unknown metric 'bleu'; known metrics: trihe, emd, edit, halfscore, reefknot, chair, mme, hallusionbench, pope, accuracy
 >>> parse_metric_names("emdd")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: trihe, emd, edit, halfscore, reefknot, chair, pope, accuracy
+ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: trihe, emd, edit, halfscore, reefknot, chair, mme, hallusionbench, pope, accuracy
 >>> metric_spec("pope").tasks
 ('yes_no',)
 """
@@ -43,6 +43,9 @@ _METRIC_CLASSES: dict[str, tuple[str, str]] = {
     "halfscore": ("halfscore", "HalFscoreMetric"),
     "reefknot": ("reefknot", "ReefknotMetric"),
     "chair": ("chair", "ChairMetric"),
+    # MME's and HallusionBench's own scores rank their benchmarks before POPE's, which reads any yes/no question.
+    "mme": ("mme", "MMEMetric"),
+    "hallusionbench": ("hallusionbench", "HallusionBenchMetric"),
     "pope": ("pope", "PopeMetric"),
     "accuracy": ("answer_accuracy", "AnswerAccuracyMetric"),
 }
