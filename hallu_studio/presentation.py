@@ -2,7 +2,9 @@
 plots, the report and the command line.
 
 One number formatter (``number``; ``UNDEFINED`` for a number that is not defined), one interval format
-(``interval``), one short model name (``display_name``; ``model_label`` for the full one) and one colour per
+(``interval``), one short model name (``display_name``; ``model_label`` for the full one), one name per run that
+tells it from the other runs of its model on its benchmark (``run_names``: the model's short name, plus the
+settings that differ between them, as the store names metric configurations by what differs), and one colour per
 model (``model_colour``). Plain text: HTML views escape it themselves.
 """
 
@@ -11,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import Any
+from collections import Counter
+from typing import Any, Iterable, Mapping
 
 # The one mark for a number that is not defined (None, NaN): every table, cell, plot label and line prints it.
 UNDEFINED = "—"
@@ -114,14 +117,109 @@ def display_name(model: Any, width: int = 22) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def short_model_label(model: Any, synthetic: Any, width: int = 22) -> str:
-    """``display_name``, marked "(synthetic)" for probe runs: legends and table cells.
+def short_model_label(model: Any, synthetic: Any, width: int = 22, name: str | None = None) -> str:
+    """``display_name`` (or the run's ``name`` from ``run_names``), marked "(synthetic)" for probe runs: legends
+    and table cells.
 
     >>> short_model_label("probe rate=0.3 mix=object+attribute+relation+count seed=0 [synthetic]", True)
     'probe 0.3 (synthetic)'
     """
     marked = synthetic or _SYNTHETIC_MARK in str(model)
-    return display_name(model, width) + (" (synthetic)" if marked else "")
+    return (name or display_name(model, width)) + (" (synthetic)" if marked else "")
+
+
+# --------------------------------------------------------------------------- what sets settings apart
+
+def leaves(config: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested configuration as ``{"judge": "llm", "grounding.matcher": "graph", ...}``.
+
+    >>> leaves({"judge": "llm", "grounding": {"matcher": "graph"}})
+    {'judge': 'llm', 'grounding.matcher': 'graph'}
+    """
+    if not isinstance(config, dict):
+        return {prefix: config}
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        out.update(leaves(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def short_value(value: Any, width: int = 24) -> str:
+    """A setting's value cut to ``width`` characters (the cut marked "…")."""
+    text = str(value)
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
+
+
+# A run's settings beyond its model, in the order a name lists what differs (generation's own keys after these).
+_RUN_FIELDS = ("rate", "mix", "seed", "prompt", "mitigation", "checkpoint")
+
+
+def _field(run: Any, name: str, default: Any = None) -> Any:
+    return run.get(name, default) if isinstance(run, Mapping) else getattr(run, name, default)
+
+
+def run_settings(run: Any) -> dict[str, Any]:
+    """What a run (a ``Run`` or a ``Store.list_runs`` dict) was made with, flat: a probe's rate, mix and seed
+    (from its spec), the prompt, the mitigation, the seed, the checkpoint and each generation setting; and the
+    model spec itself where it is not a probe's (two endpoints, two organisations' copies).
+
+    >>> run_settings({"model": "probe rate=0.3 mix=object+relation seed=1 [synthetic]", "seed": 0,
+    ...               "generation": {"preset": "greedy", "signals": {"token_logprobs": True}}})
+    {'rate': '0.3', 'mix': 'object+relation', 'seed': '1', 'preset': 'greedy', 'token_logprobs': True}
+    """
+    model = str(_field(run, "model", "")).replace(_SYNTHETIC_MARK, "").strip()
+    probe = _PROBE.match(model)
+    out: dict[str, Any] = {"model": model} if probe is None else {
+        "rate": probe["rate"], "mix": probe["mix"], "seed": probe["seed"], "options": probe["rest"].strip() or None}
+    for name in ("seed", "prompt", "mitigation", "checkpoint"):
+        if out.get(name) is None:
+            out[name] = _field(run, name)
+    for key, value in leaves(_field(run, "generation") or {}).items():
+        out.setdefault(key.rsplit(".", 1)[-1], value)
+    order = {k: i for i, k in enumerate(_RUN_FIELDS)}
+    return {k: out[k] for k in sorted(out, key=lambda k: order.get(k, len(order))) if out[k] is not None}
+
+
+def run_names(runs: Iterable[Any], width: int = 22) -> dict[str, str]:
+    """``{run id: name}``: the model's ``display_name``, and where several runs of one model on one benchmark
+    would share it, the settings in which each differs from the others' usual ones ("probe 0.3 seed 1 (mix
+    object+relation)", "llava-1.5-7b (prompt viscon)"), so that no two runs of a benchmark share a name. A run
+    whose settings are the usual ones, or whose model's name no other run shares, keeps the short name, so the
+    names people know stay as they are.
+
+    >>> spec = "probe rate=0.3 mix={} seed=1 [synthetic]"
+    >>> runs = [{"id": "a", "benchmark": "b", "model": spec.format("object+attribute+relation+count")},
+    ...         {"id": "b", "benchmark": "b", "model": spec.format("object+relation")},
+    ...         {"id": "c", "benchmark": "b", "model": "probe rate=0.5 mix=object seed=1 [synthetic]"}]
+    >>> run_names(runs)["a"], run_names(runs)["b"], run_names(runs)["c"]
+    ('probe 0.3 seed 1 (mix object+attribute+relation+count)', 'probe 0.3 seed 1 (mix object+relation)', 'probe 0.5 seed 1')
+    >>> llava = {"benchmark": "b", "model": "transformers:llava-hf/llava-1.5-7b-hf", "prompt": ""}
+    >>> run_names([{**llava, "id": "x"}, {**llava, "id": "y", "prompt": "viscon"}, {**llava, "id": "z", "seed": 1},
+    ...            {**llava, "id": "w", "generation": {"preset": "sampling"}}])
+    {'x': 'llava-1.5-7b', 'y': 'llava-1.5-7b (prompt viscon)', 'z': 'llava-1.5-7b (seed 1)', 'w': 'llava-1.5-7b (preset sampling)'}
+    """
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for run in runs:
+        base = display_name(_field(run, "model", ""), width)
+        groups.setdefault((str(_field(run, "benchmark", "")), base), {})[str(_field(run, "id"))] = run
+    names: dict[tuple[str, str], str] = {}
+    for (benchmark, base), members in groups.items():
+        flat = {rid: run_settings(run) for rid, run in members.items()}
+        usual: dict[str, str | None] = {}  # per setting, the value most runs share (None: no one value does)
+        for key in dict.fromkeys(k for f in flat.values() for k in f):
+            counts = Counter(repr(f.get(key, _ABSENT)) for f in flat.values()).most_common()
+            if len(counts) > 1:
+                usual[key] = counts[0][0] if counts[0][1] > counts[1][1] else None
+        for rid, f in flat.items():
+            parts = [(f"{k} {short_value(f[k], 32) if f[k] != '' else 'default'}" if k in f else f"no {k}")
+                     for k, most in usual.items() if repr(f.get(k, _ABSENT)) != most]
+            names[(benchmark, rid)] = f"{base} ({', '.join(parts)})" if parts else base
+    # Still shared (alike in every setting a name shows, or cut alike): the run's id says which is which.
+    shared = Counter((b, n) for (b, _), n in names.items())
+    return {rid: f"{name} · {rid}" if shared[(b, name)] > 1 else name for (b, rid), name in names.items()}
+
+
+_ABSENT = object()
 
 
 # Model colours: one per model name, the same in every plot and view whatever else is in the store

@@ -46,7 +46,7 @@ def test_some_records_failed_exits_1_listing_each_capped(tmp_path, capsys):
     (["import", "--format", "tri-he", "/no/such/dir/tri-he.json"], "does not exist"),
     (["import", "--format", "reefknot"], "needs a PATH"),
     (["import", "--format", "lmms-eval", "/no/such/logs"], "does not exist"),
-    (["import", "--format", "vlmevalkit", "x.tsv", "--benchmark", "nothing"], "unknown benchmark 'nothing'; the store holds: none"),
+    (["import", "--format", "vlmevalkit", "x.tsv", "--benchmark", "nothing"], "x.tsv: cannot read the table"),
     (["import", "--format", "vg", "scene_graphs.json", "--images", "/no/such/images"], "--images /no/such/images does not exist"),
 ])
 def test_fatal_errors_exit_2_with_one_line_and_create_no_store(tmp_path, capsys, monkeypatch, argv, message):

@@ -11,7 +11,6 @@ from hallu_studio.importers.jsonl import read_jsonl_responses, read_jsonl_sample
 from hallu_studio.importers.reading import FatalImportError
 from hallu_studio.importers.reefknot import read_reefknot
 from hallu_studio.importers.scene_graphs import read_gqa, read_visual_genome
-from hallu_studio.importers.toolkits import read_vlmevalkit
 from hallu_studio.grounding import ReferenceGraph
 from hallu_studio.importers.tri_he import build_scene_graph, read_tri_he
 from hallu_studio.importers.triplets import parse_triplet, parse_triplets
@@ -181,17 +180,6 @@ def test_chat_template_is_stripped_and_caption_lists_joined(tmp_path):
 KNOWN = {"tri-he/1/q0", "tri-he/1/q1", "reefknot/vqa/0", "reefknot/mcq/0"}
 
 
-@pytest.mark.parametrize("suffix", [".tsv", ".xlsx"])
-def test_vlmevalkit_predictions(tmp_path, suffix):
-    df = pd.DataFrame({"index": ["vqa/0", "mcq/0", "nope"], "question": ["q"] * 3, "answer": ["a"] * 3,
-                       "prediction": ["on", "B", "x"]})
-    path = tmp_path / f"preds{suffix}"
-    df.to_csv(path, sep="\t", index=False) if suffix == ".tsv" else df.to_excel(path, index=False)
-    parsed = read_vlmevalkit(path, KNOWN, benchmark="reefknot", model="qwen")
-    assert [(r.sample_id, r.text) for r in parsed.responses] == [("reefknot/vqa/0", "on"), ("reefknot/mcq/0", "B")]
-    assert [p.record for p in parsed.problems] == [f"preds{suffix} row 4"]
-    with pytest.raises(FatalImportError, match="--model"):
-        read_vlmevalkit(path, KNOWN, benchmark="reefknot", model=None)
 
 
 def test_generic_jsonl_responses_and_samples_problems(tmp_path):

@@ -166,7 +166,8 @@ def test_each_metric_class_carries_its_spec_and_the_spec_names_the_class():
 
 # Where a metric's direction, unit and display name may be written: its own module's spec, nowhere else.
 _DIRECTION = re.compile(r"\b(?:lower_is_better|higher_is_worse)\s*[=:]\s*(?:True|False)\b")
-_OWN = {"emd", "evaluate_by_edit", "trihe", "halfscore", "reefknot", "chair", "pope", "answer_accuracy", "amber", "spec"}
+_OWN = {"emd", "evaluate_by_edit", "trihe", "halfscore", "reefknot", "chair", "pope", "answer_accuracy", "mme",
+        "hallusionbench", "amber", "spec"}
 
 
 def _identity_strings() -> dict[str, str]:

@@ -2,6 +2,10 @@
 
 The first start scores the demo this way, so the app opens in seconds and its
 views fill in as scores land (the Overview's cache follows the store's scores).
+When the app stops, ``stop`` sets ``stopping`` (the work checks it between batches) and
+joins the thread: a thread still inside torch or spaCy when the interpreter finalizes is
+killed there by a forced unwind through C++ code, which aborts the process
+("terminate called without an active exception").
 """
 
 from __future__ import annotations
@@ -33,10 +37,16 @@ class BackgroundWork:
         self._thread: threading.Thread | None = None
         self._progress: Callable[[], str] | None = None
         self._finished: str | None = None
+        # Set once, when the app stops: the work passed it ends at its next batch.
+        self.stopping = threading.Event()
 
     def start(self, label: str, fn: Callable[[], None], progress: Callable[[], str] | None = None,
               done: Callable[[], str] | None = None) -> None:
-        """Run ``fn`` on a daemon thread; ``progress`` says how far it is, ``done`` what it did once it is over."""
+        """Run ``fn`` on a daemon thread; ``progress`` says how far it is, ``done`` what it did once it is over.
+
+        ``fn`` should check ``stopping`` between batches and end (by returning or raising) once it is set."""
+        if self.stopping.is_set():
+            raise RuntimeError("the app is stopping: no new background work")
         if self._thread is not None and self._thread.is_alive():
             raise RuntimeError(f"background work already running: {self._label}")
         self._label, self._error, self._started, self._progress = label, None, time.monotonic(), progress
@@ -50,6 +60,10 @@ class BackgroundWork:
             except StoreClosedError:
                 log.info("%s: stopped, the store was closed (the app is stopping); it resumes on the next start", label)
             except Exception as exc:  # noqa: BLE001 - shown in the banner and logged, never lost
+                if self.stopping.is_set():  # ended by the stop (between batches, or cut off by the closing store)
+                    log.info("%s: stopped with the app (%s); it resumes on the next start", label,
+                             type(exc).__name__)
+                    return
                 log.exception("background work %r failed", label)
                 self._error = f"{type(exc).__name__}: {exc}"
             finally:
@@ -62,6 +76,22 @@ class BackgroundWork:
     def wait(self, timeout: float | None = None) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Ask the work to end at its next batch and wait for it; True once no work is running.
+
+        >>> import threading; work, began = BackgroundWork(), threading.Event()
+        >>> def batches():
+        ...     began.set()
+        ...     while not work.stopping.wait(0.01): pass
+        >>> work.start("looping", batches); began.wait(5) and work.stop(5)
+        True
+        >>> work.status() is None and work.finished() is not None
+        True
+        """
+        self.stopping.set()
+        self.wait(timeout)
+        return not self.running()
 
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()

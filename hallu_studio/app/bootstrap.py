@@ -26,6 +26,11 @@ log = logging.getLogger(__name__)
 DEMO_METRICS: tuple[str, ...] = ("emd", "edit", "trihe", "halfscore", "reefknot", "chair")
 
 
+class Stopped(Exception):
+    """A first-start step ended early because the app is stopping (between batches: what is done is stored);
+    the demo stays marked as started, so the next start resumes it."""
+
+
 def import_sample_benchmark(store: Store) -> str:
     """Import the embedded sample benchmark; returns its name."""
     from ..pipelines.importing import import_benchmark
@@ -37,11 +42,14 @@ def import_sample_benchmark(store: Store) -> str:
     return parsed.benchmark.name
 
 
-def run_probe_models(store: Store, benchmark: str) -> None:
+def run_probe_models(store: Store, benchmark: str, cancel: threading.Event | None = None) -> None:
+    """The probe runs; a set ``cancel`` ends them at the next chunk (``Stopped``)."""
     from ..pipelines.running import run_probe_suite
 
-    for summary in run_probe_suite(store, benchmark):
+    for summary in run_probe_suite(store, benchmark, cancel=cancel):
         log.info("probe run [synthetic]: %s", summary.line())
+        if summary.status == "cancelled":
+            raise Stopped("probe runs stopped")
 
 
 SLICE_PER_STRATUM = 2  # samples per benchmark x task x relation category in the first slice
@@ -102,13 +110,16 @@ class DemoProgress:
         """What the banner says once the first start is over."""
         return f"the offline demo is ready: all {self.store.count_responses():,} responses scored"
 
-    def score(self, store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS) -> None:
-        score_everything(store, settings, metrics, progress=self)
+    def score(self, store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS,
+              cancel: threading.Event | None = None) -> None:
+        score_everything(store, settings, metrics, progress=self, cancel=cancel)
 
 
 def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS,
-                     progress: DemoProgress | None = None) -> None:
-    """A stratified slice first (so the Overview ranks early), then everything still unscored."""
+                     progress: DemoProgress | None = None, cancel: threading.Event | None = None) -> None:
+    """A stratified slice first (so the Overview ranks early), then everything still unscored.
+
+    A set ``cancel`` ends either pass at its next batch (``Stopped``); the scored batches stay."""
     from ..metrics.registry import make_extractor, make_metrics
     from ..pipelines.scoring import score_store
 
@@ -116,12 +127,16 @@ def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = 
     extractor = make_extractor(settings, store.cache)
     built = make_metrics(list(metrics), settings, store.cache, extractor)
     first = stratified_slice(store)
-    report = score_store(store, settings, built, progress=False, extractor=extractor, only=first,
+    report = score_store(store, settings, built, progress=False, extractor=extractor, only=first, cancel=cancel,
                          on_progress=progress.step("slice", len(first)) if progress else None)
     log.info("scoring, first slice of %d responses: %s", len(first), report.summary())
-    report = score_store(store, settings, built, progress=True, extractor=extractor,
+    if report.stopped_early:
+        raise Stopped("scoring stopped after the first slice's stored batches")
+    report = score_store(store, settings, built, progress=True, extractor=extractor, cancel=cancel,
                          on_progress=progress.step("rest") if progress else None)
     log.info("scoring: %s", report.summary())
+    if report.stopped_early:
+        raise Stopped("scoring stopped; the scored batches are stored")
 
 
 @dataclass

@@ -29,7 +29,7 @@ def launch_kwargs() -> dict[str, Any]:
 def build_app(ctx: AppContext) -> gr.Blocks:
     # Every view's first draw needs the configuration in force, which builds every metric once (seconds on a
     # cold process): start it now, while the page loads, not in the first visitor's request.
-    threading.Thread(target=_warm_config_keys, args=(ctx,), daemon=True, name="config-keys").start()
+    threading.Thread(target=_warm_config_keys, args=(ctx,), daemon=True, name="hallu-studio-config-keys").start()
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(f"## {TITLE} — hallucination in vision-language models", elem_id="hs-title")
         banner = gr.Markdown(visible=False, elem_id="hs-banner")

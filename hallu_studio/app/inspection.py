@@ -16,7 +16,7 @@ from ..model import Score
 from ..store import Store
 from . import render
 from .render.concepts import object_names
-from ..presentation import model_label, number
+from ..presentation import display_name, model_label, number, run_names
 from ..studies.in_force import InForce, configs_in_force
 from .columns import headline_columns
 from .render.palette import claim_label, empty_note, esc
@@ -66,6 +66,9 @@ def scores_line(scores: list[Score], in_force: InForce) -> str:
 
 def _header(store: Store, response_id: str, sample: Any, run: Any, scores: str) -> str:
     model = esc(model_label(run.model, run.synthetic) if run is not None else "unknown run")
+    if run is not None:  # the run's name where it carries settings (another run of the model differs in them)
+        name = run_names(store.run_manifests(run.benchmark)).get(run.id, "")
+        model += f' · <span class="hs-run-name">{esc(name)}</span>' if name != display_name(run.model) else ""
     question = f"<p><b>question:</b> {esc(sample.question)}</p>" if sample.question else ""
     options = f"<p><b>options:</b> {esc(' / '.join(sample.options))}</p>" if sample.options else ""
     answer = f"<p><b>gold answer:</b> {esc(sample.answer)}</p>" if sample.answer else ""

@@ -76,9 +76,10 @@ class JobQueue:
         self._jobs: dict[int, Job] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._queue: queue.Queue[Job] = queue.Queue()
+        self._queue: queue.Queue[Job | None] = queue.Queue()
         self._finished = threading.Condition(self._lock)
-        threading.Thread(target=self._work, name="hallu-studio-jobs", daemon=True).start()
+        self._worker = threading.Thread(target=self._work, name="hallu-studio-jobs", daemon=True)
+        self._worker.start()
 
     def submit(self, title: str, fn: JobFn) -> Job:
         with self._lock:
@@ -99,6 +100,25 @@ class JobQueue:
                 self._finished.notify_all()
             return True
 
+    def cancel_all(self) -> None:
+        """Ask every queued, running or scoring job to stop."""
+        with self._lock:
+            active = [job.id for job in self._jobs.values() if job.active]
+        for job_id in active:
+            self.cancel(job_id)
+
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Cancel every queued or running job and end the worker (a running job stops at its next chunk or
+        batch); True once the worker has ended. The app calls it on its way out.
+
+        >>> q = JobQueue(); q.shutdown(5)
+        True
+        """
+        self.cancel_all()
+        self._queue.put(None)  # the worker ends when it reaches this
+        self._worker.join(timeout)
+        return not self._worker.is_alive()
+
     def jobs(self) -> list[Job]:
         with self._lock:
             return list(self._jobs.values())
@@ -111,6 +131,8 @@ class JobQueue:
     def _work(self) -> None:
         while True:
             job = self._queue.get()
+            if job is None:
+                return
             with self._lock:
                 if job.status == CANCELLED:
                     continue

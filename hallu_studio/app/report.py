@@ -179,12 +179,13 @@ def _judged_claims(store: "Store", response_id: str, in_force: InForce, limit: i
             f'<ul class="hs-claims">{items}{more}</ul>')
 
 
-def _failure_html(store: "Store", row: dict[str, Any], column_name: str, value: Any, in_force: InForce) -> str:
+def _failure_html(store: "Store", row: dict[str, Any], column_name: str, value: Any, in_force: InForce,
+                  names: dict[str, str]) -> str:
     panels = inspect_response(store, row["id"], in_force, with_graphs=False)
     sample = store.get_sample(row["sample_id"])
     graph = _png_img(scene_graph_png(sample.scene_graph), "reference scene graph") if sample else ""
     return (f'<article class="hs-fail"><div>{panels.image}</div>'
-            f'<div><h4>{model_cell(row["model"], bool(row["synthetic"]))}</h4>'
+            f'<div><h4>{model_cell(row["model"], bool(row["synthetic"]), names.get(row["run_id"]))}</h4>'
             f'<p class="hs-why">{esc(column_name)}: {esc(number(value))}</p>{panels.header}{panels.response_text}</div>'
             f'<div class="hs-graph"><div><h4>reference scene graph</h4>{graph or "<p>none stored</p>"}</div>'
             f'<div>{_judged_claims(store, row["id"], in_force)}</div></div></article>')
@@ -212,7 +213,7 @@ def summary_line(boards: "list[BenchmarkBoard]") -> str:
             continue
         best = ranked[0]
         cell = best.cells[h.column]
-        text = (f"{display_name(best.model)} hallucinates least on {board.benchmark}: {h.family} {h.name} "
+        text = (f"{best.name or display_name(best.model)} hallucinates least on {board.benchmark}: {h.family} {h.name} "
                 f"{number(cell.value)} {h.unit}")
         if cell.low is not None and cell.high is not None:
             text += f" (95% CI {number(cell.low)}–{number(cell.high)})"
@@ -220,13 +221,13 @@ def summary_line(boards: "list[BenchmarkBoard]") -> str:
             second, worst = ranked[1], ranked[-1]
             other = second.cells[h.column]
             gap = abs(other.value - cell.value)
-            text += (f", against {number(other.value)} for the next, {display_name(second.model)} "
+            text += (f", against {number(other.value)} for the next, {second.name or display_name(second.model)} "
                      f"({number(gap)} {'lower' if h.lower_is_better else 'higher'}")
             overlap = None not in (cell.low, cell.high, other.low, other.high) and \
                 max(cell.low, other.low) <= min(cell.high, other.high)
             text += ", though their intervals overlap)" if overlap else ")"
             if worst is not second:
-                text += (f", and {number(worst.cells[h.column].value)} for {display_name(worst.model)}, which "
+                text += (f", and {number(worst.cells[h.column].value)} for {worst.name or display_name(worst.model)}, which "
                          "hallucinates most")
         if all(r.synthetic for r in ranked):
             text += " (synthetic probe models, not real LVLMs)"
@@ -266,10 +267,11 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
                                       configs=in_force.keys())
         column, worst = worst_failures(store, board.benchmark, in_force, failures)
         what = column_of(column).title if column_of(column) else ""  # type: ignore[union-attr]
-        cards = "".join(_failure_html(store, r, what, r.get(column), in_force) for r in worst) if worst else (
+        names = {r.run_id: r.name for r in board.runs}
+        cards = "".join(_failure_html(store, r, what, r.get(column), in_force, names) for r in worst) if worst else (
             "<p>no failures found (nothing scored, or nothing hallucinated)</p>")
         sections.append(f"{board_html(board, static=True)}{split_numbers_html(store, board.benchmark, in_force)}"
-                        f"{figures_html(rows)}"
+                        f"{figures_html(rows, names)}"
                         f"<h3>Worst failures, by {esc(what or 'failure measure')}</h3>{FAILURE_LEGEND}{cards}")
     app_css = (ASSETS_DIR / "app.css").read_text(encoding="utf-8") if (ASSETS_DIR / "app.css").exists() else ""
     body = "".join(sections) or "<p>no runs in this store yet</p>"

@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 import httpx
 
 from ..config import parse_base_urls
+from ..llm import endpoint
 from ..llm.dispatch import (CHARS_PER_TOKEN, Dispatcher, GaveUp, Overloaded, ReplicaDown, Retryable,
                             request_timeout, shared_dispatcher)
 from .base import GenerationRequest, GenerationResult
@@ -122,6 +123,13 @@ class OpenAIBackend:
 
     def close(self) -> None:
         pass
+
+    def check_endpoint(self) -> None:
+        """Before a run: refuse a server that is not there or does not serve ``model`` (one line,
+        ``LLMConfigError``), rather than failing every request after its retries."""
+        timeout = min(endpoint.MODELS_TIMEOUT_S, self.timeout_s)
+        endpoint.check_reachable(self.base_urls, self.api_key, timeout)
+        endpoint.check_model(self.base_urls, self.model, self.api_key, timeout)
 
     # ----------------------------------------------------------------- public
     def generate(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:

@@ -56,6 +56,7 @@ def _text(rows: list[dict[str, Any]], boards: list[Any], by_domain: bool) -> Non
     ranked_by = {b.benchmark: b.ranked_by for b in boards}
     # A split's numbers (POPE's adversarial, ...) name it beside the key; the column shows only where there are some.
     splits = any(r.get("split") for r in rows)
+    names = {(b.benchmark, r.run_id): r.name for b in boards for r in b.runs}  # unique per benchmark
     header = ["rank", "model"] + (["domain"] if by_domain else []) + [
         "metric", "key"] + (["split"] if splits else []) + ["value", "95% interval", "n", "images", "configuration"]
     for benchmark in dict.fromkeys(r["benchmark"] for r in rows):
@@ -63,7 +64,8 @@ def _text(rows: list[dict[str, Any]], boards: list[Any], by_domain: bool) -> Non
         how = (f"ranked by {h.spec.title(h.number)} {h.arrow} ({h.number.better}), best first" if h is not None
                else "no headline number yet: nothing to rank by")
         print(f"{benchmark} · {how}")
-        shown = [[number(r["rank"]) if r["rank"] is not None else "–", short_model_label(r["model"], r["synthetic"])]
+        shown = [[number(r["rank"]) if r["rank"] is not None else "–", short_model_label(
+                     r["model"], r["synthetic"], name=names.get((r["benchmark"], r["run_id"])))]
                  + ([str(r.get("domain"))] if by_domain else [])
                  + [r["metric"], r["key"]] + ([r.get("split") or ""] if splits else [])
                  + [number(r["value"]) + (" (mean)" if r["aggregation"] == "mean of values" else ""),

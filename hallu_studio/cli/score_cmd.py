@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     names = parse_metric_names(args.metrics)
     settings = settings_from(args)
-    check_llm_configured(settings, names)  # one line, before anything slow is imported or built
+    check_llm_configured(settings, names, reachable=True)  # one line, before anything slow is imported or built
     if llm_steps(settings, names):
         print(f"note: {', '.join(llm_steps(settings, names))}: {in_force(settings)}", file=sys.stderr)
     from ..pipelines.scoring import score_jsonl, score_store
@@ -60,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {warning}", file=sys.stderr)
         for error in report.errors[:20]:
             print(f"bad input: {error}", file=sys.stderr)
+        for failure in report.llm_failures[:20]:
+            print(f"failed: {failure}", file=sys.stderr)
         print(f"{report.summary()} -> {args.output}")
-        return 1 if report.errors else 0  # as `import` and `run`: 1 when some item did not go through
+        # as `import` and `run`: 1 when some item did not go through
+        return 1 if report.errors or report.llm_failures else 0
     with open_store(args) as store:
         if args.run is not None and store.get_run(args.run) is None:
             raise ValueError(unknown_name("run", args.run, [r["id"] for r in store.list_runs()],

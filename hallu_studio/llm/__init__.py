@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the names are, for type checkers
     from .client import LLMClient, LLMRequest, strict_json
-    from .errors import LLMAnswerError, LLMConfigError, LLMError
+    from .errors import LLMAnswerError, LLMConfigError, LLMError, LLMUnreachableError
     from .parsing import parse_json_tolerant
 
 _WHERE = {"LLMAnswerError": "errors", "LLMClient": "client", "LLMConfigError": "errors", "LLMError": "errors",
-          "LLMRequest": "client", "strict_json": "client", "parse_json_tolerant": "parsing"}
+          "LLMUnreachableError": "errors", "LLMRequest": "client", "strict_json": "client", "parse_json_tolerant": "parsing"}
 
 __all__ = sorted(_WHERE)
 

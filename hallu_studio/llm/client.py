@@ -278,7 +278,15 @@ class LLMClient:
                                                                        params),
                                         timeout_s=timeout, what=f"{namespace}: the LLM call")
         except GaveUp as exc:
-            raise LLMError(str(exc)) from exc.last
+            raise self._at(LLMError(str(exc))) from exc.last
+        except LLMError as exc:
+            raise self._at(exc)
+
+    def _at(self, error: LLMError) -> LLMError:
+        """``error`` naming this client's endpoint (a report names it beside the failure)."""
+        if error.url is None:
+            error.url = ", ".join(self.settings.base_urls)
+        return error
 
     def _call_once(self, url: str, timeout: float, messages: list[dict[str, Any]], namespace: str,
                    json_schema: dict[str, Any] | None, params: dict[str, Any]) -> tuple[str, bool, bool]:
@@ -343,7 +351,7 @@ class LLMClient:
             try:
                 out += self.dispatcher.call(attempt, timeout_s=timeout, what="embeddings: the call")
             except GaveUp as exc:
-                raise LLMError(str(exc)) from exc.last
+                raise self._at(LLMError(str(exc))) from exc.last
         return out
 
 

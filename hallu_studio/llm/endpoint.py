@@ -9,9 +9,13 @@ meets the server first:
   (logged once per endpoint). Every later call to that endpoint starts from what was learnt.
 - **Which models it serves.** ``GET <base_url>/models`` is asked once; a configured model the list
   does not hold is refused (``LLMConfigError``, one line naming the models the server lists). A server
-  that does not answer that route, answers it with an error or an empty list, or cannot be reached is
-  not checked (llama.cpp and Ollama list their models; a proxy may not). Ollama's ``name`` for
+  that answers that route with an OpenAI-style error (``{"error": ...}``), a server error or an empty
+  list is not checked (llama.cpp and Ollama list their models; a proxy may not). Ollama's ``name`` for
   ``name:latest`` is accepted, as Ollama itself accepts it.
+- **Whether it is there at all.** The same request says so: refused, timed out, no such host, or an
+  answer that is not the OpenAI API's (a web page, a 404 of another server: often a base URL without
+  its ``/v1``). ``check_reachable`` turns that into one line before any work (``LLMUnreachableError``);
+  a client built for a server that is down meanwhile is not refused (its calls retry and say so).
 
 >>> facts("http://127.0.0.1:9/v1").format_style
 'json_schema'
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..names import closest_name
-from .errors import LLMConfigError
+from .errors import LLMConfigError, LLMUnreachableError
 
 if TYPE_CHECKING:
     from ..config import LLMSettings, Settings
@@ -54,6 +58,7 @@ class EndpointFacts:
     probe: threading.Lock = field(default_factory=threading.Lock, repr=False)
     models: tuple[str, ...] | None = None
     models_asked: bool = False
+    problem: str | None = None  # why the last GET /models showed no OpenAI-compatible server (asked again)
 
 
 _FACTS: dict[str, EndpointFacts] = {}
@@ -107,8 +112,8 @@ def model_listed(model: str, listed: Sequence[str]) -> bool:
 
 def listed_models(url: str, api_key: str, timeout_s: float = MODELS_TIMEOUT_S) -> tuple[str, ...] | None:
     """The model ids ``GET <url>/models`` lists, asked once per endpoint; None when the server does not
-    list them (no such route, an error, an empty list, no answer within ``timeout_s``) or cannot be
-    reached (asked again by the next client)."""
+    list them (an OpenAI-style error, a server error, an empty list) or is not there (``facts(url).problem``
+    says why; asked again by the next caller)."""
     endpoint = facts(url)
     if endpoint.models_asked:
         return endpoint.models
@@ -117,25 +122,79 @@ def listed_models(url: str, api_key: str, timeout_s: float = MODELS_TIMEOUT_S) -
     try:
         resp = httpx.get(f"{endpoint.url}/models", headers={"Authorization": f"Bearer {api_key}"},
                          timeout=timeout_s)
-    except httpx.TimeoutException as exc:  # a busy server: not checked, and not waited for again
-        log.debug("GET %s/models: %s", endpoint.url, exc)
+    except httpx.HTTPError as exc:
+        log.debug("GET %s/models: %r", endpoint.url, exc)
         with _LOCK:
-            endpoint.models, endpoint.models_asked = None, True
+            endpoint.problem = _connection_problem(exc, timeout_s)
+            # A server that does not answer is not waited for again by this process; one that refused is asked again.
+            endpoint.models, endpoint.models_asked = None, isinstance(exc, httpx.TimeoutException)
         return None
-    except httpx.HTTPError as exc:  # not reachable now (asked again by the next client): the calls say so
-        log.debug("GET %s/models: %s", endpoint.url, exc)
-        return None
-    ids: tuple[str, ...] | None = None
-    if resp.status_code == 200:
-        try:
-            data: Any = resp.json().get("data")
-        except (ValueError, AttributeError):
-            data = None
-        if isinstance(data, list):
-            ids = tuple(str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")) or None
+    ids, problem = _read_model_list(resp, f"GET {endpoint.url}/models")
     with _LOCK:
-        endpoint.models, endpoint.models_asked = ids, True
+        endpoint.problem = problem
+        endpoint.models, endpoint.models_asked = ids, problem is None
     return ids
+
+
+def _connection_problem(exc: BaseException, timeout_s: float) -> str:
+    """What a failed request says about the server, in words."""
+    import httpx
+
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"did not accept a connection within {timeout_s:g} s (a firewall, or the wrong host?)"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"accepted the connection but did not answer GET /models within {timeout_s:g} s"
+    lowered = text.lower()
+    if isinstance(exc, httpx.ConnectError) and "refused" in lowered:
+        return "refused the connection: nothing listens there (is the server started, on that port?)"
+    if isinstance(exc, httpx.ConnectError) and any(w in lowered for w in (
+            "name or service not known", "nodename nor servname", "name resolution", "getaddrinfo",
+            "no address associated")):
+        return f"has a host name that does not resolve (DNS: {text})"
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return f"is not an http:// or https:// URL ({text})"
+    return f"could not be reached ({type(exc).__name__}: {text})"
+
+
+def _read_model_list(resp: Any, what: str) -> tuple[tuple[str, ...] | None, str | None]:
+    """``(ids or None, problem or None)`` from the answer to ``GET <url>/models``.
+
+    An OpenAI-compatible server answers JSON: the list (200), or an error object (``{"error": ...}``, a
+    server that does not list its models). Anything else (a web page, another server's 404 such as
+    FastAPI's ``{"detail": "Not Found"}``) means the URL does not lead to the API.
+    """
+    status = resp.status_code
+    if status in (401, 403):
+        return None, (f"refused the API key (HTTP {status} at {what}): set the key in the environment variable "
+                      "that [llm] api_key_env names")
+    if status >= 500:
+        log.debug("%s: HTTP %d (models not checked)", what, status)
+        return None, None
+    try:
+        body: Any = resp.json()
+    except ValueError:
+        body = None
+    if status == 200 and isinstance(body, dict) and isinstance(body.get("data"), list):
+        ids = tuple(str(m["id"]) for m in body["data"] if isinstance(m, dict) and m.get("id"))
+        return ids or None, None
+    if status != 200 and isinstance(body, dict) and "error" in body:
+        return None, None  # the API, without a model list
+    kind = (resp.headers.get("content-type") or "no content type").split(";")[0]
+    shown = " ".join(resp.text.split())[:60]
+    return None, (f"is not an OpenAI-compatible server: {what} answered HTTP {status} ({kind}: {shown!r}), not "
+                  "the API's model list (does the base URL end in /v1?)")
+
+
+def check_reachable(urls: Sequence[str], api_key: str, timeout_s: float = MODELS_TIMEOUT_S) -> None:
+    """Refuse, before any work, an endpoint that is not there: ``LLMUnreachableError`` naming the URL and
+    what failed (refused, timed out, no such host, not an OpenAI-compatible server). One ``GET /models``
+    per endpoint, which ``check_model`` then reads."""
+    for url in urls:
+        listed_models(url, api_key, timeout_s)
+        problem = facts(url).problem
+        if problem is not None:
+            raise LLMUnreachableError(facts(url).url, problem)
 
 
 def check_model(urls: Sequence[str], model: str, api_key: str, timeout_s: float = MODELS_TIMEOUT_S) -> None:
@@ -156,9 +215,13 @@ def check_model(urls: Sequence[str], model: str, api_key: str, timeout_s: float 
                                  f"{shown}; set [llm] model (or HALLU_STUDIO_LLM_MODEL) to one of them")
 
 
-def check_served(llm: "LLMSettings") -> None:
-    """``check_model`` for the endpoint and model of ``llm`` (a configured ``LLMSettings``)."""
-    check_model(llm.base_urls, str(llm.model), llm.api_key(), min(MODELS_TIMEOUT_S, float(llm.timeout_s)))
+def check_served(llm: "LLMSettings", *, reachable: bool = False) -> None:
+    """``check_model`` for the endpoint and model of ``llm`` (a configured ``LLMSettings``); with
+    ``reachable``, ``check_reachable`` first (the check before work; a client's own is lenient)."""
+    timeout = min(MODELS_TIMEOUT_S, float(llm.timeout_s))
+    if reachable:
+        check_reachable(llm.base_urls, llm.api_key(), timeout)
+    check_model(llm.base_urls, str(llm.model), llm.api_key(), timeout)
 
 
 def in_force(settings: "Settings") -> str:

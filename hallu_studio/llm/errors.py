@@ -5,6 +5,8 @@ without importing the ``openai`` library.
 - ``LLMAnswerError``: the server answered, but the answer cannot be used (cut short, or unreadable).
 - ``LLMConfigError``: the settings cannot work (no endpoint, a model the server does not serve). It is also
   a ``ValueError``, so the command line prints it as one line and exits with status 2.
+- ``LLMUnreachableError``: the endpoint is not there, checked before any work (refused, timed out, no such
+  host, not an OpenAI-compatible server): a ``LLMConfigError``, so also one line and status 2.
 """
 
 from __future__ import annotations
@@ -13,7 +15,35 @@ from typing import Any, Sequence
 
 
 class LLMError(RuntimeError):
-    """An LLM call failed for good (after retries), or its answer was unusable."""
+    """An LLM call failed for good (after retries), or its answer was unusable. ``url``: the endpoint asked
+    (the client sets it; None where no call was made)."""
+
+    url: str | None = None
+
+
+def llm_failure(exc: BaseException) -> str | None:
+    """``exc`` as an LLM failure, naming the endpoint (None when no LLM call is behind it): what a scoring
+    report prints instead of blaming the input.
+
+    >>> error = LLMError("trihe.judge: the LLM call failed after 3 tries: Connection error.")
+    >>> error.url = "http://127.0.0.1:9/v1"
+    >>> llm_failure(ValueError("judging failed")) is None
+    True
+    >>> try:
+    ...     raise ValueError("judging failed") from error
+    ... except ValueError as wrapped:
+    ...     llm_failure(wrapped)
+    'LLM call to http://127.0.0.1:9/v1 failed: trihe.judge: the LLM call failed after 3 tries: Connection error.'
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, LLMError) and not isinstance(current, LLMConfigError):
+            where = f" to {current.url}" if current.url else ""
+            return f"LLM call{where} failed: {current}"
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class LLMAnswerError(LLMError):
@@ -31,6 +61,15 @@ class LLMAnswerError(LLMError):
 class LLMConfigError(LLMError, ValueError):
     """The LLM settings cannot work: no endpoint or model where a step needs one, or a model the server does
     not list. Raised before any scoring work, never recorded as an item's failure."""
+
+
+class LLMUnreachableError(LLMConfigError):
+    """The endpoint cannot serve at all (``llm.endpoint.check_reachable``): no connection, no answer, or not an
+    OpenAI-compatible server. ``url``: the base URL; ``problem``: what failed, in words."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        super().__init__(f"the LLM endpoint {url} {problem}")
+        self.url, self.problem = url, problem
 
 
 def not_configured(llm: Any, needed_by: Sequence[str] = (), settings_file: str | None = None) -> str:

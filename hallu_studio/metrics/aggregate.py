@@ -77,8 +77,14 @@ def _stat_matrix(stats: Sequence[Mapping[str, float]]) -> tuple[list[str], np.nd
     # (a compute that needs them is then simply not sum-decomposable).
     keys = sorted({k for s in stats for k, v in s.items() if v is None or isinstance(v, (int, float))})
     matrix = np.zeros((len(stats), len(keys)), dtype=np.float64)
-    for j, key in enumerate(keys):
-        matrix[:, j] = [float(s.get(key, 0.0) or 0.0) for s in stats]
+    column = {key: j for j, key in enumerate(keys)}
+    # One pass over the entries, not one per key: a metric that keys statistics by group (MME's images,
+    # HallusionBench's figures) has thousands of keys, each in a few items.
+    for i, s in enumerate(stats):
+        for key, value in s.items():
+            j = column.get(key)
+            if j is not None and value:
+                matrix[i, j] = float(value)
     return keys, matrix
 
 

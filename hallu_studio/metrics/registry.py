@@ -9,11 +9,11 @@ imported on first use.
 >>> parse_metric_names("emd,bleu")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'bleu'; known metrics: trihe, emd, edit, halfscore, reefknot, chair, pope, amber, accuracy
+ValueError: unknown metric 'bleu'; known metrics: trihe, emd, edit, halfscore, reefknot, chair, mme, hallusionbench, pope, amber, accuracy
 >>> parse_metric_names("emdd")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: trihe, emd, edit, halfscore, reefknot, chair, pope, amber, accuracy
+ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: trihe, emd, edit, halfscore, reefknot, chair, mme, hallusionbench, pope, amber, accuracy
 >>> metric_spec("pope").tasks
 ('yes_no',)
 """
@@ -43,6 +43,9 @@ _METRIC_CLASSES: dict[str, tuple[str, str]] = {
     "halfscore": ("halfscore", "HalFscoreMetric"),
     "reefknot": ("reefknot", "ReefknotMetric"),
     "chair": ("chair", "ChairMetric"),
+    # MME's and HallusionBench's own scores rank their benchmarks before POPE's, which reads any yes/no question.
+    "mme": ("mme", "MMEMetric"),
+    "hallusionbench": ("hallusionbench", "HallusionBenchMetric"),
     "pope": ("pope", "PopeMetric"),
     "amber": ("amber", "AmberMetric"),
     "accuracy": ("answer_accuracy", "AnswerAccuracyMetric"),
@@ -198,9 +201,12 @@ def llm_steps(settings: Settings, metrics: list[str], *, extraction: bool = True
     return [f"{name} = {getattr(sc, name.split('.')[1])}" for name, used in wanted if used]
 
 
-def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: bool = True) -> None:
+def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: bool = True,
+                         reachable: bool = False) -> None:
     """Refuse at once (``LLMConfigError``, one line) settings whose LLM steps have no ``[llm]`` endpoint and model,
-    or name a model the server does not list (``llm.endpoint.check_model``), before minutes of other work."""
+    or name a model the server does not list (``llm.endpoint.check_model``), before minutes of other work. With
+    ``reachable`` (before scoring; not when a metric is only built, for its config key), an endpoint that is not
+    there too (``llm.endpoint.check_reachable``: refused, timed out, not OpenAI-compatible)."""
     steps = llm_steps(settings, metrics, extraction=extraction)
     if not steps:
         return
@@ -209,7 +215,7 @@ def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: 
 
     if not settings.llm.configured:
         raise LLMConfigError(not_configured(settings.llm, steps, settings.source))
-    endpoint.check_served(settings.llm)
+    endpoint.check_served(settings.llm, reachable=reachable)
 
 
 def make_trihe_extractor(settings: Settings, cache: "ScoringCache | None" = None) -> "ConceptExtractor | None":

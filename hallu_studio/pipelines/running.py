@@ -95,7 +95,13 @@ def select_samples(store: Store, options: RunOptions) -> list[Sample]:
 def execute_run(store: Store, backend: Backend, options: RunOptions, *,
                 cancel: threading.Event | None = None, progress: bool = True,
                 on_progress: ProgressCallback | None = None) -> RunSummary:
-    """Run ``backend`` over the benchmark's samples; resume when the same run exists."""
+    """Run ``backend`` over the benchmark's samples; resume when the same run exists.
+
+    A backend with ``check_endpoint`` (a server's) is checked first: a server that is not there is one
+    error (``LLMConfigError``) before anything is stored or asked."""
+    check = getattr(backend, "check_endpoint", None)
+    if check is not None:
+        check()
     run = make_run(backend, options)
     if options.mitigation == "dtc" and not getattr(backend, "supports_dtc", False):
         raise ValueError(f"Detect-then-Calibrate needs the model's hidden states; backend {backend.kind!r} "
@@ -129,6 +135,9 @@ def execute_run(store: Store, backend: Backend, options: RunOptions, *,
                     on_progress(summary.skipped + summary.done + summary.failed, summary.total)
             else:
                 summary.status = "completed_with_failures" if summary.failed else "completed"
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (the CLI): stopped, as by a cancel (whole chunks are stored)
+        store.set_run_status(run.id, "cancelled")
+        raise
     except BaseException:
         store.set_run_status(run.id, "error")
         raise
@@ -262,15 +271,18 @@ def _two_step(backend: Backend, name: str, requests: list[GenerationRequest],
 # --------------------------------------------------------------------------- probe suite (demo data)
 
 def run_probe_suite(store: Store, benchmark: str, rates: Iterable[float] = (0.0, 0.1, 0.3, 0.5), *,
-                    seed: int = 0, progress: bool = False) -> list[RunSummary]:
-    """Probe runs at several hallucination rates: the offline demo's model runs."""
+                    seed: int = 0, progress: bool = False, cancel: threading.Event | None = None) -> list[RunSummary]:
+    """Probe runs at several hallucination rates: the offline demo's model runs. A set ``cancel`` ends the
+    run in progress at its next chunk (its summary says "cancelled") and starts no other."""
     from ..backends.probe import ProbeBackend, ProbeOptions
 
     summaries = []
     for rate in rates:
         backend = ProbeBackend(ProbeOptions(rate=float(rate), seed=seed))
         summaries.append(execute_run(store, backend, RunOptions(benchmark=benchmark, seed=seed, chunk_size=64),
-                                     progress=progress))
+                                     progress=progress, cancel=cancel))
+        if summaries[-1].status == "cancelled":
+            break
     return summaries
 
 

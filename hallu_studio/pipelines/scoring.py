@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections import Counter
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,81 +25,22 @@ from ..extraction.cached import CachedExtractor
 from ..importers.reading import json_error_text
 from ..lexicon.wordnet import lexicon_note
 from ..llm.dispatch import all_stats, live_progress, stats_since
+from ..llm.errors import llm_failure
 from ..metrics.base import ItemResult, Metric, ScoringItem, reads_concepts
 from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
 from ..metrics.reference_concepts import reference_source
 from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, content_key, iter_chunks
+from .reports import LLMUsage, ScoreReport
 
 if TYPE_CHECKING:
     from ..caching import ScoringCache
     from ..extraction.base import ConceptExtractor
     from ..store import Store
 
-_MAX_REPORTED_FAILURES = 20
-
-
-@dataclass
-class LLMUsage:
-    """What the LLM calls of a scoring pass did (``hallu_studio.llm.dispatch.stats_since``): calls,
-    retried, failed, seconds, and parse failures and answers per call kind. Empty: no LLM was asked."""
-
-    llm: dict[str, Any] = field(default_factory=dict)
-
-    def llm_summary(self) -> str:
-        """``LLM 12 calls (3 retried, 0 failed), 0.80 s per answer; parse failures: trihe.supported 1``."""
-        s = self.llm
-        if not s or not (s.get("calls") or s.get("parse_failures")):
-            return ""
-        text = f"LLM {s['calls']} calls ({s['retried']} retried, {s['failed']} failed)"
-        if s.get("done"):
-            text += f", {s['seconds'] / s['done']:.2f} s per answer"
-        if s.get("parse_failures"):
-            text += "; parse failures: " + ", ".join(f"{k} {v}" for k, v in sorted(s["parse_failures"].items()))
-        return text
-
-
-@dataclass
-class ScoreReport(LLMUsage):
-    """What one scoring pass did, per metric."""
-
-    scored: Counter[str] = field(default_factory=Counter)
-    undefined: Counter[str] = field(default_factory=Counter)  # scored, but the value is undefined
-    not_applicable: Counter[str] = field(default_factory=Counter)
-    failed: Counter[str] = field(default_factory=Counter)
-    failures: list[str] = field(default_factory=list)  # the first few, "response: stage: error"
-    concepts_extracted: int = 0
-    responses_seen: int = 0
-    stopped_early: bool = False  # cancelled between batches; the rest is scored by a later pass
-    warnings: list[str] = field(default_factory=list)  # what shaped the scores unusually (no WordNet)
-
-    def note_failure(self, stage: str, where: str, error: str) -> None:
-        self.failed[stage] += 1
-        if len(self.failures) < _MAX_REPORTED_FAILURES:
-            self.failures.append(f"{where}: {stage}: {error}")
-
-    def summary(self) -> str:
-        parts = [f"{m} {n}" for m, n in sorted(self.scored.items())]
-        detail = ", ".join(parts) or ("" if self.failed else "nothing missing")  # a failure is missing (retried)
-        text = f"scored {sum(self.scored.values())}" + (f" ({detail})" if detail else "")
-        if self.concepts_extracted:
-            text += f"; concepts extracted for {self.concepts_extracted}"
-        if self.undefined:
-            text += f"; undefined {sum(self.undefined.values())}"
-        if self.not_applicable:
-            text += f"; not applicable {sum(self.not_applicable.values())}"
-        if self.failed:
-            stages = ", ".join(f"{k} {v}" for k, v in sorted(self.failed.items()))
-            text += f"; FAILED {sum(self.failed.values())} ({stages})"
-        if self.stopped_early:
-            text += "; stopped early (cancelled): the rest is scored by the next scoring pass"
-        if self.llm_summary():
-            text += f"; {self.llm_summary()}"
-        return text
-
 
 def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    return llm_failure(exc) or f"{type(exc).__name__}: {exc}"
 
 
 def _reason(metric: Metric, sample: Sample) -> str | None:
@@ -340,7 +280,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     (``Store.cache``), so a later pass reads them instead of computing them again.
     """
     check_llm_configured(settings, [m if isinstance(m, str) else m.name for m in metrics],  # before slow work
-                         extraction=extractor is None)
+                         extraction=extractor is None, reachable=True)
     extractor = _cached(extractor if extractor is not None else make_extractor(settings, store.cache), store.cache)
     resolved = _resolve(metrics, settings, store.cache, extractor)
     keys = {m.name: metric_config_key(m, extractor) for m in resolved}
@@ -433,13 +373,15 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
 class JsonlReport(LLMUsage):
     lines: int = 0
     scored: int = 0
-    errors: list[str] = field(default_factory=list)  # "line N (id X): reason"
+    errors: list[str] = field(default_factory=list)  # "line N (id X): reason": the input's fault
+    llm_failures: list[str] = field(default_factory=list)  # "line N (id X): trihe: LLM call to URL failed: ..."
     warnings: list[str] = field(default_factory=lexicon_warnings)  # what shaped the scores unusually (no WordNet)
 
     def summary(self) -> str:
         text = f"{self.scored} of {self.lines} lines scored"
         if self.errors:
             text += f"; {len(self.errors)} problems (see the 'error' / 'errors' fields)"
+        text += f"; {len(self.llm_failures)} LLM failures (not the input's fault)" if self.llm_failures else ""
         if self.llm_summary():
             text += f"; {self.llm_summary()}"
         return text
@@ -547,9 +489,11 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
         outcomes = score_units([u for _, _, u in units], extractor, extract_all=True, kept=kept)
         for (line_no, record, unit), outcome in zip(units, outcomes):
             mentioned = outcome.concepts
+            where = f"line {line_no} (id {record['id']!r})"
             if isinstance(mentioned, BaseException):
-                report.errors.append(f"line {line_no} (id {record['id']!r}): extraction failed: {mentioned}")
-                results[line_no] = {"line": line_no, "id": record["id"], "error": f"extraction failed: {mentioned}"}
+                error = f"extraction: {llm_failure(mentioned) or f'failed: {mentioned}'}"
+                (report.llm_failures if llm_failure(mentioned) else report.errors).append(f"{where}: {error}")
+                results[line_no] = {"line": line_no, "id": record["id"], "error": error}
                 continue
             out: dict[str, Any] = {"id": record["id"], "mentioned": mentioned.to_dict(), "evidence": {}}  # type: ignore[union-attr]
             for metric in resolved:
@@ -559,7 +503,8 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                 result = outcome.results[metric.name]
                 if isinstance(result, BaseException):
                     out.setdefault("errors", {})[metric.name] = _error_text(result)
-                    report.errors.append(f"line {line_no} (id {out['id']!r}): {metric.name}: {_error_text(result)}")
+                    (report.llm_failures if llm_failure(result) else report.errors).append(
+                        f"{where}: {metric.name}: {_error_text(result)}")
                     continue
                 score = Score(unit.key, metric.name, "", dict(result.values), dict(result.evidence),
                               result.undefined_reason)

@@ -84,6 +84,11 @@ class Runs(Database):
         rows = self._dicts("SELECT * FROM runs WHERE id = ?", [run_id])
         return self._run_from_row(rows[0]) if rows else None
 
+    def run_manifests(self, benchmark: str | None = None) -> list[Run]:
+        """Every run's manifest (no counts: cheap), for naming runs (``presentation.run_names``)."""
+        where, params = (" WHERE benchmark = ?", [benchmark]) if benchmark is not None else ("", [])
+        return [self._run_from_row(r) for r in self._dicts(f"SELECT * FROM runs{where} ORDER BY created_at, id", params)]
+
     def list_runs(self, benchmark: str | None = None) -> list[dict[str, Any]]:
         """Runs with their status and response / failure counts (dicts for display); a failure that a later
         pass made good (``_OPEN_FAILURE``) is not counted."""

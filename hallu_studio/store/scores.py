@@ -92,12 +92,16 @@ class Scores(Database):
                         run_id: str | None = None) -> list[dict[str, Any]]:
         """Per scored response: its run, model, sample, image and domain, with the score's values and stats.
 
+        ``cluster`` is the sample's ``meta["cluster"]`` (None for most): a unit larger than one image that the
+        bootstrap resamples whole (HallusionBench's set of figures, which its fAcc and qAcc group by).
+
         The leaderboard and the studies aggregate these; ``stats`` is None for scores
         written without statistics (imported ones, say).
         """
         sql = """SELECT c.response_id, c.metric, c.config_key, c."values", c.undefined_reason, t.stats,
                         x.run_id, x.sample_id, r.model, coalesce(r.synthetic, false) AS synthetic,
-                        s.benchmark, s.domain, s.task, s.image_key
+                        s.benchmark, s.domain, s.task, s.image_key,
+                        json_extract_string(s.meta, '$.cluster') AS cluster
                  FROM scores c JOIN responses x ON x.id = c.response_id
                  LEFT JOIN score_stats t ON t.response_id = c.response_id AND t.metric = c.metric
                       AND t.config_key = c.config_key

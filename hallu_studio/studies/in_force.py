@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..presentation import leaves, short_value
+
 if TYPE_CHECKING:
     from ..config import Settings
     from ..metrics.keys import ConfigKeys
@@ -32,26 +34,11 @@ def _when(computed_at: Any) -> str:
         return str(computed_at or "")
 
 
-def _leaves(config: Any, prefix: str = "") -> dict[str, Any]:
-    """A nested configuration as ``{"judge": "llm", "grounding.matcher": "graph", ...}``."""
-    if not isinstance(config, dict):
-        return {prefix: config}
-    out: dict[str, Any] = {}
-    for k, v in config.items():
-        out.update(_leaves(v, f"{prefix}.{k}" if prefix else str(k)))
-    return out
-
-
-def _short(value: Any, width: int = 24) -> str:
-    text = str(value)
-    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
-
-
 def _differences(configs: list[Any]) -> list[str]:
     """For each configuration, what sets it apart from the metric's others ("judge llm"; "no ground_cost" where
     the others have one), at most two settings; "" where it is not known (scores written before the store kept
     configurations)."""
-    flat = [{**_leaves(c.get("metric", {})), **_leaves(c.get("extractor", {}), "extractor")}
+    flat = [{**leaves(c.get("metric", {})), **leaves(c.get("extractor", {}), "extractor")}
             if isinstance(c, dict) else None for c in configs]
     if sum(f is not None for f in flat) < 2:
         return [""] * len(configs)
@@ -67,7 +54,7 @@ def _differences(configs: list[Any]) -> list[str]:
         top = [k for k in differing if "." not in k]  # a nested part follows from a top-level one (ground_cost)
         shared = [k for k in top or differing if k in f and all(k in g for g in others)]  # judge graph / llm
         differing = shared or sorted(top or differing, key=lambda k: (k not in f, k.count("."), len(k)))
-        out.append(", ".join(f"{k.split('.')[-1]} {_short(f[k])}" if k in f else f"no {k.split('.')[-1]}"
+        out.append(", ".join(f"{k.split('.')[-1]} {short_value(f[k])}" if k in f else f"no {k.split('.')[-1]}"
                              for k in differing[:2]))
     return out
 

@@ -117,8 +117,9 @@ def leaderboard(store: "Store", benchmark: str | None = None, by_domain: bool = 
         point = point if isinstance(point, Mapping) else {"value": point}
         listed = _listed(metric, point)
         # One item per answer, clustered by image: an answer that counts in several splits is one item, so a
-        # replicate draws its copies together.
-        clusters = [f"{r['benchmark']}/{r['image_key'] or r['sample_id']}" for r in rows]
+        # replicate draws its copies together. A sample may name a larger unit (meta["cluster"]) when its metric
+        # groups questions across images (HallusionBench's sets): resampling inside it would break those groups.
+        clusters = [f"{r['benchmark']}/{r.get('cluster') or r['image_key'] or r['sample_id']}" for r in rows]
         intervals = bootstrap_intervals(stats, compute, clusters, n_boot=n_boot, alpha=alpha, seed=seed,
                                         keys=list(dict.fromkeys(c for _, _, c in listed)))
         first = rows[0]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..metrics.spec import MetricSpec, Number
-from ..presentation import model_label, short_model_label, with_interval
+from ..presentation import model_label, run_names, short_model_label, with_interval
 from .leaderboard import N_BOOT
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ class RankedRun:
     responses: int
     cells: dict[str, Cell] = field(default_factory=dict)  # Headline.column -> Cell
     rank: int | None = None  # None: not ranked (no value on the ranking headline)
+    name: str = ""  # what people read: ``presentation.run_names`` over the board's runs (unique on the board)
 
 
 @dataclass
@@ -160,8 +161,10 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
         if all(h.metric in reasons for h in members):
             not_applicable[family] = "; ".join(dict.fromkeys(reasons[h.metric] for h in members))
     board_runs = []
+    names = run_names(runs)
     for run in runs:
-        rr = RankedRun(run["id"], str(run["model"]), bool(run.get("synthetic")), int(run.get("responses") or 0))
+        rr = RankedRun(run["id"], str(run["model"]), bool(run.get("synthetic")), int(run.get("responses") or 0),
+                       name=names[str(run["id"])])
         for h in headlines:
             found = [r for r in rows if r["run_id"] == run["id"] and r["metric"] == h.metric]
             total = int(applicable.get(h.metric, {}).get(run["id"], 0))
@@ -255,12 +258,14 @@ def benchmark_boards(store: "Store", in_force: "InForce", benchmark: str | None 
     return boards
 
 
-def display_key(r: RankedRun) -> str:
-    return model_label(r.model, r.synthetic)
+def display_key(r: RankedRun) -> tuple[str, str]:
+    return model_label(r.model, r.synthetic), r.name
 
 
-def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -> list[dict[str, Any]]:
-    """Every number, one record per run (and domain): ``model``, ``benchmark``, ``n``, then ``metric.key`` cells
+def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False,
+                      names: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every number, one record per run (and domain): ``model`` (the run's name in ``names``, from
+    ``presentation.run_names``, where given), ``benchmark``, ``n``, then ``metric.key`` cells
     (``metric.key split`` for a split's number: ``pope.f1 adversarial``).
 
     >>> pivot_leaderboard([{"model": "m", "run_id": "r", "synthetic": True, "benchmark": "b", "metric": "emd",
@@ -279,7 +284,8 @@ def pivot_leaderboard(rows: Sequence[dict[str, Any]], by_domain: bool = False) -
     table: dict[tuple[Any, ...], dict[str, Any]] = {}
     for r in rows:
         key = (r["run_id"], r.get("domain")) if by_domain else (r["run_id"],)
-        rec = table.setdefault(key, {"model": short_model_label(r["model"], r.get("synthetic")),
+        name = (names or {}).get(r["run_id"])
+        rec = table.setdefault(key, {"model": short_model_label(r["model"], r.get("synthetic"), name=name),
                                      "benchmark": r["benchmark"], **({"domain": r.get("domain")} if by_domain else {}),
                                      "scored": 0})
         rec["scored"] = max(rec["scored"], int(r.get("n") or 0))

@@ -54,13 +54,14 @@ LEADERBOARD_CSS = """
 _BAR_W, _BAR_H = 96, 10
 
 
-def model_cell(model: str, synthetic: bool) -> str:
-    """Swatch in the model's colour, its short name, the full spec on hover, and a synthetic tag."""
+def model_cell(model: str, synthetic: bool, name: str | None = None) -> str:
+    """Swatch in the model's colour, its short name (the run's ``name`` where given: ``presentation.run_names``),
+    the full spec on hover, and a synthetic tag."""
     full = model_label(model, synthetic)
     tag = '<span class="hs-syn" title="a probe model: a deterministic describer that injects known ' \
           'hallucinations, not a real LVLM">synthetic</span>' if synthetic else ""
     return (f'<span class="hs-swatch" style="background:{model_colour(model)}"></span>'
-            f'<span title="{esc(full)}">{esc(display_name(model))}</span>{tag}')
+            f'<span title="{esc(full)}">{esc(name or display_name(model))}</span>{tag}')
 
 
 def ci_bar(cell: "Cell", lo: float, hi: float, colour: str) -> str:
@@ -158,13 +159,13 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
     body = []
     for run in board.runs:
         cells = [f'<td class="hs-rankno">{run.rank if run.rank is not None else "–"}</td>',
-                 f'<td class="hs-model">{model_cell(run.model, run.synthetic)}</td>',
+                 f'<td class="hs-model">{model_cell(run.model, run.synthetic, run.name)}</td>',
                  f'<td class="hs-count">{run.responses:,}</td>']
         cells += [_number_cell(run, h, scales[h.column], run.cells[h.column].value == best.get(h.column), static)
                   for h in shown]
         body.append(f'<tr data-run="{esc(run.run_id)}">{"".join(cells)}</tr>')
     notes = []
-    partial = sorted({display_name(r.model) for r in board.runs for h in shown if r.cells[h.column].partial})
+    partial = sorted({r.name or display_name(r.model) for r in board.runs for h in shown if r.cells[h.column].partial})
     if partial:
         note = "not every response scored yet; numbers may move"
         if board.ranked_by is not None:
@@ -188,7 +189,7 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
     notes += [f"<li>Shown under other configurations than the current settings': {esc(n)}.</li>"
               for n in board.config_notes]
     if static:
-        models = sorted({(display_name(r.model), model_label(r.model, r.synthetic)) for r in board.runs})
+        models = sorted({(r.name or display_name(r.model), model_label(r.model, r.synthetic)) for r in board.runs})
         notes.append("<li>Models: " + "; ".join(f"<b>{esc(short)}</b> = <code>{esc(full)}</code>"
                                                for short, full in models) + ".</li>")
         notes.append("<li>Under each number: its 95% bootstrap interval resampled by image, drawn as a bar on a "

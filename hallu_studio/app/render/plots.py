@@ -23,7 +23,8 @@ FIGSIZE = (6.4, 3.0)  # inches at 110 dpi: half of a 1,400 px page, legend inclu
 
 
 def _model(r: dict[str, Any]) -> str:
-    return short_model_label(r.get("model"), r.get("synthetic"))
+    """A row's legend label: its run's name (``run_name``, set by ``figures_html``) or its model's short name."""
+    return short_model_label(r.get("model"), r.get("synthetic"), name=r.get("run_name"))
 
 
 def _colours(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
@@ -175,11 +176,15 @@ OVERVIEW_FIGURES: tuple[tuple[Any, str, str], ...] = (
 )
 
 
-def figures_html(rows: Sequence[dict[str, Any]]) -> str:
-    """The Overview's plots as inline PNG images with captions; plots without data are named, not drawn."""
+def figures_html(rows: Sequence[dict[str, Any]], names: dict[str, str] | None = None) -> str:
+    """The Overview's plots as inline PNG images with captions; plots without data are named, not drawn.
+    ``names``: run id -> the run's name (``presentation.run_names``), so that two runs of a model plot apart."""
     import base64
 
     from .palette import esc
+
+    if names:
+        rows = [{**r, "run_name": names.get(r.get("run_id"))} for r in rows]
 
     shown, missing = [], []
     for make, caption, detail in OVERVIEW_FIGURES:

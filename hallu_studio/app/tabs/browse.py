@@ -12,7 +12,7 @@ from ...metrics.registry import METRIC_NAMES, not_applicable_reason
 from ...model import ValidationError
 from ..columns import DEFAULT_SORT, column_of, headline_columns, headline_keys, metric_of
 from ..context import AppContext
-from ...presentation import UNDEFINED, number, short_model_label
+from ...presentation import UNDEFINED, number, run_names, short_model_label
 from ..render.palette import esc, md
 from ..toasts import Mistake, toast_mistakes
 from ..view_names import check_view_name
@@ -125,8 +125,9 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     gaps = ctx.store.score_gaps([r["id"] for r in rows if any(r.get(c.key) is None for c in present)], configs)
     samples = ctx.store.get_samples(sorted({r["sample_id"] for r in rows if r["id"] in gaps}))
     records = []
+    names = run_names(ctx.store.run_manifests())
     for r in rows:
-        rec = {"model": short_model_label(r["model"], r["synthetic"]), "response": r["text"], "domain": r["domain"],
+        rec = {"model": short_model_label(r["model"], r["synthetic"], name=names.get(r["run_id"])), "response": r["text"], "domain": r["domain"],
                "task": r["task"]}
         for c in present:
             value = r[c.key]

@@ -9,7 +9,7 @@ import gradio as gr
 
 from ...annotation import PREFERENCE_ASPECTS
 from ...metrics.registry import metric_spec
-from ...presentation import short_model_label
+from ...presentation import run_names, short_model_label
 from ...studies.in_force import InForce
 from .. import actions
 from ..columns import headline_keys
@@ -100,7 +100,9 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
         blank = empty_note(str(exc))
         return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
     others = [o for o in ctx.store.responses_to_sample(ctx.store.get_response(rid).sample_id) if o["id"] != rid]
-    choices = [(f"{short_model_label(o['model'], o['synthetic'])} · {o['run_id']}", o["id"]) for o in others]
+    names = run_names(ctx.store.run_manifests())
+    choices = [(f"{short_model_label(o['model'], o['synthetic'], name=names.get(o['run_id']))} · {o['run_id']}", o["id"])
+               for o in others]
     where = f"{index + 1} of {len(ids)}" if index >= 0 else f"outside the filter ({len(ids)} in it)"
     return [nav, rid, f"**{where}**", gr.update(choices=choices, value=None), *_panel_values(panels), "", ""]
 

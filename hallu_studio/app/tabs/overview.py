@@ -10,6 +10,7 @@ from typing import Any
 import gradio as gr
 
 from ...studies.in_force import InForce
+from ...presentation import run_names
 from ...studies.ranking import benchmark_boards, pivot_leaderboard
 from ..columns import all_keys
 from ..context import AppContext
@@ -28,7 +29,7 @@ def overview_html(ctx: AppContext, benchmark: str | None, in_force: InForce) -> 
     for board in benchmark_boards(ctx.store, in_force, benchmark):
         rows = ctx.store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000,
                                           configs=in_force.keys())
-        sections.append(board_html(board) + figures_html(rows))
+        sections.append(board_html(board) + figures_html(rows, {r.run_id: r.name for r in board.runs}))
     if not sections:
         sections.append('<p class="hs-none">no runs yet: import a benchmark and run a model (Run view, or '
                         '<code>hallu-studio run</code>)</p>')
@@ -40,7 +41,8 @@ def every_number_html(ctx: AppContext, benchmark: str | None, in_force: InForce)
     from ...studies.leaderboard import leaderboard
 
     rows = leaderboard(ctx.store, benchmark, by_domain=True, configs=in_force.keys())
-    table = records_table_html(pivot_leaderboard(rows, by_domain=True), empty="no scored responses yet")
+    names = run_names(ctx.store.run_manifests(benchmark))
+    table = records_table_html(pivot_leaderboard(rows, by_domain=True, names=names), empty="no scored responses yet")
     return (f'<h4>{esc("Every number, per image domain")}</h4>'
             f'<div class="hs-scroll" style="overflow-x:auto;max-width:100%">{table}</div>')
 
