@@ -6,6 +6,7 @@ Nothing here is a test; ``tests/test_reliability_*.py`` use it.
 
 from __future__ import annotations
 
+import signal
 import socket
 import urllib.error
 import urllib.request
@@ -25,6 +26,13 @@ XSS_NO_SLASH = ("\"'><img src=x onerror=window.__xss=1><svg onload=window.__xss=
                 "![x](http:\\\\evil.example\\md.png) <img src=http:\\\\evil.example\\raw.png>")
 REMOTE_HOST = "evil.example"
 PAYLOAD_SCRIPT_BODIES = {"window.__xss=1", "window.__xss=2", "window.__xss=3"}
+
+
+def interruptible() -> None:
+    """``preexec_fn`` for a child a test stops with SIGINT: Ctrl-C's default action back. A shell that runs the
+    suite in the background (``pytest &``, nohup, some CI runners) starts it with SIGINT ignored, which its
+    children inherit, and Python then installs no KeyboardInterrupt handler: the SIGINT would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def free_port() -> int:

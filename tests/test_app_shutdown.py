@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_helpers import free_port
+from reliability_helpers import free_port, interruptible
 
 pytestmark = [pytest.mark.slow]
 
@@ -47,7 +47,7 @@ def test_stopping_the_app_leaves_every_event_and_score_in_the_duckdb_file_alone(
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--db", str(db), "--port", str(port),
                              "--no-bootstrap"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, preexec_fn=interruptible)
     try:
         start = time.monotonic()
         while True:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_helpers import free_port
+from reliability_helpers import free_port, interruptible
 
 pytestmark = [pytest.mark.slow]
 
@@ -34,7 +34,7 @@ class App:
         self.port = free_port()
         self.proc = subprocess.Popen([sys.executable, "-u", str(ROOT / "app.py"), "--db", str(db), "--port",
                                       str(self.port), *extra], cwd=db.parent, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+                                     stderr=subprocess.STDOUT, text=True, preexec_fn=interruptible)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

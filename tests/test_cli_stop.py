@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reliability_helpers import interruptible
 from synthetic_store import fill_synthetic_store
 
 from hallu_studio.store import Store
@@ -31,7 +32,7 @@ def test_score_stopped_mid_run_ends_in_one_line_with_the_store_saved(tmp_path, s
            "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.Popen([sys.executable, "-u", "-m", "hallu_studio", "score", "--db", str(db), "--metrics",
                              "emd,halfscore", "--batch-size", "1"], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=interruptible)
     seen = ""
     try:
         start = time.monotonic()

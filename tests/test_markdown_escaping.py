@@ -33,7 +33,8 @@ ALLOWED = {
     ("tabs/browse.py", "shown"): "query(): 'none' or an f-string of two numbers, two lines above",
     ("tabs/browse.py", "message"): "query()'s status line, built from numbers and scanned here",
     ("tabs/inspect.py", "where"): "show(): an f-string of numbers one line above",
-    ("tabs/inspect.py", "short_model_label(o['model'], o['synthetic'])"): "a dropdown choice: plain text in Gradio",
+    ("tabs/inspect.py", "short_model_label(o['model'], o['synthetic'], name=names.get(o['run_id']))"):
+        "a dropdown choice: plain text in Gradio",
     ("tabs/inspect.py", "o['run_id']"): "a dropdown choice: plain text in Gradio",
     ("tabs/run.py", "spec"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
     ("tabs/run.py", "benchmark"): "a job title, shown by jobs_table through records_table_html (escaped HTML)",
@@ -51,6 +52,7 @@ ALLOWED = {
     ("tabs/browse.py", "order"): "query(): the title of one of the app's own sort columns (BY_KEY), a constant",
     ("tabs/browse.py", "max(100, 8 * len(str(c)) + 28)"): "a column width in pixels, a number",
     ("tabs/settings.py", "k"): "save(): wrapped in md() as a whole one line below",
+    ("tabs/settings.py", "name"): "settings_html(): a lexical resource's name in a row that records_table_html escapes",
     ("tabs/settings.py", "v"): "save(): wrapped in md() as a whole one line below",
 }
 

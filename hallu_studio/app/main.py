@@ -120,8 +120,13 @@ def start_demo(ctx: "AppContext", steps: "BootstrapSteps | None" = None) -> None
         steps.run_probes(store, benchmark)
         finish_demo(store, ctx.settings, steps)
 
-    ctx.background.start("building the offline demo in the background", probes_then_scores,
-                         progress=progress.line, done=progress.done_line)
+    try:
+        ctx.background.start("building the offline demo in the background", probes_then_scores,
+                             progress=progress.line, done=progress.done_line)
+    except RuntimeError:
+        if stopping.is_set():  # stopped during the import: the next start runs the probes and scores
+            return
+        raise
     print("first start: running the probe models [synthetic] and scoring in the background; "
           "the app opens now and fills in as scores land", flush=True)
 
