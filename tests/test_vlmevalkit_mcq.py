@@ -139,3 +139,9 @@ def test_vlmevalkits_recorded_accuracies_overall_and_per_category(tmp_path, caps
         ours = board[("accuracy", "" if column == "Overall" else column)]
         assert ours == pytest.approx(float(value), abs=0.0001), column
     assert len(row) - 2 == sum(1 for key, part in board if key == "accuracy" and part)  # every category, no other
+
+
+def test_vlmevalkits_no_option_counts_wrong_and_unread():
+    result = AnswerAccuracyMetric("vlmevalkit").update(ScoringItem("r", "Cannot determine the answer.", _mcq()))
+    assert result.values["correct"] is False and result.evidence["parsed_answer"] == "Z"
+    assert result.stats["unread"] == 1.0

@@ -58,7 +58,7 @@ from ..config import ACCURACY_READINGS
 from ..model import Sample
 from .base import ItemResult, ScoringItem
 from .spec import Breakdown, MetricSpec, Number
-from .vlmevalkit_reading import CHOICE_READING, vlmevalkit_choice
+from .vlmevalkit_reading import CHOICE_READING, NO_OPTION, vlmevalkit_choice
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -183,7 +183,8 @@ class AnswerAccuracyMetric:
             correct = said in {_normalised(g) for g in golds}
             evidence = {"parsed_answer": said, "label": sample.answer, "method": "exact match, case and punctuation "
                                                                                  "ignored"}
-        stats = {"correct": float(correct), "unread": float(said is None)}
+        # VLMEvalKit's "Z" (a refusal it lists, or a lone "Z") is its "no option": unread too.
+        stats = {"correct": float(correct), "unread": float(said is None or said == NO_OPTION)}
         for part in _parts(sample):
             stats.update({f"{part}.correct": float(correct), f"{part}.questions": 1.0})
         return ItemResult(stats, {"correct": correct}, evidence)

@@ -91,7 +91,8 @@ def vlmevalkit_choice(response: str, options: Mapping[str, str]) -> str | None:
 
     >>> vlmevalkit_choice("B. armored catfish", {"A": "discus", "B": "armored catfish"})
     'B'
-    >>> vlmevalkit_choice("Cannot determine the answer.", {"A": "x", "B": "y"}), vlmevalkit_choice("A B", {"A": "x", "B": "y"})
+    >>> xy = {"A": "x", "B": "y"}
+    >>> vlmevalkit_choice("Cannot determine the answer.", xy), vlmevalkit_choice("A B", xy)
     ('Z', None)
     """
     text = str(response)
