@@ -64,6 +64,8 @@ READINGS: tuple[str, ...] = ("studio", "released")
 # from (VLMEvalKit's for its tables, else the studio's), the studio's, or VLMEvalKit's exact matching everywhere.
 ACCURACY_READINGS: tuple[str, ...] = ("toolkit", "studio", "vlmevalkit")
 CHAIR_VOCABULARIES: tuple[str, ...] = ("image", "benchmark", "coco-80")
+# How AMBER's metric may judge two words alike: the same word only, or AMBER's check with this spaCy model.
+AMBER_SIMILARITIES: tuple[str, ...] = ("same-word", "en_core_web_lg")
 # What CHAIR takes an image to hold, in a fixed vocabulary: its object list and the vocabulary's objects its reference
 # captions mention (published), or its object list alone (objects: captions omit things, so they never settle).
 CHAIR_GROUND_TRUTHS: tuple[str, ...] = ("published", "objects")
@@ -230,6 +232,10 @@ class ScoringSettings:
                                              "of its own: every object against the image's scene graph (image), "
                                              "only names some image of the benchmark lists (benchmark), or COCO's "
                                              "80 categories (coco-80)", choices=CHAIR_VOCABULARIES)
+    amber_similarity: str = setting("same-word", "AMBER's check of a noun against the image's objects beyond its "
+                                                 "word lists: a word is like itself only (same-word), or spaCy's "
+                                                 "en_core_web_lg word vectors above 0.8, as AMBER's inference.py "
+                                                 "(the model must be installed)", choices=AMBER_SIMILARITIES)
     chair_ground_truth: str = setting("published", "what CHAIR takes an image to hold in a fixed vocabulary (COCO-80): "
                                                    "its object list or instances and the vocabulary's objects its "
                                                    "reference captions mention, captions alone when it has no list, "
@@ -309,6 +315,7 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_CHAIR_READING": ("scoring", "chair_reading", str),
     "HALLU_STUDIO_ACCURACY_READING": ("scoring", "accuracy_reading", str),
     "HALLU_STUDIO_CHAIR_VOCABULARY": ("scoring", "chair_vocabulary", str),
+    "HALLU_STUDIO_AMBER_SIMILARITY": ("scoring", "amber_similarity", str),
     "HALLU_STUDIO_CHAIR_GROUND_TRUTH": ("scoring", "chair_ground_truth", str),
     "HALLU_STUDIO_ENTROPY_READING": ("decoding", "entropy_reading", str),
 }

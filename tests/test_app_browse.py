@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hallu_studio import annotation
-from hallu_studio.app.columns import headline_keys
+from hallu_studio.app.columns import headline_columns, headline_keys
 from hallu_studio.app.inspection import inspect_response
 from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
 from hallu_studio.app.tabs.browse import controls_from_filters, filters_from_controls, filters_from_ui
@@ -88,7 +88,9 @@ def test_facets_views_and_configs(filled):
     f = filters_from_controls(["probe-a"], [], ["oil"], [], {"halfscore.f": [None, 0.9], "emd.total": [1, None]},
                               "no", "judges", " cat ", "halfscore.f", True)
     assert f["descending"] is False  # lower F is worse
-    bounds = [1.0, None, None, None, None, None, None, 0.9, None, None, None, None]  # EMD min, HalF F max
+    columns = [c.key for c in headline_columns()]  # a (min, max) pair per Browse column, in the registry's order
+    bounds: list[float | None] = [None] * (2 * len(columns))
+    bounds[2 * columns.index("emd.total")], bounds[2 * columns.index("halfscore.f") + 1] = 1.0, 0.9
     assert controls_from_filters(f) == [["probe-a"], [], ["oil"], [], *bounds, "no", "judges", "cat", "halfscore.f",
                                         True]
     assert filters_from_ui(controls_from_filters(f)) == f

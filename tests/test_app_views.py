@@ -83,10 +83,11 @@ def test_browse_rounds_numbers_orders_by_hallucinated_claims_and_explains_empty_
 
 
 def test_browse_takes_several_metric_ranges_at_once(ctx):
+    from hallu_studio.app.columns import headline_columns
     from hallu_studio.app.tabs import browse
     from hallu_studio.app.toasts import Mistake
 
-    bounds = [None] * 12
+    bounds = [None] * (2 * len(headline_columns()))  # a (min, max) pair per Browse column
     bounds[2], bounds[1] = 0.0, 1.0  # EMD >= 0 and Tri-HE hallucinated claims <= 1 (Tri-HE's column comes first)
     values = [[], [], [], [], *bounds, "any", "any", "", "emd.total", True]
     f = browse.filters_from_ui(values)

@@ -55,6 +55,7 @@ OTHER: dict[str, tuple[object, ...]] = {
     "scoring.reefknot_reading": ("released",),
     "scoring.chair_reading": ("released",),
     "scoring.chair_vocabulary": ("coco-80",),
+    "scoring.amber_similarity": ("en_core_web_lg",),
     "scoring.chair_ground_truth": ("objects",),
     "scoring.batch_size": (7,),
     "decoding.dtc_alpha": (0.2,),
@@ -167,7 +168,7 @@ def test_each_metric_class_carries_its_spec_and_the_spec_names_the_class():
 # Where a metric's direction, unit and display name may be written: its own module's spec, nowhere else.
 _DIRECTION = re.compile(r"\b(?:lower_is_better|higher_is_worse)\s*[=:]\s*(?:True|False)\b")
 _OWN = {"emd", "evaluate_by_edit", "trihe", "halfscore", "reefknot", "chair", "pope", "answer_accuracy", "mme",
-        "hallusionbench", "spec"}
+        "hallusionbench", "amber", "spec"}
 
 
 def _identity_strings() -> dict[str, str]:

@@ -194,7 +194,7 @@ def _failure_html(store: "Store", row: dict[str, Any], column_name: str, value: 
 # What the colours of a failure card mean (the app says it on hover; a shared file cannot).
 FAILURE_LEGEND = ('<p class="hs-meta">In each response, the claims the Tri-HE judge checked are marked: '
                   f'{badge("supported", "green")} supported by the reference, {badge("hallucinated", "red")} '
-                  f'hallucinated, {badge("uncertain", "amber")} not stated by the reference (unverifiable) or a '
+                  f'hallucinated, {badge("uncertain", "yellow")} not stated by the reference (unverifiable) or a '
                   'guess; objects alone are marked by HalFscore the same way. Beside the reference scene graph, '
                   'the claims the judge did not support, named for what they are about (object, relation, '
                   'attribute, count).</p>')

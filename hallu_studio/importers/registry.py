@@ -14,7 +14,7 @@ benchmark they answer sees that benchmark's samples when it asks the store for t
 >>> import_format("vlmevalkt")
 Traceback (most recent call last):
 ...
-ValueError: unknown import format 'vlmevalkt' (did you mean 'vlmevalkit'?); formats: sample, tri-he, reefknot, vg, gqa, halfscore, coco, pope, lmms-eval, vlmevalkit, mme-eval-tool, llava, jsonl, human-judgements
+ValueError: unknown import format 'vlmevalkt' (did you mean 'vlmevalkit'?); formats: sample, tri-he, reefknot, vg, gqa, halfscore, coco, pope, amber, lmms-eval, vlmevalkit, mme-eval-tool, llava, jsonl, human-judgements
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ class ImportFormat:
 
 _FORMATS: dict[str, ImportFormat] = {}
 # The order formats are listed in (help, docs): a module may say where it goes; the others follow by name.
-ORDER: tuple[str, ...] = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "coco", "pope", "lmms-eval",
-                          "vlmevalkit", "mme-eval-tool", "llava", "jsonl", "human-judgements")
+ORDER: tuple[str, ...] = ("sample", "tri-he", "reefknot", "vg", "gqa", "halfscore", "coco", "pope", "amber",
+                          "lmms-eval", "vlmevalkit", "mme-eval-tool", "llava", "jsonl", "human-judgements")
 
 
 def register(fmt: ImportFormat) -> ImportFormat:

@@ -43,6 +43,14 @@ POS_FILES: dict[str, str] = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 _NOUN_SUFFIXES: tuple[tuple[str, str], ...] = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
                                                ("shes", "sh"), ("men", "man"), ("ies", "y"), ("s", ""))
 
+# Morphy's suffix rewrites in the order NLTK's reader tries them (its lemmatizer keeps the first of the shortest).
+_MORPHY_RULES: dict[str, tuple[tuple[str, str], ...]] = {
+    "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+          ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": ()}
+
 
 # WordNet 3.0's lexicographer files, by number (wndb(5WN): lexnames).
 LEXNAMES: tuple[str, ...] = (
@@ -85,6 +93,7 @@ class WordNet:
         self.root = root
         self._index: dict[str, dict[str, list[int]]] = {}
         self._exceptions: dict[str, dict[str, str]] = {}
+        self._exception_lists: dict[str, dict[str, list[str]]] = {}
         self._tag_counts: dict[tuple[str, str], int] | None = None
 
     def _load_index(self, pos: str) -> dict[str, list[int]]:
@@ -102,16 +111,9 @@ class WordNet:
         return self._index[pos]
 
     def _load_exceptions(self, pos: str) -> dict[str, str]:
+        """Each irregular form's first base form (``_load_exception_lists`` has them all)."""
         if pos not in self._exceptions:
-            table: dict[str, str] = {}
-            name = f"{POS_FILES[pos]}.exc"
-            if _has_file(self.root, name):
-                with _open_text(self.root, name) as fh:
-                    for line in fh:
-                        parts = line.split()
-                        if len(parts) >= 2:
-                            table.setdefault(parts[0], parts[1])
-            self._exceptions[pos] = table
+            self._exceptions[pos] = {form: bases[0] for form, bases in self._load_exception_lists(pos).items()}
         return self._exceptions[pos]
 
     def base_form(self, word: str, pos: str = "n") -> str | None:
@@ -128,6 +130,47 @@ class WordNet:
                 if key.endswith(suffix) and key[:len(key) - len(suffix)] + repl in index:
                     return key[:len(key) - len(suffix)] + repl
         return None
+
+    def morphy_shortest(self, word: str, pos: str = "n") -> str:
+        """``word`` as NLTK's ``WordNetLemmatizer().lemmatize(word, pos)`` returns it: of the forms WordNet's morphy
+        finds (an exception list's forms, else the word and its one-step suffix rewrites, else rewrites applied
+        again), the shortest, the first of equal length; the word itself where none is found. Case is kept, and a
+        capitalised word is no WordNet lemma ("Dogs" stays "Dogs"). AMBER's evaluator reads nouns this way, so
+        "leaves" is "leaf" (not "leave") and "glasses" is "glass".
+        """
+        index = self._load_index(pos)
+        rules = _MORPHY_RULES.get(pos, ())
+
+        def rewrite(forms: list[str]) -> list[str]:
+            return [f[:len(f) - len(old)] + new for f in forms for old, new in rules if f.endswith(old)]
+
+        def known(forms: list[str]) -> list[str]:
+            return [f for f in dict.fromkeys(forms) if f in index]
+
+        exceptions = self._load_exception_lists(pos)
+        if word in exceptions:
+            found = known([word, *exceptions[word]])
+        else:
+            forms = rewrite([word])
+            found = known([word, *forms])
+            while not found and forms:
+                forms = rewrite(forms)
+                found = known(forms)
+        return min(found, key=len) if found else word
+
+    def _load_exception_lists(self, pos: str) -> dict[str, list[str]]:
+        """Every base form the exception file gives each irregular form (``noun.exc``: "geese goose")."""
+        if pos not in self._exception_lists:
+            table: dict[str, list[str]] = {}
+            name = f"{POS_FILES[pos]}.exc"
+            if _has_file(self.root, name):
+                with _open_text(self.root, name) as fh:
+                    for line in fh:
+                        parts = line.split()
+                        if len(parts) >= 2:
+                            table.setdefault(parts[0], []).extend(parts[1:])
+            self._exception_lists[pos] = table
+        return self._exception_lists[pos]
 
     def tag_count(self, lemma: str, pos: str = "n") -> int:
         """How often ``lemma`` was tagged with part of speech ``pos`` in WordNet's sense-tagged corpus (SemCor,

@@ -34,6 +34,12 @@ class ItemResult:
     undefined_reason: str | None = None
 
 
+def reads_concepts(metric: Any) -> bool:
+    """Whether ``metric`` reads ``ScoringItem.mentioned`` (``MetricSpec.reads_concepts``; without a spec it does):
+    scoring extracts a response's concepts only for such metrics, and hands the others ``mentioned`` None."""
+    return bool(getattr(getattr(metric, "spec", None), "reads_concepts", True))
+
+
 class Metric(Protocol):
     name: str
 

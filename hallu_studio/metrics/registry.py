@@ -9,11 +9,11 @@ imported on first use.
 >>> parse_metric_names("emd,bleu")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'bleu'; known metrics: trihe, emd, edit, halfscore, reefknot, chair, mme, hallusionbench, pope, accuracy
+ValueError: unknown metric 'bleu'; known metrics: trihe, emd, edit, halfscore, reefknot, chair, mme, hallusionbench, pope, amber, accuracy
 >>> parse_metric_names("emdd")
 Traceback (most recent call last):
 ...
-ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: trihe, emd, edit, halfscore, reefknot, chair, mme, hallusionbench, pope, accuracy
+ValueError: unknown metric 'emdd' (did you mean 'emd'?); known metrics: trihe, emd, edit, halfscore, reefknot, chair, mme, hallusionbench, pope, amber, accuracy
 >>> metric_spec("pope").tasks
 ('yes_no',)
 """
@@ -47,6 +47,7 @@ _METRIC_CLASSES: dict[str, tuple[str, str]] = {
     "mme": ("mme", "MMEMetric"),
     "hallusionbench": ("hallusionbench", "HallusionBenchMetric"),
     "pope": ("pope", "PopeMetric"),
+    "amber": ("amber", "AmberMetric"),
     "accuracy": ("answer_accuracy", "AnswerAccuracyMetric"),
 }
 METRIC_NAMES: tuple[str, ...] = tuple(_METRIC_CLASSES)

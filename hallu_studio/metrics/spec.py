@@ -119,6 +119,9 @@ class MetricSpec:
     # The per-response number set beside people's ratings (studies' correlations); by default ``item``.
     agreement: Number | None = None
     needs: Callable[[Sample], str | None] | None = None
+    # Whether ``update`` reads ``ScoringItem.mentioned``: scoring extracts a response's concepts only for metrics
+    # that do (AMBER reads the response text with its own tagger, and 1,004 descriptions parse for a minute).
+    reads_concepts: bool = True
     # Per-response values where a higher number means *less* hallucination (how ``study --value metric=key``
     # orients a value other than ``agreement``).
     higher_is_better_values: frozenset[str] = frozenset()

@@ -26,7 +26,7 @@ from ..importers.reading import json_error_text
 from ..lexicon.wordnet import lexicon_note
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..llm.errors import llm_failure
-from ..metrics.base import ItemResult, Metric, ScoringItem
+from ..metrics.base import ItemResult, Metric, ScoringItem, reads_concepts
 from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
 from ..metrics.reference_concepts import reference_source
@@ -218,7 +218,7 @@ def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_al
     """The scoring loop for one batch, for the store and JSONL alike: which metrics apply; the concepts to
     extract (one call); the dense references (one call); then each metric over all its items (``update_many``).
 
-    A unit's concepts are needed when some metric applies to it (``extract_all``: always, as a JSONL line
+    A unit's concepts are needed when a metric that reads them applies (``extract_all``: always, as a JSONL line
     reports them); ``stored(keys)`` gives those already known, the rest are extracted (``persist_concepts``:
     kept in the extractor's cache too; the store keeps them as ``concepts`` scores instead). ``kept``: results
     kept by an earlier run are read rather than computed, and the new ones (never a failure) kept.
@@ -233,7 +233,7 @@ def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_al
                 applicable[-1].append(metric)
             else:
                 outcome.not_applicable[metric.name] = reason
-    need = [i for i, u in enumerate(units) if u.concepts is None and (applicable[i] or extract_all)]
+    need = [i for i, u in enumerate(units) if u.concepts is None and (extract_all or any(map(reads_concepts, applicable[i])))]
     known = stored([units[i].key for i in need]) if stored is not None and need else {}
     for i in need:
         outcomes[i].concepts = known.get(units[i].key)
@@ -241,7 +241,7 @@ def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_al
     if need:
         for i, got in zip(need, _extract(extractor, [units[i].text for i in need], persist=persist_concepts)):
             outcomes[i].concepts, outcomes[i].extracted = got, True
-    ready = [i for i in range(len(units)) if applicable[i] and isinstance(outcomes[i].concepts, ConceptSet)]
+    ready = [i for i in range(len(units)) if applicable[i] and not isinstance(outcomes[i].concepts, BaseException)]
     keys = {(i, m.name): k for i in ready for m in applicable[i] if kept and (k := kept.key(m, units[i]))}
     found = kept.get(list(dict.fromkeys(keys.values()))) if kept else {}
     for (i, name), k in keys.items():
