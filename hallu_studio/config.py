@@ -60,6 +60,9 @@ EMD_EMPTY_SIDE_POLICIES: tuple[str, ...] = ("undefined", "unit_cost")
 EMD_GROUND_COSTS: tuple[str, ...] = ("grounded", "cosine")
 # How a metric reads an answer: the project's reading, or the paper's released code's (docs/guide/reproducing-papers.md).
 READINGS: tuple[str, ...] = ("studio", "released")
+# How answer accuracy reads the option an MCQ answer chooses: the reading of the toolkit whose file the sample came
+# from (VLMEvalKit's for its tables, else the studio's), the studio's, or VLMEvalKit's exact matching everywhere.
+ACCURACY_READINGS: tuple[str, ...] = ("toolkit", "studio", "vlmevalkit")
 CHAIR_VOCABULARIES: tuple[str, ...] = ("image", "benchmark", "coco-80")
 # How AMBER's metric may judge two words alike: the same word only, or AMBER's check with this spaCy model.
 AMBER_SIMILARITIES: tuple[str, ...] = ("same-word", "en_core_web_lg")
@@ -215,6 +218,12 @@ class ScoringSettings:
                                               "answer's first letter after spaces (studio); or the released code: "
                                               "yes anywhere in the text, the first character as it stands "
                                               "(released)", choices=READINGS)
+    accuracy_reading: str = setting("toolkit", "how answer accuracy reads the option a multiple-choice answer "
+                                               "chooses: VLMEvalKit's exact matching (can_infer) on samples "
+                                               "imported from VLMEvalKit's tables, the studio's elsewhere "
+                                               "(toolkit); the studio's letter-and-option reading everywhere "
+                                               "(studio); or VLMEvalKit's everywhere (vlmevalkit)",
+                                    choices=ACCURACY_READINGS)
     chair_reading: str = setting("studio", "CHAIR's reading: the extractor's objects, each once, COCO names with "
                                            "WordNet kinds and the lexicon's grounding (studio); or CHAIR's released "
                                            "code: every occurrence of a word of its own synonym table (released)",
@@ -304,6 +313,7 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_POPE_READING": ("scoring", "pope_reading", str),
     "HALLU_STUDIO_REEFKNOT_READING": ("scoring", "reefknot_reading", str),
     "HALLU_STUDIO_CHAIR_READING": ("scoring", "chair_reading", str),
+    "HALLU_STUDIO_ACCURACY_READING": ("scoring", "accuracy_reading", str),
     "HALLU_STUDIO_CHAIR_VOCABULARY": ("scoring", "chair_vocabulary", str),
     "HALLU_STUDIO_AMBER_SIMILARITY": ("scoring", "amber_similarity", str),
     "HALLU_STUDIO_CHAIR_GROUND_TRUTH": ("scoring", "chair_ground_truth", str),

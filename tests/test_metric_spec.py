@@ -51,6 +51,7 @@ OTHER: dict[str, tuple[object, ...]] = {
     "scoring.emd_empty_side": ("undefined",),
     "scoring.emd_ground_cost": ("cosine",),
     "scoring.pope_reading": ("released",),
+    "scoring.accuracy_reading": ("studio", "vlmevalkit"),
     "scoring.reefknot_reading": ("released",),
     "scoring.chair_reading": ("released",),
     "scoring.chair_vocabulary": ("coco-80",),

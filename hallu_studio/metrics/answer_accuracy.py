@@ -11,6 +11,18 @@
   then compared whole; white space around the answer is dropped. Unlike the VQA score, articles stay and
   "2" is not "two". The gold is the sample's answer, or any of ``meta["answers"]`` when it lists several.
 
+Two readings of a multiple-choice answer (``scoring.accuracy_reading``): the one above (``studio``), and
+VLMEvalKit's exact matching (``vlmevalkit``: its ``can_infer``, ``metrics.vlmevalkit_reading``), which reads fewer
+answers (an article "A" beside the chosen letter, or a letter among other words, leaves it unread) and some of them
+otherwise (option text found inside a word). By default (``toolkit``) a sample imported from VLMEvalKit's tables
+is read VLMEvalKit's way, so that its recorded accuracies come out, and any other sample the studio's way. Where
+VLMEvalKit's rule finds no option but the imported row carries VLMEvalKit's own verdict (the ``hit`` of an
+``_openai_result`` table, from its judge model), that recorded verdict is taken, and the evidence says so: it is
+the toolkit's judge's verdict, not HalluStudio's reading.
+
+Per part (``breakdown``), as VLMEvalKit's ``report_acc`` lists them: the accuracy of each ``category`` and each
+``l2-category`` of the samples (``meta``), e.g. MMStar's "coarse perception", ScienceQA's "Adaptations".
+
 lmms-eval's ScienceQA-IMG ``exact_match`` (the answer equals the letter, or opens with "B.") gives the same
 verdicts as the multiple-choice reading on answers that are a letter, or a letter and its option.
 
@@ -30,17 +42,26 @@ questions POPE's: none of them is scored here.
 [True, True, False]
 >>> m.compute([r.stats for r in results])
 {'accuracy': 0.6666666666666666, 'unread': 0.0, 'questions': 3.0}
+>>> k = AnswerAccuracyMetric("vlmevalkit")
+>>> [k.update(ScoringItem(str(i), text, q)).values["correct"] for i, text in enumerate(
+...     ["B", "B. mushroom", "A mushroom, B.", "A mushroom."])]  # the last: the article "A" is its letter
+[True, True, True, False]
 """
 
 from __future__ import annotations
 
 import re
 import string
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
+from ..config import ACCURACY_READINGS
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .spec import MetricSpec, Number
+from .spec import Breakdown, MetricSpec, Number
+from .vlmevalkit_reading import CHOICE_READING, NO_OPTION, vlmevalkit_choice
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 TASKS: tuple[str, ...] = ("mcq", "vqa")
 DEFAULT_LETTERS = "ABCDE"
@@ -116,14 +137,28 @@ class AnswerAccuracyMetric:
                         misleads="an answer naming no option counts as wrong; exact match refuses right answers "
                                  "worded differently (\"two\" for \"2\")."),
         summary=("unread",),
+        breakdown=Breakdown(("accuracy",)),
         agreement=Number("wrong", "answer wrong", "1 = yes", lower_is_better=True,
                          derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
-        settings=())
+        settings=("scoring.accuracy_reading",))
     name = spec.name
+
+    def __init__(self, reading: str = "toolkit") -> None:
+        if reading not in ACCURACY_READINGS:
+            raise ValueError(f"unknown answer-accuracy reading {reading!r}; choose {' | '.join(ACCURACY_READINGS)}")
+        self.reading = reading
+
+    @classmethod
+    def from_settings(cls, settings: "Settings") -> "AnswerAccuracyMetric":
+        return cls(settings.scoring.accuracy_reading)
 
     def config(self) -> dict[str, Any]:
         return {"metric": self.name, "mcq": "letter match (lmms-eval / VLMEvalKit readings)",
-                "vqa": "exact match, ignore_case and ignore_punctuation"}
+                "vqa": "exact match, ignore_case and ignore_punctuation", "reading": self.reading,
+                "parts": "category and l2-category, as VLMEvalKit's report_acc"}
+
+    def _vlmevalkit_reads(self, sample: Sample) -> bool:
+        return self.reading == "vlmevalkit" or (self.reading == "toolkit" and "vlmevalkit_dataset" in sample.meta)
 
     def update(self, item: ScoringItem) -> ItemResult:
         sample, response = item.sample, item.response or ""
@@ -136,21 +171,64 @@ class AnswerAccuracyMetric:
             if gold is None:
                 return ItemResult({}, {"correct": None}, {}, f"the gold answer {sample.answer!r} is no option letter "
                                                              f"of {', '.join(letters)}")
-            said, how = choice(response, letters, sample.options)
-            correct = said == gold
-            evidence = {"parsed_answer": said, "label": gold, "method": f"letter match: {how}"}
+            if self._vlmevalkit_reads(sample):
+                said, correct, method = _vlmevalkit_verdict(item, letters, gold)
+            else:
+                said, how = choice(response, letters, sample.options)
+                correct, method = said == gold, f"letter match: {how}"
+            evidence = {"parsed_answer": said, "label": gold, "method": method}
         else:
             golds = [sample.answer or ""] + [str(a) for a in sample.meta.get("answers") or []]
             said = _normalised(response)
             correct = said in {_normalised(g) for g in golds}
             evidence = {"parsed_answer": said, "label": sample.answer, "method": "exact match, case and punctuation "
                                                                                  "ignored"}
-        stats = {"correct": float(correct), "unread": float(said is None)}
+        # VLMEvalKit's "Z" (a refusal it lists, or a lone "Z") is its "no option": unread too.
+        stats = {"correct": float(correct), "unread": float(said is None or said == NO_OPTION)}
+        for part in _parts(sample):
+            stats.update({f"{part}.correct": float(correct), f"{part}.questions": 1.0})
         return ItemResult(stats, {"correct": correct}, evidence)
 
     def compute(self, stats: Sequence[dict[str, float]]) -> dict[str, float]:
+        """Overall, and per part (``"<category>.accuracy"``, with ``"<category>.questions"``).
+
+        >>> m = AnswerAccuracyMetric()
+        >>> rows = [("B", "math", "B"), ("A", "math", "B"), ("A", "science", "A")]
+        >>> out = m.compute([m.update(ScoringItem(str(i), said, Sample(
+        ...     id=f"b/{i}", benchmark="b", image_key=str(i), task="mcq", question="?", options=["x", "y"],
+        ...     answer=gold, meta={"category": part}))).stats for i, (said, part, gold) in enumerate(rows)])
+        >>> out["accuracy"], out["math.accuracy"], out["math.questions"], out["science.accuracy"]
+        (0.6666666666666666, 0.5, 2.0, 1.0)
+        """
         n = float(len(stats))
         if not n:
             return {"questions": 0.0}
-        return {"accuracy": sum(s.get("correct", 0.0) for s in stats) / n,
-                "unread": sum(s.get("unread", 0.0) for s in stats) / n, "questions": n}
+        out = {"accuracy": sum(s.get("correct", 0.0) for s in stats) / n,
+               "unread": sum(s.get("unread", 0.0) for s in stats) / n, "questions": n}
+        parts = sorted({k[:-len(".questions")] for s in stats for k in s if k.endswith(".questions")})
+        for part in parts:
+            asked = sum(s.get(f"{part}.questions", 0.0) for s in stats)
+            out[f"{part}.accuracy"] = sum(s.get(f"{part}.correct", 0.0) for s in stats) / asked
+            out[f"{part}.questions"] = asked
+        return out
+
+
+def _parts(sample: Sample) -> list[str]:
+    """The sample's ``category`` and ``l2-category`` (VLMEvalKit's ``report_acc`` groups), each once, as written."""
+    found = (sample.meta.get(key) for key in ("l2-category", "category"))
+    return list(dict.fromkeys(str(v) for v in found if isinstance(v, (str, int)) and str(v).strip()))
+
+
+def _vlmevalkit_verdict(item: ScoringItem, letters: str, gold: str) -> tuple[str | None, bool, str]:
+    """The option VLMEvalKit's exact matching reads, whether it is the gold, and how it was settled; where the rule
+    reads none and the imported row carries VLMEvalKit's own verdict from its judge model, that verdict."""
+    options = dict(zip(letters, item.sample.options)) if item.sample.options else dict.fromkeys(letters, "")
+    said = vlmevalkit_choice(item.response or "", options)
+    if said is not None:
+        return said, said == gold, CHOICE_READING
+    recorded = (item.signals.get("vlmevalkit") or {}) if isinstance(item.signals, dict) else {}
+    hit, log = str(recorded.get("hit", "")).strip(), str(recorded.get("log", ""))
+    if hit in ("0", "1") and "Failed in Prefetch" not in log:
+        return None, hit == "1", (f"{CHOICE_READING} found no option; VLMEvalKit's recorded verdict (hit={hit} in "
+                                  "its _openai_result table, its judge model's reading, not HalluStudio's)")
+    return None, False, f"{CHOICE_READING}: no option found (counts wrong, as in VLMEvalKit)"

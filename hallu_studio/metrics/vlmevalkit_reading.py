@@ -1,5 +1,6 @@
-"""VLMEvalKit's reading of a yes/no answer (its ``YOrN_Extraction``), which its MME, HallusionBench and POPE
-scores rest on.
+"""VLMEvalKit's readings of an answer: a yes/no answer (its ``YOrN_Extraction``), which its MME, HallusionBench
+and POPE scores rest on, and the option a multiple-choice answer chooses (its exact-matching ``can_infer``), which
+its MCQ accuracies (ScienceQA, MMStar, MMBench …) rest on when no judge model is set.
 
 The answer is lower-cased, its punctuation removed the way VLMEvalKit's ``process_punctuation`` does (VQA's
 rule), and split on white space: "yes" among the words and "no" not → yes; "no" and not "yes" → no; both or
@@ -16,11 +17,29 @@ not between digits is deleted. So "Yes,it is" reads "yes it is", but "Yes, no do
 ['yes', 'no', 'no', 'unknown', 'unknown']
 >>> [vlmevalkit_yes_no(a) for a in ("Yes,it is", "No.There is one.", "(no)", "yes-no")]
 ['yes', 'unknown', 'no', 'unknown']
+
+**Multiple choice** (``vlmevalkit_choice``), the rule as VLMEvalKit had it when the score files of its
+``assets/benchmarks`` were written (commit c03bc048, 2024): first the option letters (``can_infer_option``): an
+answer holding one of the refusals VLMEvalKit lists is "Z" (no option); otherwise the marks ``.()[],:;!*#{}``
+become spaces, the answer is split on white space, and when exactly one of the options' letters is among the
+words (case as written, so the article "A" counts) that letter is the choice; when none is and "Z" is, "Z".
+Failing that, the option texts (``can_infer_text``): the one option whose text, lower-cased, is in the lower-cased
+answer (anywhere, even inside a word); none or several: no choice. No choice (``None``) counts wrong. Options
+with no text (a lost cell) are no options. Later VLMEvalKit (2025) also wants the letter among the last five words,
+reads "the answer is B" in a longer answer, and drops the text match for long answers; the files it wrote before
+that are read with this rule.
+
+>>> options = {"A": "a liquid", "B": "a gas", "C": "a solid"}
+>>> [vlmevalkit_choice(a, options) for a in ("B", "(C) a solid", "It is a gas.", "A gas or a solid? B.", "Maybe")]
+['B', 'C', 'B', None, None]
+>>> vlmevalkit_choice("A molecule with the formula C is carbon.", {"A": "C", "B": "C2", "C": "CCl4"})
+'A'
 """
 
 from __future__ import annotations
 
 import re
+from typing import Mapping
 
 # The marks VLMEvalKit's process_punctuation strips (VQA's list; a period is handled apart).
 _MARKS: tuple[str, ...] = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@",
@@ -29,6 +48,12 @@ _DIGIT_COMMA_DIGIT = re.compile(r"(\d)(,)(\d)")
 _LONE_PERIOD = re.compile(r"(?<!\d)\.(?!\d)")
 
 READING = "VLMEvalKit YOrN_Extraction (yes / no / unknown)"
+CHOICE_READING = "VLMEvalKit can_infer (exact matching, as of c03bc048)"
+# Answers VLMEvalKit's can_infer_option reads as "no option" (its reject_to_answer list).
+_REFUSALS: tuple[str, ...] = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
+                              "I'm sorry, but without the image provided", "Cannot determine the answer")
+_SPACED = str.maketrans({mark: " " for mark in ".()[],:;!*#{}"})
+NO_OPTION = "Z"  # VLMEvalKit's letter for "no option", never an option's own
 
 
 def strip_punctuation(text: str) -> str:
@@ -58,3 +83,28 @@ def vlmevalkit_yes_no(response: str) -> str:
     if said_no and not said_yes:
         return "no"
     return "unknown"
+
+
+def vlmevalkit_choice(response: str, options: Mapping[str, str]) -> str | None:
+    """The letter VLMEvalKit's exact-matching ``can_infer`` reads off ``response`` ("Z": a refusal), or None when
+    it finds no option; ``options`` maps each option's letter to its text (see the module docstring).
+
+    >>> vlmevalkit_choice("B. armored catfish", {"A": "discus", "B": "armored catfish"})
+    'B'
+    >>> xy = {"A": "x", "B": "y"}
+    >>> vlmevalkit_choice("Cannot determine the answer.", xy), vlmevalkit_choice("A B", xy)
+    ('Z', None)
+    """
+    text = str(response)
+    options = {letter: str(option) for letter, option in options.items() if str(option)}
+    if any(refusal in text for refusal in _REFUSALS):
+        return NO_OPTION
+    words = text.translate(_SPACED).split()
+    named = [letter for letter in options if letter in words]
+    if len(named) == 1:
+        return named[0]
+    if not named and NO_OPTION in words:
+        return NO_OPTION
+    lowered = text.lower()
+    found = [letter for letter, option in options.items() if option.lower() in lowered]
+    return found[0] if len(found) == 1 else None

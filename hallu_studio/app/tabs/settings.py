@@ -63,7 +63,8 @@ def configs_html(ctx: AppContext) -> str:
 EDITABLE: tuple[str, ...] = (
     "llm.base_url", "llm.model", "scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
     "scoring.unverifiable_weight", "scoring.extractor", "scoring.reviser", "scoring.halfscore_matcher", "scoring.emd_empty_side",
-    "scoring.emd_ground_cost", "scoring.pope_reading", "scoring.reefknot_reading", "decoding.entropy_reading",
+    "scoring.emd_ground_cost", "scoring.pope_reading", "scoring.accuracy_reading", "scoring.reefknot_reading",
+    "decoding.entropy_reading",
     "scoring.chair_reading", "scoring.chair_vocabulary", "scoring.chair_ground_truth", "scoring.nli_model",
     "scoring.trihe_reference_threshold",
     "scoring.trihe_support_threshold", "scoring.trihe_top_k", "scoring.nli_threshold",
