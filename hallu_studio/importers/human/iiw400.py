@@ -98,7 +98,7 @@ def read_iiw400(path: str | os.PathLike[str], source: str = SOURCE) -> ParsedHum
             builder.sample_problem(where, "no human description ('IIW') and no annotated objects")
             continue
         sample = builder.sample(Sample(id=f"{builder.name}/{key}", benchmark=builder.name, image_key=key,
-                                       task="caption", reference_text="\n\n".join(references),
+                                       task="caption", reference_text="\n\n".join(references), reference_kind="dense",
                                        meta={"objects": objects, "reference_text": "IIW description, then one "
                                              "'<label>. <description>' paragraph per annotated object"}))
         unreadable += bool(record.get(UNREADABLE_RATINGS_KEY))
