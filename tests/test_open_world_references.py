@@ -1,4 +1,4 @@
-"""What a reference can settle (``grounding.Scope``), read the same way by every scorer: a scene graph is
+"""What a reference can settle (``reference_scope.Scope``), read the same way by every scorer: a scene graph is
 complete; one dense caption names what is there; several captions and an object list settle only what they
 state or contradict, the list complete within its vocabulary."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hallu_studio.grounding import Scope
+from hallu_studio.reference_scope import Scope
 from hallu_studio.judges.graph_judge import SceneGraphAlignmentJudge
 from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.halfscore import HalFscoreMetric, reference_concepts

@@ -1,5 +1,5 @@
 """A reference means one thing: its kind (short captions, or a dense description) is said on the sample and read
-in one place (``grounding.Scope.of_sample``); the JSON type of ``reference_text`` (a string or a list) never
+in one place (``reference_scope.Scope.of_sample``); the JSON type of ``reference_text`` (a string or a list) never
 decides it. Issue 27 item 2 and issue 28 item 1."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hallu_studio.config import Settings
-from hallu_studio.grounding import Scope
+from hallu_studio.reference_scope import Scope
 from hallu_studio.model import Benchmark, Sample, ValidationError
 from hallu_studio.pipelines.scoring import score_jsonl
 from hallu_studio.store import SCHEMA_VERSION, Store
@@ -95,7 +95,8 @@ def test_a_string_and_a_one_element_list_score_the_same_in_each_kind(tmp_path):
 
 def test_the_reference_kind_is_decided_in_one_function():
     """No module but the data model (which defines and validates it), the store (which keeps it) and
-    ``grounding`` (``Scope.of_sample``) reads ``reference_kind``; none asks whether ``reference_text`` is a string."""
+    ``reference_scope`` (``Scope.of_sample``) reads ``reference_kind``; none asks whether ``reference_text`` is a
+    string."""
     reads_kind = re.compile(r"\.reference_kind\b|\[[\"']reference_kind[\"']\]")
     type_test = re.compile(r"isinstance\([^)]*reference_text[^)]*,\s*\(?str")
     kind_readers, type_testers = set(), set()
@@ -106,12 +107,12 @@ def test_the_reference_kind_is_decided_in_one_function():
             kind_readers.add(rel)
         if type_test.search(text):
             type_testers.add(rel)
-    # The data model defines and validates it, the store keeps it; of everything above them, grounding alone.
-    assert {m for m in kind_readers if not m.startswith(("model/", "store/"))} == {"grounding.py"}, kind_readers
+    # The data model defines and validates it, the store keeps it; of everything above them, reference_scope alone.
+    assert {m for m in kind_readers if not m.startswith(("model/", "store/"))} == {"reference_scope.py"}, kind_readers
     # The store picks a column by the type (one text or a JSON list), so that a sample reads back as it was given.
     assert type_testers <= {"model/records.py", "store/corpus.py"}, type_testers
-    grounding = (PACKAGE / "grounding.py").read_text(encoding="utf-8")
-    assert len(re.findall(r"sample\.reference_kind", grounding)) == 1  # in Scope.of_sample
+    scope = (PACKAGE / "reference_scope.py").read_text(encoding="utf-8")
+    assert len(re.findall(r"sample\.reference_kind", scope)) == 1  # in Scope.of_sample
 
 
 def _v5_store_with_samples(path: Path) -> None:

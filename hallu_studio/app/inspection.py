@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..annotation import current_corrections
-from ..grounding import Scope
+from ..reference_scope import Scope
 from ..judges.base import CAPTION_SOURCE
 from ..model import Score
 from ..store import Store

@@ -53,7 +53,7 @@ from ..concept_matching import GraphConceptMatcher
 from ..concepts import Concept
 from ..config import EMD_EMPTY_SIDE_POLICIES
 from ..extraction.base import ConceptExtractor
-from ..grounding import Scope
+from ..reference_scope import Scope
 from ..judges.base import unit_rows
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..concepts import KINDS, Concept, ConceptMatcher, MatchOutcome, absorb, concept_list, concept_spans, pointer
-from ..grounding import Scope
+from ..reference_scope import Scope
 from ..judges.base import PhraseEncoder, unit_rows
 from ..llm.dispatch import list_answer_tokens
 from ..model import ConceptSet, Sample

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from ..grounding import Scope
+from ..reference_scope import Scope
 from ..model import ConceptSet, ObjectConcept, Sample
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def reference_source(sample: Sample) -> str | None:
     """Where a sample's reference concepts come from: ``scene_graph``, ``reference_text`` (its human captions),
-    ``gold_triplets``, ``reference_objects`` (an object list alone) or None (``grounding.Scope.basis``)."""
+    ``gold_triplets``, ``reference_objects`` (an object list alone) or None (``reference_scope.Scope.basis``)."""
     return Scope.of_sample(sample).basis
 
 

@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from ..judges.base import (CAPTION_SOURCE, CAPTIONS_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE,
                            HALLUCINATION_VERDICTS, OBJECT_LIST_SOURCE, JudgeReference, Triplet, TripletJudge)
 from ..extraction.spans import sentence_spans, speculative_spans
-from ..grounding import DENSE_CAPTION, Scope, stated_counts
+from ..grounding import stated_counts
+from ..reference_scope import DENSE_CAPTION, Scope
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import normalize_name, number_word
 from ..lexicon.nouns import is_adjective_only
@@ -116,7 +117,7 @@ def judged_on_object_list(sample: Sample) -> bool:
 def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) -> JudgeReference:
     """Reference captions' concepts as a judge's reference: their relations, their attributes as
     ``(o, is, a)``, their objects, and the numbers they state (``JudgeReference.counts``); read open-world, with
-    the sample's object list where it has one (``grounding.Scope``); its ``source`` says what it was read from."""
+    the sample's object list where it has one (``reference_scope.Scope``); its ``source`` says what it was read from."""
     triplets: list[Triplet] = [(r.subject, r.predicate, r.object) for r in concepts.relations]
     triplets += [(a.object, ATTRIBUTE_PREDICATE, a.attribute) for a in concepts.attributes]
     counts = stated_counts((c.object, c.count) for c in concepts.counts)

@@ -38,7 +38,7 @@ class Sample:
     # What ``reference_text`` settles (``REFERENCE_KINDS``): "captions", short captions, open-world (each settles
     # what it mentions; what none mentions may still be in the picture: COCO's five); "dense", a dense description
     # of the whole image (DCI's, IIW's): what it does not name is not in the picture. Read in one place only,
-    # ``grounding.Scope.of_sample``.
+    # ``reference_scope.Scope.of_sample``.
     reference_kind: str = "captions"
     meta: dict[str, Any] = field(default_factory=dict)
 

@@ -29,7 +29,7 @@ from ..llm.errors import llm_failure
 from ..metrics.base import ItemResult, Metric, ScoringItem
 from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
-from ..grounding import Scope
+from ..reference_scope import Scope
 from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, content_key, iter_chunks
 from .reports import LLMUsage, ScoreReport
 
@@ -162,7 +162,7 @@ class Unit:
 @dataclass
 class KeptResults:
     """Metric results kept by content between stateless runs (``score --input --cache``), as a store keeps scores,
-    under the metric's config key, the line's whole record and what its references were read as (``grounding.Scope``:
+    under the metric's config key, the line's whole record and what its references were read as (``reference_scope``:
     none kept while a string reference read as dense is read back). Failures are never kept (the next run tries
     them again), nor the results of a metric that reads the whole input (CHAIR's ``benchmark`` vocabulary)."""
 

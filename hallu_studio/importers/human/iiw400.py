@@ -10,7 +10,7 @@ What the import makes of it:
 
 - one ``caption`` sample per image (``iiw400/<image key>``, all 400). The reference is one dense description
   (``reference_text`` a string, read as DCI's: what it does not name is not in the picture, attributes and
-  relations it does not give are unverifiable; ``grounding.Scope``): the human hyper-detailed description,
+  relations it does not give are unverifiable; ``reference_scope.Scope``): the human hyper-detailed description,
   then each annotated object's "<label>. <description>" as a paragraph of it (the annotators labelled the
   salient objects, not every object, and their labels are free-form, so they are not an object list
   complete within a vocabulary). The objects as annotated (label, description, box) are kept in
