@@ -168,3 +168,14 @@ def test_importers_say_the_kind(tmp_path):
     assert [s.reference_kind for s in parsed.samples] == ["captions", "dense"]
     assert len(parsed.problems) == 1 and "line 3" in parsed.problems[0].record
     assert "reference_kind" in parsed.problems[0].reason
+
+
+def test_a_human_study_line_may_say_its_references_are_dense(tmp_path):
+    from hallu_studio.importers.human.generic import read_generic_judgements
+
+    lines = [{"source": "pilot", "sample_id": f"img-{i}", "reference_text": CAPTION, "model": "m",
+              "response": RESPONSE, "label": "hallucinated", **kind} for i, kind in
+             enumerate([{}, {"reference_kind": "dense"}])]
+    (tmp_path / "study.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    study = read_generic_judgements(tmp_path / "study.jsonl")
+    assert [s.reference_kind for s in study.benchmark.samples] == ["captions", "dense"]
