@@ -92,7 +92,7 @@ def dci_lines(images: int) -> list[dict[str, Any]]:
         for j, image in enumerate(names):
             text = " ".join(_variant(k, _sentences(caps[image]), _sentences(caps[names[(j + 1) % len(names)]])))
             out.append({"id": f"model{k}/{image}", "image": image, "task": "caption", "response": text,
-                        "reference_text": refs[image]})
+                        "reference_text": refs[image], "reference_kind": "dense"})  # DCI's: a dense description
     return out
 
 
@@ -342,7 +342,8 @@ def parts(args: argparse.Namespace) -> None:
     metric.embedder._model = model
     items = [ScoringItem(x["id"], x["response"],
                          Sample(id=f"jsonl/{x['id']}", benchmark="jsonl", image_key=x["image"], task="caption",
-                                reference_text=x["reference_text"]), c, {})
+                                reference_text=x["reference_text"], reference_kind=x.get("reference_kind") or "captions"),
+                         c, {})
              for x, c in zip(sample, extractor.extract([x["response"] for x in sample]))]
     metric.update_many(items)
     start = time.perf_counter()

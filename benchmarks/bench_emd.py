@@ -91,7 +91,8 @@ def load_pairs(n: int) -> tuple[list[str], list[str], str]:
 def items_for(responses: list[str], references: list[str], mentioned: list[ConceptSet] | None) -> list[ScoringItem]:
     out = []
     for i, (resp, ref) in enumerate(zip(responses, references)):
-        sample = Sample(id=f"bench/{i}", benchmark="bench", image_key=str(i), reference_text=ref)
+        sample = Sample(id=f"bench/{i}", benchmark="bench", image_key=str(i), reference_text=ref,
+                        reference_kind="dense")  # one long caption of the whole image, as DCI's
         out.append(ScoringItem(response_id=f"r{i}", response=resp, sample=sample,
                                mentioned=mentioned[i] if mentioned else None))
     return out

@@ -39,12 +39,13 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from .concepts import Concept, MatchOutcome, absorb
-from .grounding import (CLOSED, Grounder, Match, ReferenceGraph, Scope, attribute_support, counted, edge_support,
-                        instances_fitting, stated_counts)
+from .grounding import (Grounder, Match, ReferenceGraph, attribute_support, counted, edge_support, instances_fitting,
+                        stated_counts)
 from .lexicon.attributes import attribute_family
 from .lexicon.forms import count_of, normalize_name
 from .lexicon.predicates import contradicts, parse_predicate
 from .model import SceneGraph
+from .reference_scope import CLOSED, Scope
 from .vectors import PhraseEncoder
 
 Key = tuple[Any, ...]  # what a response concept can cover on the reference side

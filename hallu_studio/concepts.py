@@ -166,7 +166,7 @@ class MatchOutcome:
     # A.8 counts them, though they contradict nothing the reference says.
     covers: dict[Concept, list[Concept]] = field(default_factory=dict)
     silent: list[Concept] = field(default_factory=list)
-    # Against open-world references (captions, an object list: ``grounding.Scope``), what they neither state nor
+    # Against open-world references (captions, an object list: ``reference_scope.Scope``), what they neither state nor
     # contradict: not hallucinated, and not matched either.
     unverifiable: list[Concept] = field(default_factory=list)
 

@@ -31,20 +31,17 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .reference_scope import CLOSED, Scope
 from .vectors import PhraseEncoder, unit_rows
 from .lexicon.attributes import attribute_family, same_attribute, shares_scale
 from .lexicon.forms import normalize_name, unplaced
 from .lexicon.nouns import is_animate, relation
 from .lexicon.predicates import Predicate, entails, inverse, is_symmetric, parse_predicate, part_of
 from .model import SceneGraph
-
-if TYPE_CHECKING:
-    from .lexicon.vocabularies import Vocabulary
-    from .model import Sample
 
 # Predicates whose subject acts on the object: a person wears, holds, rides. Tri-HE's (GQA-derived)
 # references often write them backwards ("(shirt, wearing, man)"); such an edge is read the right way.
@@ -84,80 +81,6 @@ class Edge:
     reversed: bool = False  # read backwards (an agentive predicate written object-first)
 
 
-@dataclass(frozen=True)
-class Scope:
-    """What a sample's references can settle, whatever their concepts.
-
-    - ``objects``: a thing the reference does not name is not in the picture. True of a scene graph
-      (read as complete, as Tri-HE reads its graphs) and of one dense description of the image (DCI's,
-      IIW's: it names what is there); not of several short captions (COCO's five each mention what
-      struck their writer) or an object list (complete only within its vocabulary).
-    - ``details``: an attribute, number or relation the reference does not give is untrue. True of a
-      scene graph only; captions and object lists settle what they state and what contradicts it
-      (another colour for an object they name, another number they give, the contrary place).
-    - ``vocabulary`` and ``present``: an object list complete within a vocabulary (COCO's instance
-      annotations): a category of the vocabulary the list lacks is absent, whatever the captions say;
-      a name outside the vocabulary is one the list says nothing about.
-
-    >>> from hallu_studio.lexicon.vocabularies import vocabulary
-    >>> coco = Scope(objects=False, details=False, vocabulary=vocabulary("coco-80"), present=frozenset({"person"}))
-    >>> coco.absence("cat"), coco.absence("tree"), coco.presence("man"), coco.closed, Scope().closed
-    ("'cat' is a coco-80 category the image's object list does not hold", None, 'person', False, True)
-    """
-
-    objects: bool = True
-    details: bool = True
-    vocabulary: "Vocabulary | None" = None
-    present: frozenset[str] = frozenset()
-
-    @property
-    def closed(self) -> bool:
-        """Complete in every respect: a scene graph's reading."""
-        return self.objects and self.details
-
-    def absence(self, name: str) -> str | None:
-        """Why the object list settles that ``name`` is not in the picture (its vocabulary names it and the list
-        lacks it), or None when it cannot say."""
-        category = self.vocabulary.category_of(name) if self.vocabulary is not None else None
-        if category is None or category in self.present:
-            return None
-        return f"{category!r} is a {self.vocabulary.describe()} category the image's object list does not hold"  # type: ignore[union-attr]
-
-    def presence(self, name: str) -> str | None:
-        """The object list's category ``name`` falls under, where the list holds it; else None."""
-        category = self.vocabulary.category_of(name) if self.vocabulary is not None else None
-        return category if category is not None and category in self.present else None
-
-    def describe(self) -> str:
-        """What the evidence says the reference is read as."""
-        if self.closed:
-            return "complete (a scene graph)"
-        if self.objects:
-            read = "a dense description: what it does not name is not there; attributes, numbers and relations it " \
-                   "does not give are unverifiable"
-        else:
-            read = "open-world: what the references do not mention is unverifiable"
-        listed = f"; an object list complete within {self.vocabulary.describe()}" if self.vocabulary else ""
-        return read + listed
-
-    @classmethod
-    def of_sample(cls, sample: "Sample") -> "Scope":
-        """A scene graph (or, alone, gold triplets) is complete; one dense caption complete in its objects; several
-        captions and object lists are open, the list complete within its ``reference_vocabulary``."""
-        from .lexicon.vocabularies import vocabulary
-
-        if not sample.scene_graph.is_empty() or (bool(sample.gold_triplets) and not sample.reference_captions
-                                                 and sample.reference_objects is None):
-            return cls()
-        dense = isinstance(sample.reference_text, str) and bool(sample.reference_captions)
-        if sample.reference_objects is None or sample.reference_vocabulary is None:
-            return cls(objects=dense, details=False)
-        vocab = vocabulary(sample.reference_vocabulary)
-        return cls(objects=dense, details=False, vocabulary=vocab,
-                   present=frozenset(vocab.categories_of(sample.reference_objects)))
-
-
-CLOSED = Scope()  # a scene graph's
 
 
 @dataclass

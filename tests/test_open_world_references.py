@@ -1,4 +1,4 @@
-"""What a reference can settle (``grounding.Scope``), read the same way by every scorer: a scene graph is
+"""What a reference can settle (``reference_scope.Scope``), read the same way by every scorer: a scene graph is
 complete; one dense caption names what is there; several captions and an object list settle only what they
 state or contradict, the list complete within its vocabulary."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hallu_studio.grounding import Scope
+from hallu_studio.reference_scope import Scope
 from hallu_studio.judges.graph_judge import SceneGraphAlignmentJudge
 from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.halfscore import HalFscoreMetric, reference_concepts
@@ -26,8 +26,9 @@ CAPTION_CONCEPTS = ConceptSet(
     counts=[CountConcept("dog", 2)])
 
 
-def coco_sample(objects: list[str] | None = None, captions: list[str] | str | None = None) -> Sample:
-    return Sample(id="coco/1", benchmark="coco", image_key="1", reference_text=captions,
+def coco_sample(objects: list[str] | None = None, captions: list[str] | str | None = None,
+                kind: str = "captions") -> Sample:
+    return Sample(id="coco/1", benchmark="coco", image_key="1", reference_text=captions, reference_kind=kind,
                   reference_objects=objects, reference_vocabulary="coco-80" if objects is not None else None)
 
 
@@ -35,7 +36,7 @@ def test_each_kind_of_reference_has_its_scope():
     graph = Sample(id="g/1", benchmark="g", image_key="1", scene_graph=SceneGraph.from_dict(
         {"objects": [{"id": "1", "name": "dog"}]}))
     assert Scope.of_sample(graph).closed
-    dense = Scope.of_sample(coco_sample(captions="A long dense description."))
+    dense = Scope.of_sample(coco_sample(captions="A long dense description.", kind="dense"))
     assert (dense.objects, dense.details) == (True, False)
     several = Scope.of_sample(coco_sample(["dog"], CAPTIONS))
     assert (several.objects, several.details, several.present) == (False, False, frozenset({"dog"}))
@@ -98,7 +99,7 @@ def test_an_object_list_settles_its_vocabulary_and_nothing_else():
 
 
 def test_a_dense_caption_still_names_what_is_there():
-    sample = coco_sample(captions="Two dogs sleep under a red sofa.")
+    sample = coco_sample(captions="Two dogs sleep under a red sofa.", kind="dense")
     concepts = ConceptSet(objects=[ObjectConcept("dog"), ObjectConcept("sofa")], counts=[CountConcept("dog", 2)])
     verdicts = judge([("cat", "is in", "the image"), ("sofa", "is", "leather")], sample, concepts)
     assert [j.verdict for j in verdicts] == ["object", "unverifiable"]

@@ -66,7 +66,7 @@ def offline_encoder(monkeypatch):
 
 
 def dci_sample(i: int = 1, caption: str | None = CAPTION) -> Sample:
-    return Sample(f"dci/{i}", "dci", f"img{i}", "caption", reference_text=caption)
+    return Sample(f"dci/{i}", "dci", f"img{i}", "caption", reference_text=caption, reference_kind="dense")
 
 
 def test_the_registry_builds_trihe_judging_a_dci_sample_against_its_caption(offline_encoder):
@@ -110,6 +110,7 @@ def test_score_store_gives_dci_samples_trihe_values_and_refuses_bare_ones(store,
     assert sum(call.count(CAPTION) for call in extractor.calls) == 1  # once for two responses to it
     panels = inspect_response(store, wrong.id, with_graphs=False)  # Inspect names what the claims were judged on
     assert "vs the reference caption" in panels.triplets and "no Tri-HE triplets" not in panels.triplets
+    assert "reference: a dense description (what it doesn&#x27;t name is absent)" in panels.header
 
 
 def test_a_reference_caption_is_silent_where_a_scene_graph_is_complete():

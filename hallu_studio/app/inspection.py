@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..annotation import current_corrections
+from ..reference_scope import Scope
 from ..judges.base import CAPTION_SOURCE
 from ..model import Score
 from ..store import Store
@@ -72,9 +73,12 @@ def _header(store: Store, response_id: str, sample: Any, run: Any, scores: str) 
     question = f"<p><b>question:</b> {esc(sample.question)}</p>" if sample.question else ""
     options = f"<p><b>options:</b> {esc(' / '.join(sample.options))}</p>" if sample.options else ""
     answer = f"<p><b>gold answer:</b> {esc(sample.answer)}</p>" if sample.answer else ""
+    # What the references settle (short captions, a dense description, an object list): what the verdicts read.
+    reference = f'<p class="hs-reference">{esc(Scope.of_sample(sample).summary())}</p>'
     return (f'<div class="hs-header"><p><b>{model}</b> on <code>{esc(sample.id)}</code> · benchmark '
             f'{esc(sample.benchmark)} · task {esc(sample.task)} · domain {esc(sample.domain)} · '
-            f'<code class="hs-response-id">{esc(response_id)}</code></p>{question}{options}{answer}{scores}</div>')
+            f'<code class="hs-response-id">{esc(response_id)}</code></p>{question}{options}{answer}{reference}'
+            f'{scores}</div>')
 
 
 def inspect_response(store: Store, response_id: str, in_force: InForce | None = None, *,
@@ -124,8 +128,7 @@ def inspect_response(store: Store, response_id: str, in_force: InForce | None = 
     if with_graphs:
         ref_graph = render.graph_iframe(render.scene_graph_html(sample.scene_graph) if sample.scene_graph.objects
                                         else None, title="reference scene graph",
-                                        empty="no reference scene graph" + (": the reference is the dense caption"
-                                                                            if sample.reference_text else ""))
+                                        empty="no reference scene graph; " + Scope.of_sample(sample).summary())
         resp_graph = render.graph_iframe(
             render.concept_graph_html(concepts, trihe_ev, halfscore.evidence if halfscore else None)
             if concepts or triplets else None, title="response concept graph",

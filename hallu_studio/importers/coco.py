@@ -68,7 +68,8 @@ def coco_sample(sample_id: str, benchmark: str, image_key: str, captions: Sequen
     within ``vocabulary`` (``reference_objects``; None: no instances file). With COCO's 80 categories the sample is
     marked ``meta["image_source"] = "coco"``, so CHAIR reads it over COCO-80 by default, its ground truth the
     instances and the COCO-80 objects the captions mention (as published); the captions alone when there are no
-    instances. The marker settles nothing else: the captions stay open-world for every other judge.
+    instances. The marker settles nothing else: the captions are short captions (``reference_kind = "captions"``),
+    open-world for every other judge.
 
     >>> s = coco_sample("COCO_VAL/1", "COCO_VAL", "1", ["A man rides a horse.", "A rider on a brown horse."])
     >>> s.meta, s.reference_objects, s.reference_vocabulary, s.task
@@ -81,6 +82,7 @@ def coco_sample(sample_id: str, benchmark: str, image_key: str, captions: Sequen
         meta["image_source"] = "coco"
     return Sample(id=sample_id, benchmark=benchmark, image_key=image_key, task=fields.pop("task", "caption"),
                   reference_text=list(captions) if captions else None,
+                  reference_kind="captions",  # five short captions, each of what struck its writer: open-world
                   reference_objects=list(objects) if objects is not None else None,
                   reference_vocabulary=vocabulary if objects is not None else None, meta=meta, **fields)
 

@@ -69,7 +69,7 @@ def read_halfscore_annotations(path: str | os.PathLike[str], images_dir: str | o
                 raise ValueError(f"image {image} appears twice")
             seen.add(stem)
             parsed.samples.append(Sample(id=f"{benchmark}/{stem}", benchmark=benchmark, image_key=image.strip(),
-                                         task="caption", reference_text=caption.strip()))
+                                         task="caption", reference_text=caption.strip(), reference_kind="dense"))
         except ValueError as exc:
             parsed.problems.append(ImportProblem(where, str(exc).removeprefix(f"{where}: ")))
     attach_images(parsed, ImageFolder(images_dir, depth=0) if images_dir is not None else None, p.name)

@@ -198,7 +198,8 @@ def _sample(benchmark: str, kind: str, item: RowItem, task: str) -> Sample:
     return Sample(id=f"{benchmark}/{item.doc_id}", benchmark=benchmark, task=kind,
                   image_key=item.image_key or f"{benchmark}/{item.doc_id}", question=item.question,
                   options=item.options if kind == "mcq" else [], answer=None if kind == "caption" else gold,
-                  reference_text=item.golds if kind == "caption" and item.golds else None, meta=meta)
+                  reference_text=item.golds if kind == "caption" and item.golds else None,
+                  reference_kind="captions", meta=meta)  # a toolkit's gold captions: short, open-world
 
 
 def _benchmark(name: str, source: SamplesFile, rows: Sequence[_Row]) -> ParsedBenchmark:

@@ -263,7 +263,8 @@ def row_sample(row: dict[str, str], benchmark: str, dataset: str, task: str) -> 
         return coco_sample(f"{benchmark}/{index}", benchmark, f"{dataset}#{index}", captions, question=question,
                            meta=meta)
     return Sample(id=f"{benchmark}/{index}", benchmark=benchmark, image_key=f"{dataset}#{index}", task=task,
-                  question=question, options=options, answer=gold, reference_text=captions, meta=meta)
+                  question=question, options=options, answer=gold, reference_text=captions,
+                  reference_kind="captions", meta=meta)  # a toolkit's gold captions: short, open-world
 
 
 def _group_sizes(samples: list[Sample]) -> None:

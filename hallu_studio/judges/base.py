@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 if TYPE_CHECKING:
     from ..model import SceneGraph
 
-from ..grounding import CLOSED, Scope
+from ..reference_scope import CLOSED, Scope
 from ..vectors import PhraseEncoder, unit_rows  # noqa: F401 - re-exported: judges take encoders
 
 Triplet = tuple[str, str, str]
@@ -77,7 +77,7 @@ class JudgeReference:
     # "reference caption(s)" (captions' concepts, ``metrics.trihe.reference_from_concepts``), "object list", captions
     # and an object list joined by " + ", or "none".
     source: str = "scene graph"
-    # What the reference can settle (``grounding.Scope``): a scene graph is complete; captions and object lists are
+    # What the reference can settle (``reference_scope.Scope``): a scene graph is complete; captions and object lists are
     # open-world, an object list complete within its vocabulary.
     scope: Scope = CLOSED
     # Object names from an object list: things in the picture, of unknown number and with unknown attributes.

@@ -53,7 +53,7 @@ from ..concept_matching import GraphConceptMatcher
 from ..concepts import Concept
 from ..config import EMD_EMPTY_SIDE_POLICIES
 from ..extraction.base import ConceptExtractor
-from ..grounding import Scope
+from ..reference_scope import Scope
 from ..judges.base import unit_rows
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
@@ -266,22 +266,22 @@ class EMDMetric:
         mentioned = self._mentioned(items)
         references = reference_concepts_many([it.sample for it in items], self.extractor)
         sides: list[tuple[dict[str, TypedPhrases], dict[str, TypedPhrases], dict[str, np.ndarray] | None]] = []
+        scopes = [Scope.of_sample(it.sample) for it in items]
         if self._matcher is None:
             sides = [(concept_phrases(r), concept_phrases(m), None) for r, m in zip(references, mentioned)]
         else:
-            for it, r, m in zip(items, references, mentioned):
+            for it, r, m, scope in zip(items, references, mentioned, scopes):
                 if it.sample.id not in self._references:  # a sample's reference is listed once, not per response
                     self._references[it.sample.id] = reference_list(r, it.sample.scene_graph)
                     if len(self._references) > 4096:
                         self._references.pop(next(iter(self._references)))
-                g = grounded_concepts(self._references[it.sample.id], m, it.sample.scene_graph, self._matcher,
-                                      Scope.of_sample(it.sample))
+                g = grounded_concepts(self._references[it.sample.id], m, it.sample.scene_graph, self._matcher, scope)
                 sides.append((_typed(g.reference, {}), _typed(g.response, g.spans, g.grounding), g.decided))
         distinct = list(dict.fromkeys(
             p for r, m, _ in sides for by_type in (r, m) for typed in by_type.values() for p in typed.phrases))
         vectors = self.embedder.encode(distinct) if distinct else np.zeros((0, 1), dtype=np.float32)
         index = {p: i for i, p in enumerate(distinct)}
-        return [self._score(r, m, d, vectors, index) for r, m, d in sides]
+        return [self._score(r, m, d, vectors, index, scope) for (r, m, d), scope in zip(sides, scopes)]
 
     def _mentioned(self, items: Sequence[ScoringItem]) -> list[ConceptSet]:
         todo = [i for i, it in enumerate(items) if it.mentioned is None]
@@ -295,7 +295,8 @@ class EMDMetric:
         return [c if c is not None else ConceptSet() for c in out]
 
     def _score(self, ref: dict[str, TypedPhrases], resp: dict[str, TypedPhrases],
-               decided: dict[str, np.ndarray] | None, vectors: np.ndarray, index: dict[str, int]) -> ItemResult:
+               decided: dict[str, np.ndarray] | None, vectors: np.ndarray, index: dict[str, int],
+               scope: Scope) -> ItemResult:
         values: dict[str, Any] = {}
         stats: dict[str, float] = {}
         types_evidence: dict[str, Any] = {}
@@ -339,6 +340,8 @@ class EMDMetric:
             stats["total_defined"] = 1.0
         evidence_all = {"model": getattr(self.embedder, "model_name", type(self.embedder).__name__),
                         "types": types_evidence}
+        if not scope.closed:  # what the reference was read as (short captions, a dense description, an object list)
+            evidence_all["scope"] = scope.describe()
         return ItemResult(stats=stats, values=values, evidence=evidence_all,
                           undefined_reason="; ".join(reasons) if reasons else None)
 

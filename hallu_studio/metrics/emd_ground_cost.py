@@ -55,7 +55,7 @@ import numpy as np
 from ..concept_matching import GraphConceptMatcher
 from ..concepts import Concept, MatchOutcome, concept_list, concept_spans
 from ..config import EMD_GROUND_COSTS
-from ..grounding import CLOSED, Scope
+from ..reference_scope import CLOSED, Scope
 from ..model import ConceptSet, SceneGraph, Span
 
 GROUND_COSTS: tuple[str, ...] = EMD_GROUND_COSTS  # the setting scoring.emd_ground_cost

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from ..grounding import Scope
+from ..reference_scope import Scope
 from ..model import ConceptSet, SceneGraph
 from .base import ItemResult, ScoringItem
 from .flagging import edited_word_spans

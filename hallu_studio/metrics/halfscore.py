@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..concepts import KINDS, Concept, ConceptMatcher, MatchOutcome, absorb, concept_list, concept_spans, pointer
-from ..grounding import Scope
+from ..reference_scope import Scope
 from ..judges.base import PhraseEncoder, unit_rows
 from ..llm.dispatch import list_answer_tokens
 from ..model import ConceptSet, Sample
@@ -372,6 +372,9 @@ class HalFscoreMetric:
             stats[f"reference_{kind}"] = float(sum(c.kind == kind for c in reference))
             stats[f"hallucinated_{kind}"] = stats[f"omitted_{kind}"] = 0.0
         evidence: dict[str, Any] = {"matcher": self.matcher.name, "hallucinated": [], "omitted": [], "matched": []}
+        scope = Scope.of_sample(item.sample)
+        if not scope.closed:  # what the reference was read as (short captions, a dense description, an object list)
+            evidence["scope"] = scope.describe()
         empty_values = {"precision": None, "recall": None, "f": None, "matched": 0, "hallucinated": 0, "omitted": 0}
         if not reference and item.sample.reference_objects is None:
             zero = {k: 0.0 for k in stats}
@@ -386,8 +389,7 @@ class HalFscoreMetric:
         elif getattr(self.matcher, "uses_scene_graph", False):
             # Which objects each edge joins (several cubes): only the scene graph itself says; what the reference can
             # settle (a complete graph; open-world captions and object lists): its scope.
-            outcome = self.matcher.match(response, reference, scene_graph=item.sample.scene_graph,
-                                         scope=Scope.of_sample(item.sample))
+            outcome = self.matcher.match(response, reference, scene_graph=item.sample.scene_graph, scope=scope)
         else:
             outcome = self.matcher.match(response, reference)
         for c in outcome.ignored:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
+from ..reference_scope import Scope
 from ..model import ConceptSet, ObjectConcept, Sample
 
 if TYPE_CHECKING:
@@ -29,16 +30,8 @@ if TYPE_CHECKING:
 
 def reference_source(sample: Sample) -> str | None:
     """Where a sample's reference concepts come from: ``scene_graph``, ``reference_text`` (its human captions),
-    ``gold_triplets``, ``reference_objects`` (an object list alone) or None."""
-    if not sample.scene_graph.is_empty():
-        return "scene_graph"
-    if sample.reference_captions:
-        return "reference_text"
-    if sample.gold_triplets:
-        return "gold_triplets"
-    if sample.reference_objects:
-        return "reference_objects"
-    return None
+    ``gold_triplets``, ``reference_objects`` (an object list alone) or None (``reference_scope.Scope.basis``)."""
+    return Scope.of_sample(sample).basis
 
 
 def reference_concepts(sample: Sample, extractor: "ConceptExtractor | None" = None) -> ConceptSet:

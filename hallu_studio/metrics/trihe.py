@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from ..judges.base import (CAPTION_SOURCE, CAPTIONS_SOURCE, EXISTENCE_OBJECT, EXISTENCE_PREDICATE,
                            HALLUCINATION_VERDICTS, OBJECT_LIST_SOURCE, JudgeReference, Triplet, TripletJudge)
 from ..extraction.spans import sentence_spans, speculative_spans
-from ..grounding import Scope, stated_counts
+from ..grounding import stated_counts
+from ..reference_scope import DENSE_CAPTION, Scope
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import normalize_name, number_word
 from ..lexicon.nouns import is_adjective_only
@@ -116,15 +117,15 @@ def judged_on_object_list(sample: Sample) -> bool:
 def reference_from_concepts(concepts: ConceptSet, sample: Sample | None = None) -> JudgeReference:
     """Reference captions' concepts as a judge's reference: their relations, their attributes as
     ``(o, is, a)``, their objects, and the numbers they state (``JudgeReference.counts``); read open-world, with
-    the sample's object list where it has one (``grounding.Scope``); its ``source`` says what it was read from."""
+    the sample's object list where it has one (``reference_scope.Scope``); its ``source`` says what it was read from."""
     triplets: list[Triplet] = [(r.subject, r.predicate, r.object) for r in concepts.relations]
     triplets += [(a.object, ATTRIBUTE_PREDICATE, a.attribute) for a in concepts.attributes]
     counts = stated_counts((c.object, c.count) for c in concepts.counts)
-    captions = len(sample.reference_captions) if sample is not None else 1
+    # Without a sample: concepts of one caption marked dense (what it does not name is not there).
+    scope = Scope.of_sample(sample) if sample is not None else DENSE_CAPTION
     listed = list(sample.reference_objects or []) if sample is not None else []
-    sources = [CAPTION_SOURCE if captions == 1 else CAPTIONS_SOURCE] if captions else []
-    sources += [OBJECT_LIST_SOURCE] if sample is not None and sample.reference_objects is not None else []
-    scope = Scope.of_sample(sample) if sample is not None else Scope(details=False)  # one dense caption's
+    sources = [CAPTION_SOURCE if scope.captions == 1 else CAPTIONS_SOURCE] if scope.captions else []
+    sources += [OBJECT_LIST_SOURCE] if scope.listed else []
     return JudgeReference(triplets=list(dict.fromkeys(triplets)), objects=list(dict.fromkeys(o.name for o in
                                                                                              concepts.objects)),
                           question=sample.question if sample else None, answer=sample.answer if sample else None,

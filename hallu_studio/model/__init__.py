@@ -10,8 +10,8 @@ and ``events`` (human input); every name is imported from ``hallu_studio.model``
 
 from __future__ import annotations
 
-from .base import (RELATION_CATEGORIES, TASKS, RelationCategory, Span, Task, ValidationError, canonical_json, content_key,
-                   iter_chunks)
+from .base import (REFERENCE_KINDS, RELATION_CATEGORIES, TASKS, ReferenceKind, RelationCategory, Span, Task,
+                   ValidationError, canonical_json, content_key, iter_chunks)
 from .graph import SceneGraph, SceneObject, SceneRelation
 from .concepts import AttributeConcept, ConceptSet, CountConcept, ObjectConcept, RelationConcept
 from .records import Benchmark, Response, Run, Sample, Score
@@ -33,6 +33,8 @@ __all__ = [
     "iter_chunks",
     "JUDGEMENT_LABELS",
     "ObjectConcept",
+    "REFERENCE_KINDS",
+    "ReferenceKind",
     "RELATION_CATEGORIES",
     "RelationCategory",
     "RelationConcept",

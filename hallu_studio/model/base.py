@@ -1,4 +1,4 @@
-"""The data model's basics: validation errors, content keys, the tasks and relation categories, spans."""
+"""The data model's basics: validation errors, content keys, tasks, relation categories, reference kinds, spans."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ Task = Literal["caption", "vqa", "yes_no", "mcq"]
 TASKS: tuple[str, ...] = ("caption", "vqa", "yes_no", "mcq")
 RelationCategory = Literal["perception", "cognition"]
 RELATION_CATEGORIES: tuple[str, ...] = ("perception", "cognition")
+# What a sample's human captions settle (``Sample.reference_kind``): short captions (COCO's five) each settle only
+# what they mention; a dense description (DCI's, IIW's) names what is in the picture.
+ReferenceKind = Literal["captions", "dense"]
+REFERENCE_KINDS: tuple[str, ...] = ("captions", "dense")
 Span = tuple[int, int]
 
 

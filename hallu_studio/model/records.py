@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import RELATION_CATEGORIES, TASKS, ValidationError, content_key
+from .base import REFERENCE_KINDS, RELATION_CATEGORIES, TASKS, ValidationError, content_key
 from .graph import SceneGraph
 
 
@@ -27,14 +27,19 @@ class Sample:
     answer: str | None = None  # gold answer / label (MCQ: the letter, Y/N: yes|no)
     gold_triplets: list[tuple[str, str, str]] = field(default_factory=list)
     relation_category: str | None = None  # perception | cognition (Reefknot)
-    # Human captions of the image: one dense caption (DCI / HalFscore) or several short ones (COCO's five). Either
-    # way open-world: what they do not mention may still be in the picture.
+    # Human captions of the image: one text or a list; a string is read as a one-element list (``reference_captions``),
+    # whatever its length: the JSON type never decides what the text settles, ``reference_kind`` does.
     reference_text: str | list[str] | None = None
     # The names of the objects in the image, complete within ``reference_vocabulary`` (COCO's instance
     # annotations: "coco-80", or a list of category names): inside it a missing object is absent, outside it the
     # list says nothing. None: no object list.
     reference_objects: list[str] | None = None
     reference_vocabulary: str | list[str] | None = None
+    # What ``reference_text`` settles (``REFERENCE_KINDS``): "captions", short captions, open-world (each settles
+    # what it mentions; what none mentions may still be in the picture: COCO's five); "dense", a dense description
+    # of the whole image (DCI's, IIW's): what it does not name is not in the picture. Read in one place only,
+    # ``reference_scope.Scope.of_sample``.
+    reference_kind: str = "captions"
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -51,6 +56,10 @@ class Sample:
         elif self.reference_text is not None and not isinstance(self.reference_text, str):
             raise ValidationError(f"sample {self.id}: reference_text must be a string or a list of strings, "
                                   f"got {type(self.reference_text).__name__}")
+        if self.reference_kind not in REFERENCE_KINDS:
+            raise ValidationError(f"sample {self.id}: reference_kind must be one of {REFERENCE_KINDS} (short captions, "
+                                  f"open-world; or a dense description that names what is there), "
+                                  f"got {self.reference_kind!r}")
         if self.reference_objects is not None:
             if not isinstance(self.reference_objects, (list, tuple)) or not all(
                     isinstance(o, str) for o in self.reference_objects):
@@ -91,6 +100,8 @@ class Sample:
         d["gold_triplets"] = [tuple(t) for t in d.get("gold_triplets") or []]
         d["options"] = list(d.get("options") or [])
         d["meta"] = dict(d.get("meta") or {})
+        if d.get("reference_kind") is None:  # absent or null: the default, short captions
+            d.pop("reference_kind", None)
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known
         if unknown:

@@ -29,7 +29,7 @@ from ..llm.errors import llm_failure
 from ..metrics.base import ItemResult, Metric, ScoringItem, reads_concepts
 from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
-from ..metrics.reference_concepts import reference_source
+from ..reference_scope import Scope
 from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, content_key, iter_chunks
 from .reports import LLMUsage, ScoreReport
 
@@ -161,11 +161,10 @@ class Unit:
 
 @dataclass
 class KeptResults:
-    """Metric results kept by content between stateless runs (``score --input --cache``), as a store keeps scores:
-    a result is found under its metric's config key (the metric's and the extractor's settings, as a stored
-    score's) and the line's whole record (id, response, references, the concepts it gives). Failures are never
-    kept, so the next run tries them again; nor are the results of a metric that reads the whole input (CHAIR's
-    ``benchmark`` vocabulary: another input gives it other names)."""
+    """Metric results kept by content between stateless runs (``score --input --cache``), as a store keeps scores,
+    under the metric's config key, the line's whole record and what its references were read as (``reference_scope``:
+    none kept while a string reference read as dense is read back). Failures are never kept (the next run tries
+    them again), nor the results of a metric that reads the whole input (CHAIR's ``benchmark`` vocabulary)."""
 
     cache: "ScoringCache"
     keys: dict[str, str] = field(default_factory=dict)  # metric name -> config key
@@ -177,7 +176,8 @@ class KeptResults:
 
     def key(self, metric: Metric, unit: Unit) -> str | None:
         known = unit.record is not None and metric.name in self.keys
-        return content_key(RESULTS_NAMESPACE, self.keys[metric.name], unit.record) if known else None
+        read = Scope.of_sample(unit.sample).describe() if known else ""
+        return content_key(RESULTS_NAMESPACE, self.keys[metric.name], unit.record, read) if known else None
 
     def get(self, keys: Sequence[str]) -> dict[str, ItemResult]:
         return {k: ItemResult(**v) for k, v in self.cache.get_many(list(keys)).items()} if keys else {}
@@ -204,7 +204,7 @@ def _read_references(extractor: CachedExtractor, samples: Iterable[Sample]) -> N
     EMD, HalFscore and Tri-HE then find each in the extractor's memory (each caption read once per run; an LLM
     asked once per caption, all in one batch). A failure is left to the metrics: their own read fails the items
     it concerns."""
-    captions = [c for s in samples if reference_source(s) == "reference_text" for c in s.reference_captions]
+    captions = [c for s in samples if Scope.of_sample(s).basis == "reference_text" for c in s.reference_captions]
     if captions:
         try:
             extractor.extract(list(dict.fromkeys(captions)))
@@ -394,10 +394,10 @@ def _jsonl_sample(record: dict[str, Any], line_no: int) -> Sample:
     if not isinstance(record["response"], str):
         raise ValidationError("'response' must be a string")
     graph = SceneGraph.from_dict(record.get("scene_graph")) if record.get("scene_graph") is not None else SceneGraph()
+    references = {k: record.get(k) for k in ("reference_text", "reference_objects", "reference_vocabulary",
+                                              "reference_kind", "question") if record.get(k) is not None}
     sample = Sample(id=f"jsonl/{record['id']}", benchmark="jsonl", image_key=str(record.get("image", record["id"])),
-                    task=str(record.get("task", "caption")), scene_graph=graph,
-                    reference_text=record.get("reference_text"), reference_objects=record.get("reference_objects"),
-                    reference_vocabulary=record.get("reference_vocabulary"), question=record.get("question"))
+                    task=str(record.get("task", "caption")), scene_graph=graph, **references)
     if graph.is_empty() and not sample.reference_captions and not sample.reference_objects:
         raise ValidationError("needs a non-empty 'scene_graph', a 'reference_text' (one caption or a list) or "
                               "'reference_objects'")

@@ -10,7 +10,7 @@ does not say: keep the text) or what the database knows:
 * ``GetRelation(a, b)``: NONE when either object does not exist; KEEP when both exist but no
   relation between them is annotated (scene graphs are incomplete); else the predicate(s).
 
-"Does not exist" is what the reference settles (``grounding.Scope``): a scene graph or a dense
+"Does not exist" is what the reference settles (``reference_scope.Scope``): a scene graph or a dense
 description lacks the object; several captions or an object list only where the list's vocabulary
 names it and the list lacks it. An object they do not mention is KEEP: they cannot say it is not there.
 
@@ -22,7 +22,7 @@ names it and the list lacks it. An object they do not mention is KEEP: they cann
 ('blue car', '["blue"]', 'KEEP', 'parked on')
 >>> db.execute("GetRelation(<object car_0>, <object dog_1>)").result
 'NONE'
->>> from hallu_studio.grounding import Scope
+>>> from hallu_studio.reference_scope import Scope
 >>> from hallu_studio.lexicon.vocabularies import vocabulary
 >>> captions = SceneGraphDatabase(db.graph, scope=Scope(objects=False, details=False, vocabulary=vocabulary("coco-80"),
 ...                                                    present=frozenset({"car"})))
@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from ..grounding import CLOSED, Scope
+from ..reference_scope import CLOSED, Scope
 from ..model import SceneGraph, SceneObject
 from .matching import ObjectMatcher, normalize_name
 

@@ -28,7 +28,7 @@ import re
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..llm.dispatch import revise_caption_tokens, revise_queries_tokens
-from ..grounding import CLOSED, Scope
+from ..reference_scope import CLOSED, Scope
 from ..model import SceneGraph
 from .database import QueryResult, SceneGraphDatabase
 from .matching import ObjectMatcher
@@ -43,7 +43,7 @@ INTRO = ("You are an expert database assistant and programmer. Correct the follo
          "[Caption]. It is from {scene}. It may contain errors like wrong or not existing object, object relation or "
          "object attributes. Objects after [Seen Objects] label are all objects can be seen from the view, and are "
          "always correct.")
-# Against open-world references (human captions, an object list: ``grounding.Scope``) the paper's "all objects"
+# Against open-world references (human captions, an object list: ``reference_scope.Scope``) the paper's "all objects"
 # is untrue: the listed objects are there, others may be too, and the database answers KEEP for those.
 OPEN_WORLD_INTRO = INTRO.replace("are all objects can be seen from the view, and are always correct.",
                                  "can be seen in the image and are always correct; other objects may be there too: "

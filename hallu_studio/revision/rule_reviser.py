@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from ..extraction.parser import ParserExtractor
 from ..extraction.token_rules import is_thing, object_name
 from ..lexicon.words import COLORS, MATERIALS
-from ..grounding import CLOSED, Scope
+from ..reference_scope import CLOSED, Scope
 from ..model import SceneGraph
 from .database import KEEP, NONE, QueryResult, SceneGraphDatabase
 from .matching import ObjectMatcher

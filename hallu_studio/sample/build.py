@@ -67,7 +67,7 @@ def _samples_for(src: SourceImage, domain: str, stored: StoredImage, seed: int) 
                               "image_sha256": stored.sha256, "domain": domain, "source_kind": src.kind,
                               "scene_graph": src.graph}
     samples = [Sample(id=f"{base}/caption", task="caption", question=CAPTION_QUESTION,
-                      reference_text=src.caption, meta={"origin": src.origin}, **common)]
+                      reference_text=src.caption, reference_kind="dense", meta={"origin": src.origin}, **common)]
     if domain != "original":
         return samples
     for k, item in enumerate(src.vqa):

@@ -146,6 +146,16 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             metric VARCHAR NOT NULL, config_key VARCHAR NOT NULL, config VARCHAR NOT NULL,
             PRIMARY KEY (metric, config_key))""",
     ]),
+    # What a sample's captions settle, said rather than guessed from their JSON type (``Sample.reference_kind``).
+    # A stored sample keeps the reading its scores were made under: one caption (the ``reference_text`` column,
+    # a JSON string) was read as a dense description (HalFscore/DCI, IIW-400, the embedded sample, a JSONL
+    # string), several (``reference_texts``, a JSON list: COCO, HaELM) as short captions.
+    (6, [
+        "ALTER TABLE samples ADD COLUMN reference_kind VARCHAR DEFAULT 'captions'",
+        """UPDATE samples SET reference_kind = CASE
+               WHEN reference_texts IS NULL AND trim(coalesce(reference_text, '')) <> '' THEN 'dense'
+               ELSE 'captions' END""",
+    ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

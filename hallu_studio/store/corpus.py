@@ -36,7 +36,7 @@ class Corpus(Database):
     _SAMPLE_SCHEMA = pa.schema([(n, pa.string()) for n in (
         "id", "benchmark", "image_key", "image_sha256", "task", "domain", "source_kind", "scene_graph_key",
         "question", "options", "answer", "gold_triplets", "relation_category", "reference_text", "meta",
-        "reference_texts", "reference_objects", "reference_vocabulary")])
+        "reference_texts", "reference_objects", "reference_vocabulary", "reference_kind")])
     _IMAGE_SCHEMA = pa.schema([("sha256", pa.string()), ("mime", pa.string()), ("width", pa.int32()),
                                ("height", pa.int32()), ("data", pa.binary())])
     _GRAPH_SCHEMA = pa.schema([("key", pa.string()), ("graph", pa.string())])
@@ -63,6 +63,7 @@ class Corpus(Database):
                 "reference_text": s.reference_text if isinstance(s.reference_text, str) else None,
                 "reference_texts": _dumps(s.reference_text) if isinstance(s.reference_text, list) else None,
                 "reference_objects": _dumps(s.reference_objects), "reference_vocabulary": _dumps(s.reference_vocabulary),
+                "reference_kind": s.reference_kind,
                 "meta": _dumps(s.meta)})
         image_rows = [{"sha256": sha, "mime": mime, "width": w, "height": h, "data": data}
                       for sha, mime, w, h, data in images]
@@ -100,7 +101,8 @@ class Corpus(Database):
             relation_category=r["relation_category"],
             reference_text=_loads(r["reference_texts"]) if r.get("reference_texts") else r["reference_text"],
             reference_objects=_loads(r.get("reference_objects")),
-            reference_vocabulary=_loads(r.get("reference_vocabulary")), meta=_loads(r["meta"], {}))
+            reference_vocabulary=_loads(r.get("reference_vocabulary")), reference_kind=r.get("reference_kind") or "captions",
+            meta=_loads(r["meta"], {}))
 
     def get_sample(self, sample_id: str) -> Sample | None:
         rows = self._dicts(self._SAMPLE_SELECT + " WHERE s.id = ?", [sample_id])

@@ -22,7 +22,7 @@ class Export(Database):
         "samples": """SELECT s.id, s.benchmark, s.image_key, s.image_sha256, s.task, s.domain, s.source_kind,
                              g.graph AS scene_graph, s.question, s.options, s.answer, s.gold_triplets,
                              s.relation_category, s.reference_text, s.reference_texts, s.reference_objects,
-                             s.reference_vocabulary, s.meta
+                             s.reference_vocabulary, s.reference_kind, s.meta
                       FROM samples s LEFT JOIN scene_graphs g ON g.key = s.scene_graph_key ORDER BY s.id""",
         "responses": """SELECT x.id, x.run_id, x.sample_id, r.model, r.backend, r.synthetic, x.text AS response,
                                x.signals, x.created_at

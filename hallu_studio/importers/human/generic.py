@@ -29,8 +29,8 @@ from ..reading import FatalImportError, iter_jsonl
 from .base import ParsedHumanStudy, StudyBuilder, comparison, fact_label, span_label
 
 JUDGEMENT_KEYS: tuple[str, ...] = ("label", "rating", "spans", "facts", "comparisons")
-SAMPLE_KEYS: tuple[str, ...] = ("image_key", "task", "question", "reference_text", "reference_objects",
-                                "reference_vocabulary")
+SAMPLE_KEYS: tuple[str, ...] = ("image_key", "task", "question", "reference_text", "reference_kind",
+                                "reference_objects", "reference_vocabulary")
 RESPONSE_KEYS: tuple[str, ...] = ("sample_id", "model", "response")  # and "written_by": "human" | "model"
 
 
@@ -135,7 +135,8 @@ def _line(builder: StudyBuilder, record: dict[str, Any], source: str, benchmark:
         id=f"{benchmark}/{sample_key}", benchmark=benchmark, image_key=str(record.get("image_key") or sample_key),
         task=str(record.get("task") or "caption"), question=record.get("question"),
         reference_text=record.get("reference_text"), reference_objects=record.get("reference_objects"),
-        reference_vocabulary=record.get("reference_vocabulary")))
+        reference_vocabulary=record.get("reference_vocabulary"),
+        reference_kind=record.get("reference_kind") or "captions"))
     model = record["model"].strip()
     if builder.written_by.setdefault(model, written_by or "model") != (written_by or "model"):
         raise ValueError(f"written_by of {model!r} differs from an earlier line's ({builder.written_by[model]!r})")

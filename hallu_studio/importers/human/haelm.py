@@ -87,7 +87,7 @@ def read_haelm(path: str | os.PathLike[str], source: str = SOURCE) -> ParsedHuma
             continue
         try:
             sample = builder.sample(Sample(id=f"{builder.name}/{key}", benchmark=builder.name, image_key=key,
-                                           task="caption", reference_text=references))
+                                           task="caption", reference_text=references, reference_kind="captions"))
         except ValueError as exc:
             builder.problem(where, str(exc))
             continue

@@ -10,7 +10,7 @@ What the import makes of it:
 
 - one ``caption`` sample per image (``iiw400/<image key>``, all 400). The reference is one dense description
   (``reference_text`` a string, read as DCI's: what it does not name is not in the picture, attributes and
-  relations it does not give are unverifiable; ``grounding.Scope``): the human hyper-detailed description,
+  relations it does not give are unverifiable; ``reference_scope.Scope``): the human hyper-detailed description,
   then each annotated object's "<label>. <description>" as a paragraph of it (the annotators labelled the
   salient objects, not every object, and their labels are free-form, so they are not an object list
   complete within a vocabulary). The objects as annotated (label, description, box) are kept in
@@ -98,7 +98,7 @@ def read_iiw400(path: str | os.PathLike[str], source: str = SOURCE) -> ParsedHum
             builder.sample_problem(where, "no human description ('IIW') and no annotated objects")
             continue
         sample = builder.sample(Sample(id=f"{builder.name}/{key}", benchmark=builder.name, image_key=key,
-                                       task="caption", reference_text="\n\n".join(references),
+                                       task="caption", reference_text="\n\n".join(references), reference_kind="dense",
                                        meta={"objects": objects, "reference_text": "IIW description, then one "
                                              "'<label>. <description>' paragraph per annotated object"}))
         unreadable += bool(record.get(UNREADABLE_RATINGS_KEY))
