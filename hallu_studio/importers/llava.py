@@ -24,6 +24,7 @@ from typing import Any
 from ..model import Response, Sample
 from .base import ImportProblem, ParsedResponses
 from .reading import FatalImportError, iter_jsonl
+from .model_names import recorded_model_name
 from .recorded import RecordedRuns, SampleIdResolver
 
 # Instructions LLaVA's evaluation scripts append to a benchmark's question (model_vqa_loader's question files:
@@ -77,10 +78,9 @@ def llava_model_name(model_id: str) -> str:
     ('liuhaotian/llava-v1.5-7b', 'liuhaotian/llava-v1.6-mistral-7b', 'my-llava')
     """
     name = model_id.strip()
-    snapshot = re.search(r"models--([^/\\]+?)--([^/\\]+)", name)
-    if snapshot:
-        return f"{snapshot[1]}/{snapshot[2]}"
-    return f"liuhaotian/{name}" if LLAVA_RELEASE.match(name) else name
+    if LLAVA_RELEASE.match(name):
+        return f"liuhaotian/{name}"
+    return recorded_model_name(name, fallback=name)
 
 
 def _target(path: Path, benchmark: str | None) -> tuple[str, str | None]:
