@@ -65,6 +65,13 @@ def test_mme_v06_snapshot_path_names_the_hub_model_and_answers_read_as_lmms_eval
     efficiency = results["efficiency"]["by_task"]["mme"]  # lmms-eval's count of right answers: 7 of 8
     assert row["value"] == pytest.approx(efficiency["total_correct_score"] / efficiency["docs"])
     assert row["images"] == 4  # input_media: two questions per image
+    # MME's own score: the one cognition subtask answered, code_reasoning, is lmms-eval's mme_cognition_score.
+    assert main(["score", "--db", db, "--metrics", "mme"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db, "--n-boot", "20", "--format", "jsonl"]) == 0
+    parts = {(r["key"], r.get("split")): r["value"] for r in map(json.loads, capsys.readouterr().out.splitlines())
+             if r["metric"] == "mme"}
+    assert parts[("score", "code_reasoning")] == pytest.approx(results["results"]["mme"]["mme_cognition_score,none"])
 
     from hallu_studio.store import Store
 

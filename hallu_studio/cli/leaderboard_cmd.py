@@ -15,6 +15,10 @@ from .common import add_db_option, check_benchmark, check_metrics, open_store_fo
 from .output import add_format_option, write_records
 
 
+# Enough significant digits that a toolkit's recorded number (POPE F1 83.34, MME 1558.52) can be checked against the
+# value column by eye; the interval keeps the views' three.
+VALUE_DIGITS = 5
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("leaderboard", help="models x metrics with bootstrap CIs by image, ranked as the Overview")
     add_db_option(p)
@@ -68,7 +72,7 @@ def _text(rows: list[dict[str, Any]], boards: list[Any], by_domain: bool) -> Non
                      r["model"], r["synthetic"], name=names.get((r["benchmark"], r["run_id"])))]
                  + ([str(r.get("domain"))] if by_domain else [])
                  + [r["metric"], r["key"]] + ([r.get("split") or ""] if splits else [])
-                 + [number(r["value"]) + (" (mean)" if r["aggregation"] == "mean of values" else ""),
+                 + [number(r["value"], VALUE_DIGITS) + (" (mean)" if r["aggregation"] == "mean of values" else ""),
                     interval(r["low"], r["high"]), number(r["n"]), number(r["images"]), r["config"]]
                  for r in rows if r["benchmark"] == benchmark]
         widths = [max(len(h), *(len(row[i]) for row in shown)) for i, h in enumerate(header)]

@@ -68,11 +68,12 @@ def _listed(metric: str, point: Mapping[str, Any]) -> list[tuple[str | None, str
     spec = metric_spec(metric) if metric in METRIC_NAMES else None
     listed: list[tuple[str | None, str, str]] = [
         (None, k, k) for k in (spec.leaderboard_keys if spec else ()) if k in point]
-    if not listed:
-        listed = [(None, k, k) for k, v in point.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if spec is not None and spec.breakdown is not None:
-        listed += spec.breakdown.entries(point)
-    return listed
+    parts = spec.breakdown.entries(point) if spec is not None and spec.breakdown is not None else []
+    if not listed:  # none of its headline numbers (an MME run of some subtasks): every other number, once
+        by_part = {key for _, _, key in parts}
+        listed = [(None, k, k) for k, v in point.items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in by_part]
+    return listed + parts
 
 
 def _split_counts(split: str, stats: Sequence[Mapping[str, float]], clusters: Sequence[str]) -> tuple[int, int]:
