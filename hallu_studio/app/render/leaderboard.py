@@ -175,8 +175,15 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
                 note = (f"the ranking rests on as few as {least.scored:,} of {least.applicable:,} responses per run "
                         "so far; numbers and order may change")
         notes.append(f"<li>Partial runs ({esc(note)}): {esc(', '.join(partial))}.</li>")
-    for family, reason in board.not_applicable.items():
-        notes.append(f"<li><b>{esc(family)}</b>: not applicable to {esc(board.benchmark)} ({esc(reason)}).</li>")
+    if board.not_applicable:  # one line however many metrics the registry holds; the app gives reasons on hover
+        if static:  # a report has no hover: the reasons inline
+            families = "; ".join(f"<b>{esc(family)}</b> ({esc(reason)})" for family, reason in board.not_applicable.items())
+            notes.append(f"<li>Metrics not applicable to {esc(board.benchmark)}: {families}.</li>")
+        else:
+            families = ", ".join(f'<span title="{esc(reason)}">{esc(family)}</span>'
+                                 for family, reason in board.not_applicable.items())
+            notes.append(f"<li>Metrics not applicable to {esc(board.benchmark)} (hover a name for why): "
+                         f"{families}.</li>")
     if unscored:
         names = ", ".join(f"{h.family} {h.name}" for h in unscored)
         metrics = ",".join(dict.fromkeys(h.metric for h in unscored))

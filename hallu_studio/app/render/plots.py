@@ -191,10 +191,11 @@ def figures_html(rows: Sequence[dict[str, Any]], names: dict[str, str] | None = 
         fig = make(rows)
         if not fig.axes[0].has_data():
             plt.close(fig)
-            missing.append(caption.split(":")[0])
+            missing.append(caption)
             continue
         data = base64.b64encode(figure_png(fig)).decode("ascii")
         shown.append(f'<figure><figcaption>{esc(caption)} <span>· {esc(detail)}</span></figcaption>'
                      f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}"/></figure>')
-    note = (f'<p class="hs-notes">No scores to plot yet for: {esc(", ".join(missing))}.</p>' if missing else "")
+    note = (f'<p class="hs-notes">Not drawn, no scores for them here: {esc("; ".join(missing))}.</p>'
+            if missing else "")
     return f'<div class="hs-figs">{"".join(shown)}</div>{note}' if shown else note
