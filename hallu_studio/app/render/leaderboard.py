@@ -177,7 +177,8 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
         notes.append(f"<li>Partial runs ({esc(note)}): {esc(', '.join(partial))}.</li>")
     if board.not_applicable:  # one line however many metrics the registry holds; the app gives reasons on hover
         if static:  # a report has no hover: the reasons inline
-            families = "; ".join(f"<b>{esc(family)}</b> ({esc(reason)})" for family, reason in board.not_applicable.items())
+            families = "; ".join(f"<b>{esc(family)}</b> ({esc(reason)})"
+                                 for family, reason in board.not_applicable.items())
             notes.append(f"<li>Metrics not applicable to {esc(board.benchmark)}: {families}.</li>")
         else:
             families = ", ".join(f'<span title="{esc(reason)}">{esc(family)}</span>'
