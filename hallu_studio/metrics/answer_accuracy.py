@@ -57,7 +57,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..config import ACCURACY_READINGS
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .spec import Breakdown, MetricSpec, Number
+from .flagging import wrong_answer_spans
+from .spec import ANSWER_VALUES_BETTER_HIGHER, ANSWER_WRONG, Breakdown, MetricSpec, Number
 from .vlmevalkit_reading import CHOICE_READING, NO_OPTION, vlmevalkit_choice
 
 if TYPE_CHECKING:
@@ -138,8 +139,8 @@ class AnswerAccuracyMetric:
                                  "worded differently (\"two\" for \"2\")."),
         summary=("unread",),
         breakdown=Breakdown(("accuracy",)),
-        agreement=Number("wrong", "answer wrong", "1 = yes", lower_is_better=True,
-                         derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
+        agreement=ANSWER_WRONG, higher_is_better_values=ANSWER_VALUES_BETTER_HIGHER, flags_words=False,
+        flagged_spans=wrong_answer_spans,
         settings=("scoring.accuracy_reading",))
     name = spec.name
 

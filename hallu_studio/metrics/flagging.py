@@ -70,3 +70,13 @@ def edited_word_spans(text: str, alignment: Sequence[Sequence[Any]]) -> list[Spa
 def whole_answer_if(wrong: bool, text: str) -> list[Span]:
     """A short answer (yes/no, a letter) is flagged whole or not at all."""
     return [(0, len(text))] if wrong else []
+
+
+def wrong_answer_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                       concepts: Mapping[str, Any] | None = None) -> list[Span]:
+    """The whole answer when a metric's ``correct`` value says it is wrong (yes/no, multiple choice, short answers).
+
+    >>> wrong_answer_spans({"correct": False}, {}, "Yes"), wrong_answer_spans({"correct": None}, {}, "Yes")
+    ([(0, 3)], [])
+    """
+    return whole_answer_if(values.get("correct") is False, text)

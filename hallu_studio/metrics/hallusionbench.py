@@ -39,7 +39,8 @@ from typing import Any, Sequence
 from ..model import Sample
 from .base import ItemResult, ScoringItem
 from .mme import add_up, all_right_shares
-from .spec import Breakdown, MetricSpec, Number
+from .flagging import wrong_answer_spans
+from .spec import ANSWER_VALUES_BETTER_HIGHER, ANSWER_WRONG, Breakdown, MetricSpec, Number
 from .vlmevalkit_reading import READING, vlmevalkit_yes_no
 
 CATEGORIES: tuple[str, ...] = ("VD", "VS")
@@ -66,8 +67,8 @@ class HallusionBenchMetric:
                                  "(all of a figure's, all of a question's answers right) show consistency."),
         summary=("fAcc", "qAcc"),
         breakdown=Breakdown(NUMBERS, order=SPLITS),
-        agreement=Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
-                         derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
+        agreement=ANSWER_WRONG, higher_is_better_values=ANSWER_VALUES_BETTER_HIGHER, flags_words=False,
+        flagged_spans=wrong_answer_spans,
         settings=(), needs=_needs)
     name = spec.name
 

@@ -44,7 +44,8 @@ from typing import Any, Callable, Sequence
 
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .spec import Breakdown, MetricSpec, Number
+from .flagging import wrong_answer_spans
+from .spec import ANSWER_VALUES_BETTER_HIGHER, ANSWER_WRONG, Breakdown, MetricSpec, Number
 from .vlmevalkit_reading import READING, vlmevalkit_yes_no
 
 PERCEPTION: tuple[str, ...] = ("existence", "count", "position", "color", "posters", "celebrity", "scene",
@@ -114,8 +115,8 @@ class MMEMetric:
                                  "wrong); two questions per image, so a few images move it a lot."),
         summary=("cognition",),
         breakdown=Breakdown(("score", "acc", "acc_plus"), order=SUBTASKS),
-        agreement=Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
-                         derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
+        agreement=ANSWER_WRONG, higher_is_better_values=ANSWER_VALUES_BETTER_HIGHER, flags_words=False,
+        flagged_spans=wrong_answer_spans,
         settings=(), needs=_needs)
     name = spec.name
 

@@ -48,8 +48,8 @@ from ..config import READINGS
 from ..lexicon.nouns import relation as noun_relation
 from ..model import Sample, SceneGraph
 from .base import ItemResult, ScoringItem
-from .flagging import whole_answer_if
-from .spec import Breakdown, MetricSpec, Number
+from .flagging import wrong_answer_spans
+from .spec import ANSWER_VALUES_BETTER_HIGHER, ANSWER_WRONG, Breakdown, MetricSpec, Number
 from .chair import canonical_forms
 
 if TYPE_CHECKING:
@@ -302,11 +302,8 @@ class PopeMetric:
         summary=("accuracy", "precision", "recall", "yes_ratio"),
         breakdown=Breakdown(("f1", "accuracy", "precision", "recall", "yes_ratio"), order=STRATEGIES,
                             not_parts=CONCEPT_KINDS),
-        agreement=Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
-                         derive=lambda v: None if v.get("correct") is None else float(not v["correct"])),
-        higher_is_better_values=frozenset({"correct"}), flags_words=False,
-        flagged_spans=lambda values, evidence, text, concepts=None: whole_answer_if(values.get("correct") is False,
-                                                                                    text),
+        agreement=ANSWER_WRONG, higher_is_better_values=ANSWER_VALUES_BETTER_HIGHER, flags_words=False,
+        flagged_spans=wrong_answer_spans,
         settings=("scoring.pope_reading",))
     name = spec.name
 

@@ -164,6 +164,13 @@ class MetricSpec:
         return self.needs(sample) if self.needs is not None else None
 
 
+# The per-response number of every metric that reads one right answer (yes/no, multiple choice, short answers):
+# 1 when the answer is wrong. Its values say ``correct``; studies read ``correct`` the right way round.
+ANSWER_WRONG = Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
+                      derive=lambda v: None if v.get("correct") is None else float(not v["correct"]))
+ANSWER_VALUES_BETTER_HIGHER: frozenset[str] = frozenset({"correct"})
+
+
 # A fact's verdicts, whichever metric judges it: what the reference says is false, what it states, and what it
 # cannot settle (reported as coverage, never as an error).
 FACT_HALLUCINATED, FACT_ACCURATE, NOT_SETTLED = "hallucinated", "accurate", "not settled"
