@@ -238,7 +238,7 @@ def _install(clock: StageClock) -> None:
         for attr in ("get_many", "put_many", "vectors", "put_vectors"):
             if owner is not None:
                 clock.wrap(owner, attr, "cache")
-    scoring = module("hallu_studio.pipelines.scoring")
+    scoring = module("hallu_studio.pipelines.scoring_jsonl")
 
     class TimedJson:
         """``json`` as the scoring pipeline sees it, with its output encoding timed."""

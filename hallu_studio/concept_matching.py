@@ -36,7 +36,7 @@ on, sofa), which no response concept matched.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .concepts import Concept, MatchOutcome, absorb
 from .grounding import (Grounder, Match, ReferenceGraph, attribute_support, counted, edge_support, instances_fitting,
@@ -145,51 +145,16 @@ class GraphConceptMatcher:
                 grounded[name] = self.grounder.ground(name, graph)
             return grounded[name]
 
-        out = MatchOutcome()
-        hallucinated: list[Concept] = []
-        covered: set[Key] = set()
+        tally = _Tally(ref, scope)
         said_as_attribute = {c.parts[1] for c in response if c.kind == "attribute"}
-
-        def matched(c: Concept, keys: list[Key], ms: Sequence[Match]) -> None:
-            covered.update(keys)
-            out.covers[c] = list(dict.fromkeys(ref.concept_of[k] for k in keys if k in ref.concept_of))
-            partner = out.covers[c][0] if out.covers[c] else None
-            out.matched.append((c, partner, min(m.score for m in ms)))
-
-        def wrong(c: Concept, why: str) -> None:
-            hallucinated.append(c)
-            out.reasons[c] = why
-
-        def unsettled(c: Concept, why: str) -> None:
-            out.unverifiable.append(c)
-            out.reasons[c] = f"unverifiable: {why}"
-
-        def absent(c: Concept, name: str) -> None:
-            """``c`` names a thing no reference object grounds: hallucinated where the reference settles that it is not
-            there (a complete graph, an object list's vocabulary), else unverifiable."""
-            if scope.objects:
-                wrong(c, f"{name!r} matches no reference object" + (
-                    " by lemma, synonym, hypernym or embedding" if c.kind == "object" else ""))
-            elif scope.absence(name):
-                wrong(c, f"{name!r} is not in the picture: {scope.absence(name)}")
-            else:
-                unsettled(c, f"the references do not mention {name!r}, and cannot say it is not there")
-
         for c in response:
             name = c.parts[0]
             ms = ground(name)
             if c.kind == "object":
-                if ms:
-                    matched(c, [("object", m.index) for m in ms], ms)
-                elif attribute_family(name) == "colour" or name in said_as_attribute:
-                    out.ignored.append(c)
-                elif not scope.objects and scope.presence(name):
-                    out.matched.append((c, None, 1.0))  # the object list holds its category
-                else:
-                    absent(c, name)
+                _object_verdict(tally, c, name, ms, said_as_attribute)
                 continue
             if not ms:
-                absent(c, name)  # where hallucinated, absorbed by that object below
+                tally.absent(c, name)  # where hallucinated, absorbed by that object below
                 continue
             nodes = ", ".join(m.describe() for m in ms)
             if c.kind == "relation" and parse_predicate(c.parts[1]).copula:
@@ -200,65 +165,131 @@ class GraphConceptMatcher:
                 c_attr, attr = None, ""
             n = int(c.parts[1]) if c.kind == "count" and c.parts[1].isdigit() else count_of(attr) if attr else None
             if n is not None:
-                has = counted(ms)
-                stated = [m for m in ms if m.node.name in ref.stated]
-                if not scope.details and (not stated or (n == 1 and counted(stated) > 1)):
-                    unsettled(c, f"the references give no number for {nodes}" if not stated else
-                              f"the references say {counted(stated)}; one of them is no total")
-                elif has == n:
-                    matched(c, [("count", m.index) for m in ms], ms)
-                else:
-                    wrong(c, f"the response says {n}, the reference has {has} of {nodes}")
+                _count_verdict(tally, c, n, ms, nodes)
             elif c_attr is not None:
-                support = attribute_support(ms, attr)
-                in_name = [m for m in ms if attr.lower() in m.node.name.split()]
-                if support.agreeing or in_name:
-                    matched(c, [("attribute", m.index, a) for m in ms for a in support.agreeing], ms)
-                elif support.conflicting:
-                    wrong(c, f"conflicts with the reference: {nodes} is {', '.join(support.conflicting)}")
-                elif not scope.details:
-                    unsettled(c, f"the references do not say whether {nodes} is {attr!r}")
-                else:
-                    wrong(c, f"the reference does not say {nodes} is {attr!r} (A.8 counts it)")
-                    out.silent.append(c)
+                _attribute_verdict(tally, c, attr, ms, nodes)
             else:
-                objects = ground(c.parts[2])
-                if not objects:
-                    absent(c, c.parts[2])
-                    continue
-                # "the red cube is left of the blue cube": only edges between those objects.
-                support = edge_support(graph, [m.index for m in ms], parse_predicate(c.parts[1]),
-                                       [m.index for m in objects], instances_fitting(ms, c.qualifiers[0]),
-                                       instances_fitting(objects, c.qualifiers[1]))
-                s_idx, o_idx = {m.index for m in ms}, {m.index for m in objects}
-                pred = parse_predicate(c.parts[1])
-                if support.edge is not None:
-                    matched(c, [("edge", support.edge)], list(ms) + list(objects))
-                elif not scope.details:
-                    # Open-world references: only the contrary place contradicts ("under" for "on").
-                    contrary = [e.text for e in support.between
-                                if (e.subject in s_idx and contradicts(e.predicate, pred))
-                                or (e.subject in o_idx and contradicts(e.predicate, pred, the_other_way=True))]
-                    if contrary:
-                        wrong(c, f"contradicts the references: between {nodes} and {objects[0].describe()} they say "
-                                 f"{'; '.join(contrary)!r}, the contrary of {c.parts[1]!r}")
-                    else:
-                        unsettled(c, f"the references do not say {nodes} is {c.parts[1]!r} "
-                                     f"{objects[0].describe()}")
-                elif support.between:
-                    texts = "; ".join(e.text for e in support.between)
-                    wrong(c, f"conflicting edge: between {nodes} and {objects[0].describe()} the reference has "
-                             f"{texts!r}, not {c.parts[1]!r}")
-                else:
-                    wrong(c, f"no edge between {nodes} and {objects[0].describe()} in the reference")
-                    out.silent.append(c)
+                _relation_verdict(tally, c, ms, ground, nodes)
+        return tally.finished()
+
+
+class _Tally:
+    """What ``GraphConceptMatcher.match`` has found so far: the outcome it builds, the hallucinated concepts (absorbed
+    when it finishes) and the reference keys a response concept covered."""
+
+    def __init__(self, ref: _Reference, scope: Scope) -> None:
+        self.ref, self.scope, self.graph = ref, scope, ref.graph
+        self.out = MatchOutcome()
+        self.hallucinated: list[Concept] = []
+        self.covered: set[Key] = set()
+
+    def matched(self, c: Concept, keys: list[Key], ms: Sequence[Match]) -> None:
+        out = self.out
+        self.covered.update(keys)
+        out.covers[c] = list(dict.fromkeys(self.ref.concept_of[k] for k in keys if k in self.ref.concept_of))
+        partner = out.covers[c][0] if out.covers[c] else None
+        out.matched.append((c, partner, min(m.score for m in ms)))
+
+    def wrong(self, c: Concept, why: str) -> None:
+        self.hallucinated.append(c)
+        self.out.reasons[c] = why
+
+    def unsettled(self, c: Concept, why: str) -> None:
+        self.out.unverifiable.append(c)
+        self.out.reasons[c] = f"unverifiable: {why}"
+
+    def absent(self, c: Concept, name: str) -> None:
+        """``c`` names a thing no reference object grounds: hallucinated where the reference settles that it is not
+        there (a complete graph, an object list's vocabulary), else unverifiable."""
+        scope = self.scope
+        if scope.objects:
+            self.wrong(c, f"{name!r} matches no reference object" + (
+                " by lemma, synonym, hypernym or embedding" if c.kind == "object" else ""))
+        elif scope.absence(name):
+            self.wrong(c, f"{name!r} is not in the picture: {scope.absence(name)}")
+        else:
+            self.unsettled(c, f"the references do not mention {name!r}, and cannot say it is not there")
+
+    def finished(self) -> MatchOutcome:
+        out, ref = self.out, self.ref
         not_things = {c.parts[0] for c in out.ignored}
-        out.hallucinated = [c for c in absorb(hallucinated) if not not_things & set(c.objects())]
+        out.hallucinated = [c for c in absorb(self.hallucinated) if not not_things & set(c.objects())]
         # What a hallucinated object's attribute or relation says is that object's error, counted once (A.8).
         gone = {c.parts[0] for c in out.hallucinated if c.kind == "object"}
         out.unverifiable = [c for c in out.unverifiable if not (gone | not_things) & set(c.objects())]
-        omitted = [c for k, c in ref.concept_of.items() if k not in covered]
+        omitted = [c for k, c in ref.concept_of.items() if k not in self.covered]
         out.omitted = absorb(omitted)
         for c in out.omitted:
             out.reasons.setdefault(c, "no response concept matches it")
         return out
+
+
+def _object_verdict(tally: _Tally, c: Concept, name: str, ms: list[Match], said_as_attribute: set[str]) -> None:
+    if ms:
+        tally.matched(c, [("object", m.index) for m in ms], ms)
+    elif attribute_family(name) == "colour" or name in said_as_attribute:
+        tally.out.ignored.append(c)
+    elif not tally.scope.objects and tally.scope.presence(name):
+        tally.out.matched.append((c, None, 1.0))  # the object list holds its category
+    else:
+        tally.absent(c, name)
+
+
+def _count_verdict(tally: _Tally, c: Concept, n: int, ms: list[Match], nodes: str) -> None:
+    has = counted(ms)
+    stated = [m for m in ms if m.node.name in tally.ref.stated]
+    if not tally.scope.details and (not stated or (n == 1 and counted(stated) > 1)):
+        tally.unsettled(c, f"the references give no number for {nodes}" if not stated else
+                        f"the references say {counted(stated)}; one of them is no total")
+    elif has == n:
+        tally.matched(c, [("count", m.index) for m in ms], ms)
+    else:
+        tally.wrong(c, f"the response says {n}, the reference has {has} of {nodes}")
+
+
+def _attribute_verdict(tally: _Tally, c: Concept, attr: str, ms: list[Match], nodes: str) -> None:
+    support = attribute_support(ms, attr)
+    in_name = [m for m in ms if attr.lower() in m.node.name.split()]
+    if support.agreeing or in_name:
+        tally.matched(c, [("attribute", m.index, a) for m in ms for a in support.agreeing], ms)
+    elif support.conflicting:
+        tally.wrong(c, f"conflicts with the reference: {nodes} is {', '.join(support.conflicting)}")
+    elif not tally.scope.details:
+        tally.unsettled(c, f"the references do not say whether {nodes} is {attr!r}")
+    else:
+        tally.wrong(c, f"the reference does not say {nodes} is {attr!r} (A.8 counts it)")
+        tally.out.silent.append(c)
+
+
+def _relation_verdict(tally: _Tally, c: Concept, ms: list[Match], ground: Callable[[str], list[Match]],
+                      nodes: str) -> None:
+    objects = ground(c.parts[2])
+    if not objects:
+        tally.absent(c, c.parts[2])
+        return
+    # "the red cube is left of the blue cube": only edges between those objects.
+    support = edge_support(tally.graph, [m.index for m in ms], parse_predicate(c.parts[1]),
+                           [m.index for m in objects], instances_fitting(ms, c.qualifiers[0]),
+                           instances_fitting(objects, c.qualifiers[1]))
+    s_idx, o_idx = {m.index for m in ms}, {m.index for m in objects}
+    pred = parse_predicate(c.parts[1])
+    if support.edge is not None:
+        tally.matched(c, [("edge", support.edge)], list(ms) + list(objects))
+    elif not tally.scope.details:
+        # Open-world references: only the contrary place contradicts ("under" for "on").
+        contrary = [e.text for e in support.between
+                    if (e.subject in s_idx and contradicts(e.predicate, pred))
+                    or (e.subject in o_idx and contradicts(e.predicate, pred, the_other_way=True))]
+        if contrary:
+            tally.wrong(c, f"contradicts the references: between {nodes} and {objects[0].describe()} they say "
+                           f"{'; '.join(contrary)!r}, the contrary of {c.parts[1]!r}")
+        else:
+            tally.unsettled(c, f"the references do not say {nodes} is {c.parts[1]!r} "
+                               f"{objects[0].describe()}")
+    elif support.between:
+        texts = "; ".join(e.text for e in support.between)
+        tally.wrong(c, f"conflicting edge: between {nodes} and {objects[0].describe()} the reference has "
+                       f"{texts!r}, not {c.parts[1]!r}")
+    else:
+        tally.wrong(c, f"no edge between {nodes} and {objects[0].describe()} in the reference")
+        tally.out.silent.append(c)

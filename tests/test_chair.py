@@ -223,7 +223,7 @@ def test_score_input_reads_a_coco_based_line_as_the_store_does(tmp_path):
     import json
 
     from hallu_studio.config import Settings
-    from hallu_studio.pipelines.scoring import score_jsonl
+    from hallu_studio.pipelines.scoring_jsonl import score_jsonl
 
     lines = [{"id": "a", "response": "A dog and a tree.", "reference_objects": ["dog"],
               "reference_vocabulary": "coco-80", "mentioned": {"objects": ["dog", "tree"]}},

@@ -48,7 +48,7 @@ import doctest  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import hallu_studio.config as config_module  # noqa: E402
-from hallu_studio.config import describe_settings, write_settings  # noqa: E402
+from hallu_studio.config_edit import describe_settings, write_settings  # noqa: E402
 from hallu_studio.metrics.registry import metrics_depending_on  # noqa: E402
 
 CHOICES = {  # setting -> (environment variable, a non-default allowed value)
@@ -249,7 +249,8 @@ def test_trihe_judges_its_own_extraction_when_it_has_one():
 
 
 def test_write_settings_changes_only_the_named_keys_and_keeps_comments(tmp_path):
-    from hallu_studio.config import load_settings, write_settings
+    from hallu_studio.config import load_settings
+    from hallu_studio.config_edit import write_settings
 
     path = tmp_path / "hallu-studio.toml"
     path.write_text('# my settings\ndb = "mine.duckdb"\n\n[scoring]\n# keep this comment\nextractor = "parser"\n'
@@ -266,7 +267,8 @@ def test_write_settings_changes_only_the_named_keys_and_keeps_comments(tmp_path)
 
 
 def test_settings_problems_name_each_bad_value():
-    from hallu_studio.config import Settings, settings_problems
+    from hallu_studio.config import Settings
+    from hallu_studio.config_edit import settings_problems
 
     s = Settings()
     assert settings_problems(s) == []

@@ -20,7 +20,8 @@ from typing import Any, Sequence
 import pytest
 
 from hallu_studio.cli import main
-from hallu_studio.config import LLMSettings, Settings, describe_settings, load_settings, overriding_env
+from hallu_studio.config import LLMSettings, Settings, load_settings, overriding_env
+from hallu_studio.config_edit import describe_settings
 from hallu_studio.extraction.spans import find_span
 from hallu_studio.llm import LLMClient, LLMConfigError, LLMRequest, endpoint
 from hallu_studio.model import (Benchmark, ConceptSet, ObjectConcept, RelationConcept, Response, Run, Sample,

@@ -29,7 +29,7 @@ STILL_NAMING: dict[str, set[str]] = {
     "cli/derive_cmd.py": {"pope"},
     "extraction/llm.py": {"trihe"},  # the prompt's name
     "judges/llm_judge.py": {"trihe"},  # the prompts' names
-    "pipelines/scoring.py": {"edit"},
+    "pipelines/scoring_jsonl.py": {"edit"},
     "studies/collect.py": {"trihe"},  # the judge-accuracy table reads Tri-HE's corrected claims
 }
 EXEMPT_PREFIXES = ("metrics/", "studies/analyses/", "importers/", "sample/", "lexicon/", "backends/probe_text.py")

@@ -12,7 +12,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hallu_studio"
-MAX_LINES = 600
+MAX_LINES = 500
+MAX_FUNCTION_LINES = 80
+# Functions still longer, each work left for the app issue (issue 28: thin views, no builder over ~80 lines); the
+# list may only shrink.
+LONG_FUNCTIONS_LEFT = {
+    "app/tabs/annotate.py build",  # the Annotate view's wiring, with verdict logic the spec's panel should hold
+    "app/build.py build_app",  # the app's wiring of every tab
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -121,6 +128,25 @@ def test_no_module_is_longer_than_it_can_be_read():
     long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, long
+
+
+def long_functions() -> dict[str, int]:
+    """``{"path/under/package.py name": lines}`` of each function (methods and nested ones too) over the limit."""
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+                if lines > MAX_FUNCTION_LINES:
+                    out[f"{path.relative_to(PACKAGE).as_posix()} {node.name}"] = lines
+    return out
+
+
+def test_no_function_is_longer_than_it_can_be_read():
+    long = long_functions()
+    assert not set(long) - LONG_FUNCTIONS_LEFT, {k: n for k, n in long.items() if k not in LONG_FUNCTIONS_LEFT}
+    # An entry whose function was split (or renamed) leaves the list, so that it cannot grow back unseen.
+    assert not LONG_FUNCTIONS_LEFT - set(long), LONG_FUNCTIONS_LEFT - set(long)
 
 
 def test_the_cli_and_the_metrics_import_without_the_slow_libraries_they_use_only_sometimes():

@@ -175,7 +175,7 @@ def test_relation_sentences_say_which_of_two_objects_of_one_name_they_mean():
 
 
 def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
-    from hallu_studio.backends.probe import SceneTruth, _wrong_predicate
+    from hallu_studio.backends.probe_scene import SceneTruth, _wrong_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # Two identical towers, one left and one right of the rocket: "the tower is right of the rocket" is true.
@@ -201,7 +201,7 @@ def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
 
 
 def test_two_cubes_a_swap_is_checked_against_the_pair_the_adjectives_name():
-    from hallu_studio.backends.probe import SceneTruth
+    from hallu_studio.backends.probe_scene import SceneTruth
 
     from hallu_studio.model import Sample
 
@@ -213,7 +213,7 @@ def test_two_cubes_a_swap_is_checked_against_the_pair_the_adjectives_name():
 
 
 def test_no_swap_is_injected_that_an_inverse_or_a_backwards_agentive_edge_makes_true():
-    from hallu_studio.backends.probe import SceneTruth, _false_predicate
+    from hallu_studio.backends.probe_scene import SceneTruth, _false_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # GQA-style "(bag, holding, man)" is the man holding the bag; "(cup, on, table)" is the table under the cup.
@@ -270,7 +270,7 @@ def test_probe_captions_have_no_broken_plurals_or_disagreeing_articles():
 
 
 def test_vqa_relation_swap_is_never_one_the_graph_supports():
-    from hallu_studio.backends.probe import SceneTruth, _false_predicate
+    from hallu_studio.backends.probe_scene import SceneTruth, _false_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # "piled on" has no contrary in the swap table; the fallback "on" (and "next to") would still be true.

@@ -13,7 +13,7 @@ import pytest
 from hallu_studio.config import Settings
 from hallu_studio.reference_scope import Scope
 from hallu_studio.model import Benchmark, Sample, ValidationError
-from hallu_studio.pipelines.scoring import score_jsonl
+from hallu_studio.pipelines.scoring_jsonl import score_jsonl
 from hallu_studio.store import SCHEMA_VERSION, Store
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hallu_studio"

@@ -86,7 +86,7 @@ def test_several_captions_give_the_union_of_their_concepts():
 
 def test_stateless_lines_take_caption_lists_and_object_lists(tmp_path):
     from hallu_studio.config import Settings
-    from hallu_studio.pipelines.scoring import score_jsonl
+    from hallu_studio.pipelines.scoring_jsonl import score_jsonl
 
     lines = [{"id": "a", "response": "A man rides a moped.", "reference_text": ["A man on a moped.", "A moped."]},
              {"id": "b", "response": "A dog.", "reference_objects": ["dog"], "reference_vocabulary": "coco-80"},

@@ -235,7 +235,7 @@ SCORE_LINE = {"id": "a", "response": "A grey cat sits on a mat.", "task": "capti
                                  HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.one_of(mutated(SCORE_LINE), JSON, HOSTILE_TEXT), min_size=1, max_size=3))
 def test_score_jsonl_gives_each_line_a_result_or_an_error(scorer, lines):
-    from hallu_studio.pipelines.scoring import score_jsonl
+    from hallu_studio.pipelines.scoring_jsonl import score_jsonl
 
     settings_, extractor, metrics = scorer
     with tempfile.TemporaryDirectory() as tmp:

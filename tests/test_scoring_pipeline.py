@@ -6,7 +6,8 @@ import pytest
 from hallu_studio.config import Settings
 from hallu_studio.metrics.base import ItemResult, ScoringItem
 from hallu_studio.model import Benchmark, ConceptSet, ObjectConcept, Response, Run, Sample, SceneGraph
-from hallu_studio.pipelines.scoring import CONCEPTS, score_jsonl, score_store
+from hallu_studio.pipelines.scoring import CONCEPTS, score_store
+from hallu_studio.pipelines.scoring_jsonl import score_jsonl
 
 GRAPH = {"objects": [{"id": "1", "name": "cat", "attributes": ["grey"]}, {"id": "2", "name": "mat"}],
          "relations": [{"subject": "1", "predicate": "on", "object": "2"}]}

@@ -13,7 +13,7 @@ from hallu_studio.config import Settings
 from hallu_studio.embedding import ADAPTIVE_THREADS_FROM, ENCODER_THREADS_ENV, Embedder
 from hallu_studio.metrics.base import ItemResult, ScoringItem
 from hallu_studio.model import Sample
-from hallu_studio.pipelines.scoring import score_jsonl
+from hallu_studio.pipelines.scoring_jsonl import score_jsonl
 from hallu_studio.store import CacheFile
 
 from test_scoring_pipeline import GRAPH, FakeCHAIR, WordExtractor

@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     check_llm_configured(settings, names, reachable=True)  # one line, before anything slow is imported or built
     if llm_steps(settings, names):
         print(f"note: {', '.join(llm_steps(settings, names))}: {in_force(settings)}", file=sys.stderr)
-    from ..pipelines.scoring import score_jsonl, score_store
+    from ..pipelines.scoring import score_store
+    from ..pipelines.scoring_jsonl import score_jsonl
 
     if args.batch_size is not None:
         if args.batch_size < 1:

@@ -319,72 +319,84 @@ class ParserExtractor:
             found.setdefault((s, o), (str(rel["relation"]).lower(), []))
         # Repairs: participle / passive / copular prepositional relations, on the same parse.
         for token in doc:
-            if token.dep_ != "pobj" or token.i not in by_root:
-                continue
-            prep = token.head
-            verb = prep.head
-            place_noun = verb.dep_ == "pobj" and verb.lower_ in PLACE_NOUNS  # "on the left side of": see below
-            if prep.dep_ == "prep" and verb.i in by_root and not place_noun:
-                # "a remote or a phone on the table": a noun the parser did not chunk.
-                for subject in conjuncts(verb):
-                    for obj in conjuncts(token):
-                        if subject.i in by_root and obj.i in by_root and (subject.i, obj.i) not in found:
-                            found[(subject.i, obj.i)] = (prep.lower_, [prep])
-                continue
-            if prep.dep_ == "prep" and verb.pos_ in ("ADJ", "ADV") and verb.head.lemma_.lower() in COPULAS:
-                # "The flag is right of the astronaut", "is next to": a two-word preposition led by an adverb.
-                predicate = f"{verb.lower_} {prep.lower_}"
-                placed = [g for c in verb.children if c.dep_ == "prep" and c.i < prep.i
-                          for g in c.children if g.dep_ == "pobj" and g.i in by_root]
-                if placed:
-                    # "close to the person with a surfboard": a second phrase describes the first one's object.
-                    for obj in conjuncts(token):
-                        if obj.i in by_root and placed[-1].i != obj.i:
-                            found.setdefault((placed[-1].i, obj.i), (prep.lower_, [prep]))
-                    continue
-                for subject in self._subject_mention(verb.head, by_root):
-                    for obj in conjuncts(token):
-                        if obj.i in by_root and subject.root != obj.i:
-                            found.setdefault((subject.root, obj.i), (predicate, [verb, prep]))
-                continue
-            if (prep.dep_ == "prep" and verb.dep_ == "pobj" and verb.lower_ in PLACE_NOUNS
-                    and verb.head.dep_ == "prep" and verb.head.head.pos_ in ("VERB", "AUX")):
-                # "is in front of the car", "sits on top of the box": a preposition of three words.
-                predicate = " ".join(t.lower_ for t in doc[verb.head.i:prep.i + 1] if t.pos_ != "DET")
-                for subject in self._subject_mention(verb.head.head, by_root):
-                    for obj in conjuncts(token):
-                        if obj.i in by_root and subject.root != obj.i:
-                            found.setdefault((subject.root, obj.i), (predicate, [verb.head, verb, prep]))
-                continue
-            # "hikes up a trail": spaCy makes "up" a particle that holds the object.
-            if prep.dep_ not in ("prep", "agent", "prt") or verb.pos_ not in ("VERB", "AUX"):
-                continue
-            lemma = verb.lemma_.lower()
-            active = False
-            if verb.tag_ == "VBN" or prep.dep_ == "agent":
-                predicate = f"{verb.lower_} {prep.lower_}"
-            elif lemma in COPULAS:
-                predicate = prep.lower_
-            elif any(c.dep_ == "dobj" for c in verb.children):
-                # "has a stick in his hand", "facing the person on the skateboard": the preposition places the
-                # verb's object, not its subject (sng_parser pairs the subject with it). "with" is left alone:
-                # it is often the verb's instrument ("hits the ball with a racket").
-                if prep.lower_ != "with":
-                    self._place_object(verb, prep, token, found, by_root)
-                continue
-            else:
-                # sng_parser finds active verbs but keeps only the preposition ("standing on" -> "on").
-                predicate, active = f"{verb.lower_} {prep.lower_}", True
-            negated = any(c.dep_ == "neg" for c in verb.children)
-            for subject in self._subject_mention(verb, by_root):
+            self._repair_relation(doc, token, found, by_root)
+        drop_negated(doc, found, lambda verb: self._subject_mention(verb, by_root))
+        return self._relation_concepts(doc, found, by_root)
+
+    def _repair_relation(self, doc: Any, token: Any, found: dict[tuple[int, int], tuple[str, list[Any]]],
+                         by_root: dict[int, Mention]) -> None:
+        """Repairs, at ``token`` (the object of a preposition, a mention's root), the relations sng_parser misses or
+        misreads: participle, passive and copular prepositional ones, written into ``found``."""
+        if token.dep_ != "pobj" or token.i not in by_root:
+            return
+        prep = token.head
+        verb = prep.head
+        place_noun = verb.dep_ == "pobj" and verb.lower_ in PLACE_NOUNS  # "on the left side of": see below
+        if prep.dep_ == "prep" and verb.i in by_root and not place_noun:
+            # "a remote or a phone on the table": a noun the parser did not chunk.
+            for subject in conjuncts(verb):
+                for obj in conjuncts(token):
+                    if subject.i in by_root and obj.i in by_root and (subject.i, obj.i) not in found:
+                        found[(subject.i, obj.i)] = (prep.lower_, [prep])
+            return
+        if prep.dep_ == "prep" and verb.pos_ in ("ADJ", "ADV") and verb.head.lemma_.lower() in COPULAS:
+            # "The flag is right of the astronaut", "is next to": a two-word preposition led by an adverb.
+            predicate = f"{verb.lower_} {prep.lower_}"
+            placed = [g for c in verb.children if c.dep_ == "prep" and c.i < prep.i
+                      for g in c.children if g.dep_ == "pobj" and g.i in by_root]
+            if placed:
+                # "close to the person with a surfboard": a second phrase describes the first one's object.
+                for obj in conjuncts(token):
+                    if obj.i in by_root and placed[-1].i != obj.i:
+                        found.setdefault((placed[-1].i, obj.i), (prep.lower_, [prep]))
+                return
+            for subject in self._subject_mention(verb.head, by_root):
                 for obj in conjuncts(token):
                     if obj.i in by_root and subject.root != obj.i:
-                        key = (subject.root, obj.i)
-                        if negated:  # "may not be engaging with the women" claims no relation
-                            found.pop(key, None)
-                        elif not active or found.get(key, (prep.lower_,))[0] == prep.lower_:
-                            found[key] = (predicate, [verb, prep])
-        drop_negated(doc, found, lambda verb: self._subject_mention(verb, by_root))
+                        found.setdefault((subject.root, obj.i), (predicate, [verb, prep]))
+            return
+        if (prep.dep_ == "prep" and verb.dep_ == "pobj" and verb.lower_ in PLACE_NOUNS
+                and verb.head.dep_ == "prep" and verb.head.head.pos_ in ("VERB", "AUX")):
+            # "is in front of the car", "sits on top of the box": a preposition of three words.
+            predicate = " ".join(t.lower_ for t in doc[verb.head.i:prep.i + 1] if t.pos_ != "DET")
+            for subject in self._subject_mention(verb.head.head, by_root):
+                for obj in conjuncts(token):
+                    if obj.i in by_root and subject.root != obj.i:
+                        found.setdefault((subject.root, obj.i), (predicate, [verb.head, verb, prep]))
+            return
+        # "hikes up a trail": spaCy makes "up" a particle that holds the object.
+        if prep.dep_ not in ("prep", "agent", "prt") or verb.pos_ not in ("VERB", "AUX"):
+            return
+        lemma = verb.lemma_.lower()
+        active = False
+        if verb.tag_ == "VBN" or prep.dep_ == "agent":
+            predicate = f"{verb.lower_} {prep.lower_}"
+        elif lemma in COPULAS:
+            predicate = prep.lower_
+        elif any(c.dep_ == "dobj" for c in verb.children):
+            # "has a stick in his hand", "facing the person on the skateboard": the preposition places the
+            # verb's object, not its subject (sng_parser pairs the subject with it). "with" is left alone:
+            # it is often the verb's instrument ("hits the ball with a racket").
+            if prep.lower_ != "with":
+                self._place_object(verb, prep, token, found, by_root)
+            return
+        else:
+            # sng_parser finds active verbs but keeps only the preposition ("standing on" -> "on").
+            predicate, active = f"{verb.lower_} {prep.lower_}", True
+        negated = any(c.dep_ == "neg" for c in verb.children)
+        for subject in self._subject_mention(verb, by_root):
+            for obj in conjuncts(token):
+                if obj.i in by_root and subject.root != obj.i:
+                    key = (subject.root, obj.i)
+                    if negated:  # "may not be engaging with the women" claims no relation
+                        found.pop(key, None)
+                    elif not active or found.get(key, (prep.lower_,))[0] == prep.lower_:
+                        found[key] = (predicate, [verb, prep])
+
+    @staticmethod
+    def _relation_concepts(doc: Any, found: dict[tuple[int, int], tuple[str, list[Any]]],
+                           by_root: dict[int, Mention]) -> list[RelationConcept]:
+        """The relations found that join two mentions, as concepts with their spans, in the order of the text."""
         out: list[RelationConcept] = []
         for (s, o), (predicate, extra) in found.items():
             sm, om = by_root.get(s), by_root.get(o)

@@ -1,5 +1,5 @@
 """What a scoring pass did: ``ScoreReport`` (the store's pass) and the LLM usage both kinds of pass report
-(``LLMUsage``; the stateless JSONL pass's ``JsonlReport`` lives with it in ``scoring``)."""
+(``LLMUsage``; the stateless JSONL pass's ``JsonlReport`` lives with it in ``scoring_jsonl``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Score responses with metrics: what is missing in the store, or a JSONL file statelessly.
+"""Score responses with metrics: what is missing in the store (a JSONL file statelessly: ``scoring_jsonl``).
 
 In the store, scoring is resumable: a response is scored by a metric only when no score exists for that metric
 under its current ``config_key`` (``metrics.keys``). Work goes in batches, each written in ONE transaction
@@ -9,20 +9,16 @@ metric receives them as ``ScoringItem.mentioned``.
 
 from __future__ import annotations
 
-import json
-import sys
 import threading
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from tqdm import tqdm
 
-from ..caching import RESULTS_NAMESPACE, MemoryCache
+from ..caching import RESULTS_NAMESPACE
 from ..config import Settings
 from ..extraction.cached import CachedExtractor
-from ..importers.reading import json_error_text
 from ..lexicon.wordnet import lexicon_note
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..llm.errors import llm_failure
@@ -30,8 +26,8 @@ from ..metrics.base import ItemResult, Metric, ScoringItem, reads_concepts
 from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
 from ..reference_scope import Scope
-from ..model import ConceptSet, Response, Sample, SceneGraph, Score, ValidationError, content_key, iter_chunks
-from .reports import LLMUsage, ScoreReport
+from ..model import ConceptSet, Response, Sample, Score, content_key, iter_chunks
+from .reports import ScoreReport
 
 if TYPE_CHECKING:
     from ..caching import ScoringCache
@@ -364,181 +360,3 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
             if result.undefined_reason is not None:
                 report.undefined[metric.name] += 1
     store.put_score_batch(scores, stats, failures)
-
-
-# --------------------------------------------------------------------------- stateless JSONL
-
-
-@dataclass
-class JsonlReport(LLMUsage):
-    lines: int = 0
-    scored: int = 0
-    errors: list[str] = field(default_factory=list)  # "line N (id X): reason": the input's fault
-    llm_failures: list[str] = field(default_factory=list)  # "line N (id X): trihe: LLM call to URL failed: ..."
-    warnings: list[str] = field(default_factory=lexicon_warnings)  # what shaped the scores unusually (no WordNet)
-
-    def summary(self) -> str:
-        text = f"{self.scored} of {self.lines} lines scored"
-        if self.errors:
-            text += f"; {len(self.errors)} problems (see the 'error' / 'errors' fields)"
-        text += f"; {len(self.llm_failures)} LLM failures (not the input's fault)" if self.llm_failures else ""
-        if self.llm_summary():
-            text += f"; {self.llm_summary()}"
-        return text
-
-
-def _jsonl_sample(record: dict[str, Any], line_no: int) -> Sample:
-    for required in ("id", "response"):
-        if required not in record:
-            raise ValidationError(f"missing field {required!r}")
-    if not isinstance(record["response"], str):
-        raise ValidationError("'response' must be a string")
-    graph = SceneGraph.from_dict(record.get("scene_graph")) if record.get("scene_graph") is not None else SceneGraph()
-    references = {k: record.get(k) for k in ("reference_text", "reference_objects", "reference_vocabulary",
-                                              "reference_kind", "question") if record.get(k) is not None}
-    sample = Sample(id=f"jsonl/{record['id']}", benchmark="jsonl", image_key=str(record.get("image", record["id"])),
-                    task=str(record.get("task", "caption")), scene_graph=graph, **references)
-    if graph.is_empty() and not sample.reference_captions and not sample.reference_objects:
-        raise ValidationError("needs a non-empty 'scene_graph', a 'reference_text' (one caption or a list) or "
-                              "'reference_objects'")
-    return sample
-
-
-def _readable_samples(records: Iterable[tuple[int, str]]) -> list[Sample]:
-    """The samples of the records that parse (the others get their error when they are scored)."""
-    out = []
-    for line_no, text in records:
-        try:
-            record = json.loads(text)
-            if isinstance(record, dict):
-                out.append(_jsonl_sample(record, line_no))
-        except (json.JSONDecodeError, ValidationError, TypeError, ValueError):
-            continue
-    return out
-
-
-def _jsonl_numbers(metric: Metric, score: Score) -> dict[str, Any]:
-    numbers = dict(score.values)
-    if metric.name == "edit" and "revised" not in numbers:
-        numbers["revised"] = score.evidence.get("revised")  # the revision is the edit metric's main output
-    if score.undefined_reason is not None:
-        numbers["undefined_reason"] = score.undefined_reason
-    return numbers
-
-
-def _parse_line(line_no: int, text: str) -> tuple[dict[str, Any], Sample, ConceptSet | None]:
-    """A line's record, its sample and the concepts it gives; ``_LineError`` naming the record and the reason."""
-    record_id = None
-    try:
-        record = json.loads(text)
-        if not isinstance(record, dict):
-            raise ValidationError(f"a line must be a JSON object, got {type(record).__name__}")
-        record_id = record.get("id")
-        sample = _jsonl_sample(record, line_no)
-        given = ConceptSet.from_dict(record["mentioned"]) if record.get("mentioned") is not None else None
-    except (json.JSONDecodeError, ValidationError, TypeError, ValueError) as exc:
-        # a JSON error says its column and the text found there (its own message stops at "at")
-        error = (f"not valid JSON at {json_error_text(exc, one_line=True)}"
-                 if isinstance(exc, json.JSONDecodeError) else str(exc))
-        raise _LineError(record_id, error) from exc
-    return record, sample, given
-
-
-class _LineError(ValueError):
-    def __init__(self, record_id: Any, error: str) -> None:
-        super().__init__(error)
-        self.record_id, self.error = record_id, error
-
-
-def score_records(records: Iterable[tuple[int, str]], settings: Settings, metrics: Sequence[str | Metric], *,
-                  extractor: "ConceptExtractor | None" = None, batch_size: int | None = None,
-                  report: JsonlReport | None = None, cache: "ScoringCache | None" = None) -> Iterable[dict[str, Any]]:
-    """Score ``(line number, JSON text)`` records; yields one output record per input line, a batch at a time.
-
-    ``cache`` keeps concepts, phrase vectors, LLM answers and each line's results between runs (``KeptResults``: a
-    line scored before under the same settings is read back). Without one they are kept for this run only, so
-    each distinct text (a reference caption that several lines carry) is extracted and each question asked once.
-    """
-    keeps_results = cache is not None
-    cache = cache if cache is not None else MemoryCache()
-    extractor = _cached(extractor if extractor is not None else make_extractor(settings, cache), cache)
-    resolved = _resolve(metrics, settings, cache, extractor)
-    kept = KeptResults.for_metrics(cache, resolved, extractor) if keeps_results else None
-    report = report if report is not None else JsonlReport()
-    if any(getattr(m, "needs_benchmark", False) for m in resolved):
-        # The lines of one input are one benchmark; its object names are known only once every line is read.
-        records = list(records)
-        _observe_benchmarks(resolved, ["jsonl"], lambda _: _readable_samples(records), set())
-    llm_before = all_stats()
-
-    for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):
-        results: dict[int, dict[str, Any]] = {}
-        units: list[tuple[int, dict[str, Any], Unit]] = []
-        for line_no, text in chunk:
-            report.lines += 1
-            try:
-                record, sample, given = _parse_line(line_no, text)
-            except _LineError as exc:
-                message = f"line {line_no}" + (f" (id {exc.record_id!r})" if exc.record_id is not None else "") + \
-                          f": {exc.error}"
-                report.errors.append(message)
-                results[line_no] = {"line": line_no, "id": exc.record_id, "error": exc.error}
-                continue
-            units.append((line_no, record, Unit(str(record["id"]), record["response"], sample, given, resolved,
-                                                record=record)))
-        outcomes = score_units([u for _, _, u in units], extractor, extract_all=True, kept=kept)
-        for (line_no, record, unit), outcome in zip(units, outcomes):
-            mentioned = outcome.concepts
-            where = f"line {line_no} (id {record['id']!r})"
-            if isinstance(mentioned, BaseException):
-                error = f"extraction: {llm_failure(mentioned) or f'failed: {mentioned}'}"
-                (report.llm_failures if llm_failure(mentioned) else report.errors).append(f"{where}: {error}")
-                results[line_no] = {"line": line_no, "id": record["id"], "error": error}
-                continue
-            out: dict[str, Any] = {"id": record["id"], "mentioned": mentioned.to_dict(), "evidence": {}}  # type: ignore[union-attr]
-            for metric in resolved:
-                if metric.name in outcome.not_applicable:
-                    out[metric.name] = {"undefined_reason": outcome.not_applicable[metric.name]}
-                    continue
-                result = outcome.results[metric.name]
-                if isinstance(result, BaseException):
-                    out.setdefault("errors", {})[metric.name] = _error_text(result)
-                    (report.llm_failures if llm_failure(result) else report.errors).append(
-                        f"{where}: {metric.name}: {_error_text(result)}")
-                    continue
-                score = Score(unit.key, metric.name, "", dict(result.values), dict(result.evidence),
-                              result.undefined_reason)
-                out[metric.name] = _jsonl_numbers(metric, score)
-                out["evidence"][metric.name] = score.evidence
-            results[line_no] = out
-            report.scored += "errors" not in out
-        report.llm = stats_since(llm_before, all_stats())
-        for line_no, _ in chunk:
-            yield results[line_no]
-
-
-def score_jsonl(in_path: str | Path, out_path: str | Path, settings: Settings, metrics: Sequence[str | Metric], *,
-                extractor: "ConceptExtractor | None" = None, cache: "ScoringCache | None" = None,
-                progress: bool = False) -> JsonlReport:
-    """Score a JSONL file line by line into another; a bad line gets an ``error`` record naming it.
-
-    Lines are written (and flushed) as each batch finishes; ``progress`` shows the lines done on stderr.
-    """
-    in_path, out_path = Path(in_path), Path(out_path)
-    if not in_path.exists():
-        raise FileNotFoundError(f"input file {in_path} does not exist")
-    report = JsonlReport()
-    with open(in_path, encoding="utf-8") as src:
-        total = sum(1 for line in src if line.strip())
-    with open(in_path, encoding="utf-8") as src, open(out_path, "w", encoding="utf-8") as dst, \
-            tqdm(total=total, desc="scoring", unit="line", disable=not progress, file=sys.stderr) as bar, \
-            live_progress(bar) if progress else nullcontext():
-        records = ((n, line) for n, line in enumerate(src, start=1) if line.strip())
-        written = 0
-        for out in score_records(records, settings, metrics, extractor=extractor, report=report, cache=cache):
-            dst.write(json.dumps(out, ensure_ascii=False) + "\n")
-            written += 1
-            bar.update(1)
-            if written == report.lines:  # a batch's last line: what is written can be read now
-                dst.flush()
-    return report

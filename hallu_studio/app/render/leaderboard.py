@@ -131,15 +131,27 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
 
     ``static`` (the shareable report): every explanation is written out below the table, none is only on hover,
     and nothing points to a file the reader does not have; the models' full specifications are listed."""
-    from ...studies.ranking import GUIDE
-
     shown = [h for h in board.headlines if any(r.cells[h.column].value is not None or r.cells[h.column].scored
                                               for r in board.runs)]
     unscored = [h for h in board.headlines if h not in shown]
-    families = [f for f in board.families if any(h.family == f for h in shown)]
     ranked = (f'ranked by {esc(board.ranked_by.family)} {esc(board.ranked_by.name)} {board.ranked_by.arrow} '
               f'({"lower" if board.ranked_by.lower_is_better else "higher"} is better), best first'
               if board.ranked_by else "no headline number yet: nothing to rank by")
+    top, sub = _header_rows(board, shown, static)
+    body = _body_rows(board, shown, static)
+    notes = _notes(board, shown, unscored, static)
+    table = (f'<table class="hs-rank"><thead><tr>{"".join(top)}</tr><tr>{"".join(sub)}</tr></thead>'
+             f'<tbody>{"".join(body)}</tbody></table>' if shown else
+             '<p class="hs-none">no scored responses yet</p>')
+    defs = definitions_html(shown) if static else ""
+    return (f'<section class="hs-ov" data-benchmark="{esc(board.benchmark)}"><h3>{esc(board.benchmark)} '
+            f'<span class="hs-ranked-by">· {len(board.runs)} runs · {ranked}</span></h3>{table}'
+            f'<ul class="hs-notes">{"".join(notes)}</ul>{defs}</section>')
+
+
+def _header_rows(board: "BenchmarkBoard", shown: "list[Headline]", static: bool) -> tuple[list[str], list[str]]:
+    """The table's two header rows: rank, model, responses and the metric families; each family's numbers."""
+    families = [f for f in board.families if any(h.family == f for h in shown)]
     top = ['<th rowspan="2" title="rank on the ranking number">#</th>', '<th rowspan="2">model</th>',
            '<th rowspan="2" title="responses of the run (as in the Run view)">responses</th>']
     sub = []
@@ -150,6 +162,11 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
             tip = _without_doc_paths(h.tooltip) if static else h.tooltip
             sub.append(f'<th title="{esc(tip)}">{esc(h.name)} {h.arrow}<span class="hs-unit">{esc(h.unit)}'
                        f'</span></th>')
+    return top, sub
+
+
+def _body_rows(board: "BenchmarkBoard", shown: "list[Headline]", static: bool) -> list[str]:
+    """A row per run, its best values underlined."""
     scales = {h.column: _scale(board, h) for h in shown}
     best = {}
     for h in shown:
@@ -164,6 +181,14 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
         cells += [_number_cell(run, h, scales[h.column], run.cells[h.column].value == best.get(h.column), static)
                   for h in shown]
         body.append(f'<tr data-run="{esc(run.run_id)}">{"".join(cells)}</tr>')
+    return body
+
+
+def _notes(board: "BenchmarkBoard", shown: "list[Headline]", unscored: "list[Headline]", static: bool) -> list[str]:
+    """What the table does not say: partial runs, metrics not applicable or not scored, problems, configurations,
+    and how to read it."""
+    from ...studies.ranking import GUIDE
+
     notes = []
     partial = sorted({r.name or display_name(r.model) for r in board.runs for h in shown if r.cells[h.column].partial})
     if partial:
@@ -206,10 +231,4 @@ def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
         notes.append(f"<li>Hover a column for what it means and where it misleads; the long version is "
                      f"<code>{esc(GUIDE)}</code>. Bars: 95% bootstrap interval resampled by image, on a scale "
                      f"shared by the column; underlined: the best value.</li>")
-    table = (f'<table class="hs-rank"><thead><tr>{"".join(top)}</tr><tr>{"".join(sub)}</tr></thead>'
-             f'<tbody>{"".join(body)}</tbody></table>' if shown else
-             '<p class="hs-none">no scored responses yet</p>')
-    defs = definitions_html(shown) if static else ""
-    return (f'<section class="hs-ov" data-benchmark="{esc(board.benchmark)}"><h3>{esc(board.benchmark)} '
-            f'<span class="hs-ranked-by">· {len(board.runs)} runs · {ranked}</span></h3>{table}'
-            f'<ul class="hs-notes">{"".join(notes)}</ul>{defs}</section>')
+    return notes

@@ -9,8 +9,8 @@ from typing import Any, Sequence
 
 import gradio as gr
 
-from ...config import (SettingInfo, Settings, load_settings, overriding_env, setting_infos, settings_path,
-                       settings_problems, write_settings)
+from ...config import Settings, load_settings, overriding_env, settings_path
+from ...config_edit import SettingInfo, setting_infos, settings_problems, write_settings
 from ...llm.endpoint import in_force
 from ...metrics.keys import current_config_keys
 from ...metrics.registry import EXTRACTOR_SETTINGS, METRIC_NAMES, metric_spec, metrics_depending_on
