@@ -33,7 +33,7 @@ from .base import ImportProblem, ParsedBenchmark, ParsedResponses
 from .lmms_eval_rows import RowItem, response_text, task_kind
 from .model_names import hub_model_id, pretrained_arg, recorded_model_name
 from .reading import FatalImportError, iter_jsonl
-from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
+from .recorded import RecordedRuns, SampleIdResolver, benchmark_of, same_text
 
 TOOLKIT = "lmms-eval"
 # lmms-eval's ``<date>_samples_<task>.jsonl``, and lm-eval-harness's ``samples_<task>_<ISO date>.jsonl``.
@@ -212,17 +212,13 @@ def _benchmark(name: str, source: SamplesFile, rows: Sequence[_Row]) -> ParsedBe
                            label=f"{name} (from {source.path.name})")
 
 
-def _same(a: str | None, b: str | None) -> bool:
-    return " ".join((a or "").split()) == " ".join((b or "").split())
-
-
 def _difference(row: _Row, stored: Sample) -> str | None:
     """Why ``row`` is not the question ``stored`` is, or None when it is."""
     item, prompt = row.item, stored.meta.get("prompt")
     if item.prompt is not None and prompt is not None:
-        if not _same(item.prompt, prompt):
+        if not same_text(item.prompt, prompt):
             return f"its prompt {item.prompt[:80]!r} differs from stored sample {stored.id}'s {prompt[:80]!r}"
-    elif item.question and stored.question and not _same(item.question, stored.question):
+    elif item.question and stored.question and not same_text(item.question, stored.question):
         return f"its question {item.question[:80]!r} differs from stored sample {stored.id}'s {stored.question[:80]!r}"
     if item.image_key and "image_identity" not in stored.meta and item.image_key != stored.image_key:
         return f"its image {item.image_key!r} is not stored sample {stored.id}'s {stored.image_key!r}"

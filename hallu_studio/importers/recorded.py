@@ -92,5 +92,14 @@ class RecordedRuns:
         return list(self._runs.values())
 
 
+def same_text(a: str | None, b: str | None) -> bool:
+    """Whether a row's question (or prompt) is the stored sample's: equal once white space is normalised.
+
+    >>> same_text("Is there a dog?\\n", "Is there  a dog?"), same_text("Is there a dog?", "Is there a cat?")
+    (True, False)
+    """
+    return " ".join((a or "").split()) == " ".join((b or "").split())
+
+
 def benchmark_of(sample_id: str) -> str:
     return sample_id.split("/", 1)[0]

@@ -40,7 +40,7 @@ from ..model import Benchmark, Response, Sample
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses, StoredImage
 from .coco import coco_sample
 from .reading import FatalImportError
-from .recorded import RecordedRuns
+from .recorded import RecordedRuns, same_text
 from .vlmevalkit_models import hub_id
 
 TOOLKIT = "vlmevalkit"
@@ -161,11 +161,6 @@ def image_path_key(path: str, dataset: str) -> str:
     marker = f"images/{dataset}/"
     at = path.replace("\\", "/").rfind(marker)
     return path[at + len(marker):] if at >= 0 else path
-
-
-def same_text(a: str | None, b: str | None) -> bool:
-    """Equal once white space is normalised."""
-    return " ".join((a or "").split()) == " ".join((b or "").split())
 
 
 def _options(row: dict[str, str]) -> list[str]:
