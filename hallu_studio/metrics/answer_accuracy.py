@@ -57,8 +57,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..config import ACCURACY_READINGS
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .flagging import wrong_answer_spans
-from .spec import ANSWER_VALUES_BETTER_HIGHER, ANSWER_WRONG, Breakdown, MetricSpec, Number
+from .spec import ANSWER_METRIC, Breakdown, MetricSpec, Number
 from .vlmevalkit_reading import CHOICE_READING, NO_OPTION, vlmevalkit_choice
 
 if TYPE_CHECKING:
@@ -139,8 +138,7 @@ class AnswerAccuracyMetric:
                                  "worded differently (\"two\" for \"2\")."),
         summary=("unread",),
         breakdown=Breakdown(("accuracy",)),
-        agreement=ANSWER_WRONG, higher_is_better_values=ANSWER_VALUES_BETTER_HIGHER, flags_words=False,
-        flagged_spans=wrong_answer_spans,
+        **ANSWER_METRIC,
         settings=("scoring.accuracy_reading",))
     name = spec.name
 

@@ -39,8 +39,7 @@ from typing import Any, Sequence
 from ..model import Sample
 from .base import ItemResult, ScoringItem
 from .mme import add_up, all_right_shares
-from .flagging import wrong_answer_spans
-from .spec import ANSWER_VALUES_BETTER_HIGHER, ANSWER_WRONG, Breakdown, MetricSpec, Number
+from .spec import ANSWER_METRIC, Breakdown, MetricSpec, Number
 from .vlmevalkit_reading import READING, vlmevalkit_yes_no
 
 CATEGORIES: tuple[str, ...] = ("VD", "VS")
@@ -67,8 +66,7 @@ class HallusionBenchMetric:
                                  "(all of a figure's, all of a question's answers right) show consistency."),
         summary=("fAcc", "qAcc"),
         breakdown=Breakdown(NUMBERS, order=SPLITS),
-        agreement=ANSWER_WRONG, higher_is_better_values=ANSWER_VALUES_BETTER_HIGHER, flags_words=False,
-        flagged_spans=wrong_answer_spans,
+        **ANSWER_METRIC,
         settings=(), needs=_needs)
     name = spec.name
 

@@ -44,8 +44,7 @@ from typing import Any, Callable, Sequence
 
 from ..model import Sample
 from .base import ItemResult, ScoringItem
-from .flagging import wrong_answer_spans
-from .spec import ANSWER_VALUES_BETTER_HIGHER, ANSWER_WRONG, Breakdown, MetricSpec, Number
+from .spec import ANSWER_METRIC, Breakdown, MetricSpec, Number
 from .vlmevalkit_reading import READING, vlmevalkit_yes_no
 
 PERCEPTION: tuple[str, ...] = ("existence", "count", "position", "color", "posters", "celebrity", "scene",
@@ -115,8 +114,7 @@ class MMEMetric:
                                  "wrong); two questions per image, so a few images move it a lot."),
         summary=("cognition",),
         breakdown=Breakdown(("score", "acc", "acc_plus"), order=SUBTASKS),
-        agreement=ANSWER_WRONG, higher_is_better_values=ANSWER_VALUES_BETTER_HIGHER, flags_words=False,
-        flagged_spans=wrong_answer_spans,
+        **ANSWER_METRIC,
         settings=(), needs=_needs)
     name = spec.name
 

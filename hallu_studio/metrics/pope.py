@@ -48,8 +48,7 @@ from ..config import READINGS
 from ..lexicon.nouns import relation as noun_relation
 from ..model import Sample, SceneGraph
 from .base import ItemResult, ScoringItem
-from .flagging import wrong_answer_spans
-from .spec import ANSWER_VALUES_BETTER_HIGHER, ANSWER_WRONG, Breakdown, MetricSpec, Number
+from .spec import ANSWER_METRIC, Breakdown, MetricSpec, Number
 from .chair import canonical_forms
 
 if TYPE_CHECKING:
@@ -302,8 +301,7 @@ class PopeMetric:
         summary=("accuracy", "precision", "recall", "yes_ratio"),
         breakdown=Breakdown(("f1", "accuracy", "precision", "recall", "yes_ratio"), order=STRATEGIES,
                             not_parts=CONCEPT_KINDS),
-        agreement=ANSWER_WRONG, higher_is_better_values=ANSWER_VALUES_BETTER_HIGHER, flags_words=False,
-        flagged_spans=wrong_answer_spans,
+        **ANSWER_METRIC,
         settings=("scoring.pope_reading",))
     name = spec.name
 

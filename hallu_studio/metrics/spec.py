@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..model import Sample
+from .flagging import wrong_answer_spans
 
 
 @dataclass(frozen=True)
@@ -164,11 +165,13 @@ class MetricSpec:
         return self.needs(sample) if self.needs is not None else None
 
 
-# The per-response number of every metric that reads one right answer (yes/no, multiple choice, short answers):
-# 1 when the answer is wrong. Its values say ``correct``; studies read ``correct`` the right way round.
+# What every metric that reads one right answer (yes/no, multiple choice, short answers; its values say ``correct``)
+# tells the studies: its per-response number is 1 when the answer is wrong, ``correct`` grows better, and a wrong
+# answer is flagged whole. Such a spec is ``MetricSpec(..., **ANSWER_METRIC)``.
 ANSWER_WRONG = Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
                       derive=lambda v: None if v.get("correct") is None else float(not v["correct"]))
-ANSWER_VALUES_BETTER_HIGHER: frozenset[str] = frozenset({"correct"})
+ANSWER_METRIC: Mapping[str, Any] = {"agreement": ANSWER_WRONG, "higher_is_better_values": frozenset({"correct"}),
+                                    "flags_words": False, "flagged_spans": wrong_answer_spans}
 
 
 # A fact's verdicts, whichever metric judges it: what the reference says is false, what it states, and what it
