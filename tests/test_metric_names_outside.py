@@ -19,7 +19,6 @@ STILL_NAMING: dict[str, set[str]] = {
     "annotation/__init__.py": {"trihe", "edit"},  # people correct Tri-HE's claims and review edits
     "app/actions.py": {"trihe", "edit"},
     "app/bootstrap.py": {"emd", "edit", "trihe", "halfscore", "reefknot", "chair"},
-    "app/columns.py": {"trihe", "edit"},
     "app/inspection.py": {"trihe", "halfscore", "emd", "edit", "reefknot"},
     "app/render/plots.py": {"trihe", "edit", "reefknot", "emd"},
     "app/report.py": {"trihe", "emd", "reefknot", "chair"},

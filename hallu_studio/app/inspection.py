@@ -21,6 +21,8 @@ from ..presentation import display_name, model_label, number, run_names
 from ..studies.in_force import InForce, configs_in_force
 from .columns import headline_columns
 from .render.palette import claim_label, empty_note, esc
+from .render.people import people_html
+from ..studies.people_judges import in_force_beside
 
 
 @dataclass
@@ -38,6 +40,7 @@ class InspectPanels:
     reefknot: str
     triplet_choices: list[str]
     edit_choices: list[str]
+    people: str = ""  # people's labels beside the judges' verdicts (render.people)
 
 
 def _in_force(scores: list[Score], metric: str, in_force: InForce) -> Score | None:
@@ -151,6 +154,8 @@ def inspect_response(store: Store, response_id: str, in_force: InForce | None = 
             "not a Reefknot item"),
         triplet_choices=triplet_choices,
         edit_choices=edit_choices,
+        # People beside the judges: imported labels, ratings and corrections against each metric's verdict.
+        people=people_html(in_force_beside(events, response.text, scores, in_force), response.text),
     )
 
 

@@ -36,13 +36,14 @@ class InspectTab:
 
 def _panel_values(p: InspectPanels) -> list[str]:
     return [p.header, p.image, p.response_text, p.reference_graph, p.response_graph, p.emd, p.edit, p.triplets,
-            p.halfscore, p.reefknot]
+            p.halfscore, p.reefknot, p.people]
 
 
 def _filter_ids(ctx: AppContext, filters: dict[str, Any]) -> list[str]:
     """Every id the Browse filter keeps, in Browse order (the same query as ``browse.query``)."""
-    store_filters = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
-    return ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"),
+    from .browse import store_filters  # Browse's filter as the store reads it ("people and judges disagree": ids)
+
+    return ctx.store.browse_response_ids(store_filters(ctx, filters), headline_keys(), sort=filters.get("sort"),
                                          descending=filters.get("descending", True), configs=ctx.in_force().keys())
 
 
@@ -91,14 +92,14 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
     nav["id"] = rid
     if rid is None:
         blank = empty_note("no responses match the current filter")
-        return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
+        return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 11, "", ""]
     in_force = ctx.in_force()
     nav["drawn"] = _drawn_from(in_force)
     try:
         panels = inspect_response(ctx.store, rid, in_force)
     except KeyError as exc:
         blank = empty_note(str(exc))
-        return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
+        return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 11, "", ""]
     others = [o for o in ctx.store.responses_to_sample(ctx.store.get_response(rid).sample_id) if o["id"] != rid]
     names = run_names(ctx.store.run_manifests())
     choices = [(f"{short_model_label(o['model'], o['synthetic'], name=names.get(o['run_id']))} · {o['run_id']}", o["id"])
@@ -181,6 +182,9 @@ def build(ctx: AppContext) -> InspectTab:
         with gr.Column():
             with gr.Accordion(metric_spec("reefknot").display_name, open=False, elem_id="inspect-reefknot-panel"):
                 reefknot = gr.HTML(elem_id="inspect-reefknot")
+    # People beside the judges: what people said of this response (imported studies, ratings, corrections).
+    gr.Markdown("**people beside the judges**")
+    people = gr.HTML(elem_id="inspect-people")
     with gr.Group(visible=False, elem_id="inspect-ab") as ab_panel:
         compare_verdicts = gr.HTML(elem_id="inspect-compare-verdicts")
         with gr.Row():
@@ -192,7 +196,7 @@ def build(ctx: AppContext) -> InspectTab:
             right_btn = gr.Button("right is better", size="sm", elem_id="prefer-right")
         prefer_status = gr.Markdown(elem_id="inspect-prefer-status")
     tab = InspectTab(nav, response_id, position, compare,
-                     [header, image, text, ref_graph, resp_graph, emd, edit, triplets, halfscore, reefknot],
+                     [header, image, text, ref_graph, resp_graph, emd, edit, triplets, halfscore, reefknot, people],
                      [compare_text, compare_verdicts])
     next_btn.click(lambda n: step(ctx, n, +1), [nav], tab.outputs, api_name="inspect_next")
     prev_btn.click(lambda n: step(ctx, n, -1), [nav], tab.outputs, api_name="inspect_previous")
