@@ -21,7 +21,7 @@ from ..presentation import display_name, model_label, number, run_names
 from ..studies.in_force import InForce, configs_in_force
 from .columns import headline_columns
 from .render.palette import claim_label, empty_note, esc
-from .render.people import people_html
+from .render.people import people_html, people_line
 from ..studies.people_judges import in_force_beside
 
 
@@ -41,6 +41,7 @@ class InspectPanels:
     triplet_choices: list[str]
     edit_choices: list[str]
     people: str = ""  # people's labels beside the judges' verdicts (render.people)
+    people_line: str = ""  # one line of it for under the header (Inspect only: Annotate's items leave it out)
 
 
 def _in_force(scores: list[Score], metric: str, in_force: InForce) -> Score | None:
@@ -138,6 +139,8 @@ def inspect_response(store: Store, response_id: str, in_force: InForce | None = 
             empty="no concepts extracted from this response")
     else:
         ref_graph = resp_graph = ""
+    # People beside the judges: imported labels, ratings and corrections against each metric's verdict.
+    beside = in_force_beside(events, response.text, scores, in_force)
     return InspectPanels(
         response_id=response_id,
         header=_header(store, response_id, sample, run, scores_line(scores, in_force)),
@@ -154,8 +157,8 @@ def inspect_response(store: Store, response_id: str, in_force: InForce | None = 
             "not a Reefknot item"),
         triplet_choices=triplet_choices,
         edit_choices=edit_choices,
-        # People beside the judges: imported labels, ratings and corrections against each metric's verdict.
-        people=people_html(in_force_beside(events, response.text, scores, in_force), response.text),
+        people=people_html(beside, response.text),
+        people_line=people_line(beside),
     )
 
 

@@ -42,12 +42,19 @@ def _agreement(agree: bool) -> str:
 
 
 def _judge_head(j: JudgeReading) -> str:
+    """The metric's name and its call, said as what it flags (the call is read off its flagged words), and its
+    hallucination scores."""
     if j.says is None:
-        return f'{esc(j.name)}<br><span title="{esc(j.why_none)}">{said("")}</span>'
-    flags = (f" · {len(j.flagged)} span{'s' if len(j.flagged) != 1 else ''} flagged" if j.flags_words and
-             j.flagged is not None else "")
+        return f'{esc(j.name)}<br><span title="{esc(j.why_none)}">{said("")}</span><br><small>{esc(j.why_none)}</small>'
+    if j.flagged is None:
+        call = said(j.says)
+    elif not j.flags_words:
+        call = badge(_VERDICT[j.says], "flags the answer" if j.flagged else "flags nothing")
+    else:
+        n = len(j.flagged)
+        call = badge(_VERDICT[j.says], f"flags {n} span{'s' if n != 1 else ''}" if n else "flags nothing")
     scores = "".join(f'<br><small>{esc(name)} {number_html(value)}</small>' for name, value in j.scores)
-    return f"{esc(j.name)}<br>{said(j.says)}<small>{esc(flags)}</small>{scores}"
+    return f"{esc(j.name)}<br>{call}{scores}"
 
 
 def calls_html(beside: PeopleBeside) -> str:
@@ -103,10 +110,14 @@ def spans_html(beside: PeopleBeside, text: str) -> str:
                      "<th>judges agreeing</th><th>judges disagreeing</th></tr></thead>"
                      f"<tbody>{rows}</tbody></table>")
     if beside.judge_only:
-        rows = "".join(f'<tr><td>{esc(o.metric)}</td><td>{esc(o.text)}</td><td class="hs-disagree">'
-                       f"flagged only by the judge ({esc(o.against)})</td></tr>" for o in beside.judge_only)
-        parts.append("<p><b>Words only a judge flags</b></p><table><thead><tr><th>judge</th><th>words</th>"
-                     f"<th>people</th></tr></thead><tbody>{rows}</tbody></table>")
+        groups: dict[tuple[str, str], list[str]] = {}
+        for o in beside.judge_only:
+            groups.setdefault((o.metric, o.against), []).append(o.text)
+        rows = "".join(f'<tr><td>{esc(metric)}</td><td class="hs-disagree">{esc(against)}</td>'
+                       f'<td>{esc(" · ".join(dict.fromkeys(words)))}</td></tr>'
+                       for (metric, against), words in groups.items())
+        parts.append("<p><b>Words only a judge flags</b> (no person marked them hallucinated)</p><table><thead><tr>"
+                     f"<th>judge</th><th>people</th><th>words</th></tr></thead><tbody>{rows}</tbody></table>")
     return "".join(parts)
 
 
@@ -126,8 +137,46 @@ def others_html(labels: Sequence[PersonLabel]) -> str:
             "here it counts toward its source's call on the response.</p>" if any(p.kind == "fact" for p in rest)
             else "")
     return ("<p><b>What else people said</b></p><table><thead><tr><th>source · who</th><th>what</th>"
-            "<th>says</th><th>about</th><th></th></tr></thead><tbody>" + "".join(map(_other_row, rest))
+            "<th>says</th><th>about</th><th>detail</th></tr></thead><tbody>" + "".join(map(_other_row, rest))
             + f"</tbody></table>{note}")
+
+
+def people_line(beside: PeopleBeside) -> str:
+    """One line for the top of Inspect: who judged the response, how many spans they marked, which metrics they
+    disagree with ("" when no person judged it).
+
+    >>> from hallu_studio.studies.people_judges import PersonLabel
+    >>> people_line(PeopleBeside([PersonLabel("<s>", "a", "span", "hallucinated", "dog", (2, 5))]))
+    '<p class="hs-people-line"><b>people:</b> &lt;s&gt; · 1 span marked · no judge has a call yet · details under “people beside the judges”</p>'
+    """
+    if not beside.labels:
+        return ""
+    sources = ", ".join(dict.fromkeys(p.source for p in beside.labels))
+    spans = sum(1 for p in beside.labels if p.kind == "span")
+    marked = f" · {spans} span{'s' if spans != 1 else ''} marked" if spans else ""
+    if not beside.calls:
+        verdict = "no judge has a call yet"
+    elif beside.disagreeing:
+        verdict = f"disagree with {', '.join(beside.disagreeing)}"
+    else:
+        verdict = "no judge contradicts them"
+    return (f'<p class="hs-people-line"><b>people:</b> {esc(sources)}{esc(marked)} · {esc(verdict)} · details under '
+            "“people beside the judges”</p>")
+
+
+def people_cell(beside: PeopleBeside | None) -> str:
+    """Browse's "people vs judges" cell: how many metrics people's call contradicts and which (all on hover).
+
+    >>> people_cell(None), people_cell(PeopleBeside())
+    ('', '')
+    """
+    if beside is None or not beside.calls:
+        return ""
+    if not beside.disagreeing:
+        return '<span class="hs-agree" title="no judge contradicts people\'s call on the response">agree</span>'
+    names = ", ".join(beside.disagreeing)
+    return (f'<span class="hs-disagree" title="{esc("people and these judges disagree: " + names)}">'
+            f"disagree ({len(beside.disagreeing)}): {esc(names)}</span>")
 
 
 def people_html(beside: PeopleBeside, text: str) -> str:

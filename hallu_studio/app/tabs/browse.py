@@ -11,6 +11,7 @@ import pandas as pd
 from ...metrics.registry import METRIC_NAMES, not_applicable_reason
 from ...model import ValidationError
 from ...studies.people_judges import DISAGREE_RULE, disagreeing_responses, responses_beside
+from ..render.people import people_cell
 from ..columns import MetricColumn, column_of, default_sort, headline_columns, headline_keys, metric_of
 from ..context import AppContext
 from ...presentation import UNDEFINED, number, run_names, short_model_label
@@ -144,12 +145,6 @@ def column_order(filters: dict[str, Any], present: Sequence[MetricColumn], peopl
     return list(dict.fromkeys([*LEADING, *focus, *(c for c in rest if c in focus or c not in LEADING)]))
 
 
-def _people_cell(disagreeing: list[str] | None) -> str:
-    if disagreeing is None:
-        return ""
-    return f"disagree: {', '.join(disagreeing)}" if disagreeing else "agree"
-
-
 def _number_cell(value: float) -> str:
     # the rounded number, the exact one on hover
     return f'<span class="hs-num" title="{esc(repr(value))}">{esc(number(value))}</span>'
@@ -178,10 +173,8 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     records = []
     names = run_names(ctx.store.run_manifests())
     for r in rows:
-        beside = people.get(r["id"])
         rec = {"model": short_model_label(r["model"], r["synthetic"], name=names.get(r["run_id"])),
-               "response": r["text"], "domain": r["domain"], "task": r["task"],
-               PEOPLE: _people_cell(beside.disagreeing if beside is not None and beside.calls else None)}
+               "response": r["text"], "domain": r["domain"], "task": r["task"], PEOPLE: people_cell(people.get(r["id"]))}
         for c in present:
             value = r[c.key]
             rec[c.title] = (_number_cell(value) if value is not None else
@@ -205,10 +198,10 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
 
 def table_update(frame: pd.DataFrame) -> Any:
     """The Dataframe value with the metric columns rendered as HTML (rounded number, reason on hover)."""
-    html_columns = set(frame.columns) - set(LEADING) - set(TRAILING)
-    widths = {"model": "150px", "response": "300px", "domain": "90px", "task": "80px", PEOPLE: "200px"}
+    html_columns = set(frame.columns) - set(LEADING) - set(TRAILING) | {PEOPLE}
+    widths = {"model": "150px", "response": "300px", "domain": "90px", "task": "80px", PEOPLE: "280px"}
     return gr.Dataframe(value=frame, datatype=["html" if c in html_columns else "str" for c in frame.columns],
-                        column_widths=[widths.get(c, f"{max(100, 8 * len(str(c)) + 28)}px") for c in frame.columns])
+                        column_widths=[widths.get(c, f"{max(100, 9 * len(str(c)) + 40)}px") for c in frame.columns])
 
 
 def controls_from_filters(filters: dict[str, Any]) -> list[Any]:

@@ -35,8 +35,8 @@ class InspectTab:
 
 
 def _panel_values(p: InspectPanels) -> list[str]:
-    return [p.header, p.image, p.response_text, p.reference_graph, p.response_graph, p.emd, p.edit, p.triplets,
-            p.halfscore, p.reefknot, p.people]
+    return [p.header + p.people_line, p.image, p.response_text, p.reference_graph, p.response_graph, p.emd, p.edit,
+            p.triplets, p.halfscore, p.reefknot, p.people]
 
 
 def _filter_ids(ctx: AppContext, filters: dict[str, Any]) -> list[str]:
