@@ -100,6 +100,8 @@ def test_facts_labels_and_comparisons():
     assert beside.disagreeing == ["Judge A"]  # the facts' source says hallucinated, the judge flags nothing
     # The haelm source calls it accurate as a whole: its agreement with the judge is kept too.
     assert {(c.source, c.agree) for c in beside.calls} == {("facts", False), ("haelm", True)}
+    flagging = people_beside(events[2:3], TEXT, SPECS[:1], _scores([[2, 5]]))
+    assert [(o.text, o.against) for o in flagging.judge_only] == [("dog", "response called accurate")]
 
 
 def test_a_correction_is_placed_on_its_claim_and_checked_there():

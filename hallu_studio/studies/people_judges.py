@@ -107,7 +107,8 @@ class SpanCheck:
 @dataclass(frozen=True)
 class JudgeOnly:
     """Words a metric flags that no person marked hallucinated; ``against``: "labelled accurate" where a person
-    called them accurate, else "not marked"."""
+    called them accurate, "not marked" where people marked spans elsewhere, "response called accurate" where a
+    source called the whole response accurate and marked no span."""
 
     metric: str
     span: Span
@@ -325,7 +326,10 @@ def judge_only(labels: Sequence[PersonLabel], judges: Sequence[JudgeReading], te
         for span in j.flagged or ():
             if any(overlaps(span, m) for m in marked):
                 continue
-            against = "labelled accurate" if any(overlaps(span, a) for a in accurate) else "not marked"
+            if any(overlaps(span, a) for a in accurate):
+                against = "labelled accurate"
+            else:
+                against = "not marked" if spanned else "response called accurate"
             out.append(JudgeOnly(j.name, span, text[span[0]:span[1]], against))
     return out
 

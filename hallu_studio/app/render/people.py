@@ -114,11 +114,21 @@ def spans_html(beside: PeopleBeside, text: str) -> str:
         for o in beside.judge_only:
             groups.setdefault((o.metric, o.against), []).append(o.text)
         rows = "".join(f'<tr><td>{esc(metric)}</td><td class="hs-disagree">{esc(against)}</td>'
-                       f'<td>{esc(" · ".join(dict.fromkeys(words)))}</td></tr>'
-                       for (metric, against), words in groups.items())
+                       f"<td>{_words(words)}</td></tr>" for (metric, against), words in groups.items())
         parts.append("<p><b>Words only a judge flags</b> (no person marked them hallucinated)</p><table><thead><tr>"
                      f"<th>judge</th><th>people</th><th>words</th></tr></thead><tbody>{rows}</tbody></table>")
     return "".join(parts)
+
+
+def _words(words: Sequence[str], most: int = 20) -> str:
+    """Distinct words, the first ``most`` of them, and how many more.
+
+    >>> _words(["a", "b", "a", "c"], most=2)
+    'a · b … and 1 more'
+    """
+    distinct = list(dict.fromkeys(words))
+    more = f" … and {len(distinct) - most} more" if len(distinct) > most else ""
+    return esc(" · ".join(distinct[:most]) + more)
 
 
 def _other_row(p: PersonLabel) -> str:
