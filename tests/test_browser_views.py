@@ -281,3 +281,47 @@ def test_settings_are_validated_and_saved_to_the_file(app, browser):  # noqa: F8
     assert "0.65" in page.locator("#settings-table").inner_text()
     assert page.get_by_text("mark the configurations these settings produce").count() == 0
     page.close()
+
+
+_HEADERS = """() => [...document.querySelectorAll('#browse-table thead th')].map(e => {
+  const r = e.getBoundingClientRect(); return {text: e.innerText.trim(), left: r.left, right: r.right};
+})"""
+
+
+def test_browse_people_and_judges_disagree_on_screen_and_in_inspect(app, browser):  # noqa: F811
+    from hallu_studio.app.tabs.browse import PEOPLE
+    from hallu_studio.studies.people_judges import disagreeing_responses
+
+    ctx, _, url, _ = app
+    expected = disagreeing_responses(ctx.store, ctx.in_force())  # the fixture's ratings against the judges
+    assert expected
+    page = _page(browser, url, "Browse")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.wait_for_selector("#browse-table .body-cell", timeout=30_000)
+    assert "people and judges disagree:" in page.locator("#browse-people-rule").inner_text()  # the rule, said
+    page.locator("#browse-differs").get_by_text("people and judges disagree").click()
+    page.click("#browse-apply")
+    try:
+        page.wait_for_function(
+            f"document.querySelector('#browse-status')?.innerText.startsWith('{len(expected)} responses')",
+            timeout=60_000)
+    except Exception:  # noqa: BLE001 - the assertion says what the page showed instead
+        pass
+    assert page.locator("#browse-status").inner_text().startswith(f"{len(expected)} responses")
+    # The column filtered on and the one sorted on sit on screen at 1,400 px, right after the response.
+    heads = page.evaluate(_HEADERS)
+    on_screen = [h["text"] for h in heads if h["right"] <= 1400 and h["left"] >= 0]
+    assert PEOPLE in on_screen and any(h.startswith("Tri-HE") for h in on_screen), heads
+    assert "disagree (" in " ".join(page.locator("#browse-table .body-cell").all_inner_texts())
+    # Inspect, stepping through the filter, shows people's ratings beside the judges' calls.
+    page.get_by_role("tab", name="Inspect").click()
+    page.wait_for_function("document.querySelector('#inspect-position')?.innerText.includes('of')", timeout=30_000)
+    box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
+    rid = sorted(expected)[0]
+    box.fill(rid)
+    box.press("Enter")
+    page.wait_for_function(f"document.querySelector('#inspect-header')?.innerText.includes('{rid}')", timeout=30_000)
+    assert "people: app" in page.locator("#inspect-header").inner_text()
+    panel = page.locator("#inspect-people").inner_text()
+    assert "disagree" in panel and "rating" in panel and expected[rid][0] in panel
+    page.close()
