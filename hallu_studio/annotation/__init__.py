@@ -339,17 +339,36 @@ def triplet_disagreement_counts(store: "Store", response_ids: set[str] | None = 
     return out
 
 
+def mixed_queue(store: "Store", annotator: str, run_id: str | None = None,
+                benchmark: str | None = None) -> list[str]:
+    """Every response (of ``run_id``, of ``benchmark``) in ``annotator``'s own order without a study: seeded by
+    their name (``design.annotator_seed``), the models take turns, and within each its tasks and images
+    (``design.mixed_order``), so that no stretch of the queue comes from one model or one image, and a second
+    annotator's queue is another order, mixed alike."""
+    from .design import Item, annotator_seed, mixed_order
+
+    listed = store.response_ids(run_id=run_id, benchmark=benchmark)
+    wanted = set(listed)
+    rows = [r for r in store.study_candidates([r["id"] for r in store.list_runs()]) if r["response_id"] in wanted]
+    items = [Item(str(r["response_id"]), str(r["run_id"]), f"{r['benchmark']}/{r['image']}",
+                  f"{r['benchmark']}/{r['task']}") for r in rows]
+    mixed = [items[k].response_id for k in mixed_order(items, annotator_seed(_name(annotator)))]
+    placed = set(mixed)
+    return mixed + [rid for rid in listed if rid not in placed]  # a response whose sample is gone: last
+
+
 def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", ratings_per_item: int = 1,
                      limit: int = 50, run_id: str | None = None, benchmark: str | None = None,
                      study: str | None = None) -> list[str]:
     """The next responses for ``annotator`` to look at, best first.
 
     ``unrated``: responses this annotator has not rated that have fewer than
-    ``ratings_per_item`` ratings, least-rated first. ``disagreement``: responses with a triplet
+    ``ratings_per_item`` ratings, least-rated first, then in the annotator's own mixed order
+    (``mixed_queue``: models, tasks and images take turns). ``disagreement``: responses with a triplet
     disagreement (``triplet_disagreement_counts``: the Tri-HE judges disagree on a triplet with each other
     or with a person's correction), most first, leaving out those this annotator has already corrected.
     ``uncorrected``: every response with judged Tri-HE claims that this annotator has not
-    corrected, those with disagreements first (most first), then the rest in store order.
+    corrected, those with disagreements first (most first), then the rest in the annotator's mixed order.
     ``study``: the study's own queue (``study_queue``; ``mode`` and ``ratings_per_item`` are the study's).
     Only this studio's judgements count (source ``"app"``), never imported ones.
     """
@@ -360,7 +379,7 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
         raise ValidationError(f"queue mode must be one of {QUEUE_MODES}, got {mode!r}")
     if ratings_per_item < 1:
         raise ValidationError(f"ratings_per_item must be at least 1, got {ratings_per_item}")
-    candidates = store.response_ids(run_id=run_id, benchmark=benchmark)
+    candidates = mixed_queue(store, annotator, run_id=run_id, benchmark=benchmark)
     order = {rid: i for i, rid in enumerate(candidates)}
     # The queues are the studio's own annotators': ratings imported from an outside study do not fill them.
     if mode == "unrated":
