@@ -341,20 +341,15 @@ def triplet_disagreement_counts(store: "Store", response_ids: set[str] | None = 
 
 def mixed_queue(store: "Store", annotator: str, run_id: str | None = None,
                 benchmark: str | None = None) -> list[str]:
-    """Every response (of ``run_id``, of ``benchmark``) in ``annotator``'s own order without a study: seeded by
-    their name (``design.annotator_seed``), the models take turns, and within each its tasks and images
-    (``design.mixed_order``), so that no stretch of the queue comes from one model or one image, and a second
-    annotator's queue is another order, mixed alike."""
-    from .design import Item, annotator_seed, mixed_order
+    """Every response (of ``run_id``, of ``benchmark``) in ``annotator``'s own order without a study
+    (``design.annotator_order``: seeded by their name, models, tasks and images take turns)."""
+    from .design import annotator_order
 
     listed = store.response_ids(run_id=run_id, benchmark=benchmark)
     wanted = set(listed)
     rows = [r for r in store.study_candidates([r["id"] for r in store.list_runs()]) if r["response_id"] in wanted]
-    items = [Item(str(r["response_id"]), str(r["run_id"]), f"{r['benchmark']}/{r['image']}",
-                  f"{r['benchmark']}/{r['task']}") for r in rows]
-    mixed = [items[k].response_id for k in mixed_order(items, annotator_seed(_name(annotator)))]
-    placed = set(mixed)
-    return mixed + [rid for rid in listed if rid not in placed]  # a response whose sample is gone: last
+    mixed = annotator_order(rows, _name(annotator))
+    return mixed + sorted(wanted - set(mixed), key=listed.index)  # a response whose sample is gone: last
 
 
 def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", ratings_per_item: int = 1,

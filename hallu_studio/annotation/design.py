@@ -283,6 +283,15 @@ def mixed_order(items: Sequence[Item], seed: int) -> list[int]:
     return _merge(models, rng)
 
 
+def annotator_order(candidates: Sequence[Mapping[str, Any]], annotator: str) -> list[str]:
+    """The response ids of ``candidates`` (``Store.study_candidates`` rows) in ``annotator``'s own mixed order
+    (``mixed_order`` seeded by ``annotator_seed``): the queue of someone rating without a study, where no stretch
+    comes from one model or one image, and a second annotator's is another order, mixed alike."""
+    items = [Item(str(r["response_id"]), str(r["run_id"]), f"{r['benchmark']}/{r['image']}",
+                  f"{r['benchmark']}/{r['task']}") for r in candidates]
+    return [items[k].response_id for k in mixed_order(items, annotator_seed(annotator))]
+
+
 def _merge(groups: Sequence[tuple[float, list[int]]], rng: random.Random) -> list[int]:
     """The groups' items merged so that each group keeps its share of every prefix: a group of n items with
     offset u in [0, 1) puts its j-th item at (j + u) / n (systematic sampling), and the merge sorts by place."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import annotation
+from ..annotation.rating import undo_latest
 from ..model import APP_SOURCE, ValidationError
 from .context import AppContext
 
@@ -83,9 +84,15 @@ def note(ctx: AppContext, annotator: str, response_id: str, text: str) -> dict[s
 
 
 def undo(ctx: AppContext, annotator: str, response_id: str | None = None) -> dict[str, Any]:
+    """Undo the annotator's latest action (on ``response_id`` if given) with a new event; the answer says which
+    event it took back (``undone_event_id``), on which response, and what it was in words (``what``)."""
     rid = (response_id or "").strip() or None
-    undo_id = annotation.undo_last(ctx.store, annotator, rid)
-    return {"undo_event_id": undo_id, "annotator": annotator, "undone": undo_id is not None}
+    undone = undo_latest(ctx.store, annotator, rid)
+    if undone is None:
+        return {"undo_event_id": None, "annotator": annotator, "undone": False, "undone_event_id": None,
+                "response_id": None, "what": None}
+    return {"undo_event_id": undone.undo_id, "annotator": annotator, "undone": True,
+            "undone_event_id": undone.event.id, "response_id": undone.response_id, "what": undone.what}
 
 
 def prefer(ctx: AppContext, annotator: str, response_a: str, response_b: str, winner: str,
