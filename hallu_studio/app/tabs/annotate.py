@@ -413,7 +413,7 @@ def _restorer(ctx: AppContext, v: _View) -> Callable[..., list[Any]]:
         except MISTAKES:
             who = None
         if rid is None or who is None:
-            return [*controls, place, "", *[gr.skip()] * (len(v.screen) - 5), *_boxes(place["task"]),
+            return [*controls, place, "", *[gr.skip()] * (len(v.screen) - 6), *_boxes(place["task"]),
                     gr.skip(), gr.skip()]
         return [*controls, *_screen(ctx, place, who, flow.back_to(ctx, place, rid))]
 
