@@ -18,6 +18,7 @@ nothing yet, so the model furthest below its share comes first, alternating:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 import re
@@ -287,9 +288,15 @@ def annotator_order(candidates: Sequence[Mapping[str, Any]], annotator: str) -> 
     """The response ids of ``candidates`` (``Store.study_candidates`` rows) in ``annotator``'s own mixed order
     (``mixed_order`` seeded by ``annotator_seed``): the queue of someone rating without a study, where no stretch
     comes from one model or one image, and a second annotator's is another order, mixed alike."""
-    items = [Item(str(r["response_id"]), str(r["run_id"]), f"{r['benchmark']}/{r['image']}",
-                  f"{r['benchmark']}/{r['task']}") for r in candidates]
-    return [items[k].response_id for k in mixed_order(items, annotator_seed(annotator))]
+    items = tuple(Item(str(r["response_id"]), str(r["run_id"]), f"{r['benchmark']}/{r['image']}",
+                       f"{r['benchmark']}/{r['task']}") for r in candidates)
+    return list(_annotator_order(items, annotator))
+
+
+@functools.lru_cache(maxsize=16)
+def _annotator_order(items: tuple[Item, ...], annotator: str) -> tuple[str, ...]:
+    # Asked again at every rating (the queue's next item): the same responses give the same order, so keep it.
+    return tuple(items[k].response_id for k in mixed_order(items, annotator_seed(annotator)))
 
 
 def _merge(groups: Sequence[tuple[float, list[int]]], rng: random.Random) -> list[int]:
