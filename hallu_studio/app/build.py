@@ -97,8 +97,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         demo.load(lambda: ov_fn("", False), None, ov_outputs, api_visibility="private")
         # The annotator's name and place come back from the browser's storage after a reload.
         demo.load(ann.restore, [ann.session], ann.restore_outputs, api_visibility="private")
-        demo.load(tab_memory.reopener(every_tab), [tab_in_use], [tabs], api_visibility="private",
-                  show_progress="hidden")
+        demo.load(None, [tab_in_use], None, js=tab_memory.reopen_js(every_tab), api_visibility="private")
 
         watching = gr.State(False)  # this page has seen the background work running
         banner_timer = gr.Timer(2.0, active=ctx.background.running())

@@ -1,9 +1,14 @@
 """The tab in use, kept in the browser's storage so that a reload opens the same view (the Annotate view with
-its item, rather than the Overview)."""
+its item, rather than the Overview).
+
+The tab is reopened in the browser, by clicking its button as the person would: its ``select`` listeners run
+(the Study view computes its tables when opened), which a ``gr.Tabs(selected=...)`` from the server would skip.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+import json
+from typing import Iterable
 
 import gradio as gr
 
@@ -11,21 +16,18 @@ TAB_KEY = "hallu-studio-tab"
 
 
 def remember_tabs(tabs: Iterable[gr.Tab]) -> gr.BrowserState:
-    """A browser state that each tab, when selected, writes its id into."""
+    """A browser state that each tab, when selected, writes its ``elem_id`` into."""
     memory = gr.BrowserState("", storage_key=TAB_KEY)
     for tab in tabs:
-        tab.select(lambda tab_id=tab.id: tab_id, None, [memory], api_visibility="private", show_progress="hidden",
-                   queue=False)
+        tab.select(lambda elem_id=tab.elem_id: elem_id, None, [memory], api_visibility="private",
+                   show_progress="hidden", queue=False)
     return memory
 
 
-def reopener(tabs: Iterable[gr.Tab]) -> Callable[[Any, gr.Request], Any]:
-    """The page-load handler: the stored tab again (a link that names a saved view opens Browse instead, as
-    ``build_app`` decides)."""
-    known = {tab.id for tab in tabs}
-
-    def reopen(stored: Any, request: gr.Request) -> Any:
-        linked = request is not None and request.query_params.get("view")
-        return gr.Tabs(selected=stored) if stored in known and not linked else gr.Tabs()
-
-    return reopen
+def reopen_js(tabs: Iterable[gr.Tab]) -> str:
+    """The page-load script: click the stored tab's button, unless the link names a saved view (``?view=``, which
+    opens Browse) or the stored value is not one of ``tabs``."""
+    known = json.dumps([tab.elem_id for tab in tabs])
+    return (f"(stored) => {{ const known = {known}; "
+            "if (known.includes(stored) && !new URLSearchParams(window.location.search).get('view')) "
+            "{ document.getElementById(stored + '-button')?.click(); } return []; }")
