@@ -178,6 +178,7 @@ def test_annotate_toasts_mistakes_and_marks_your_current_rating(app, browser, ca
                            "?.value.startsWith('resp-')", timeout=15_000)
     rid = _value(page, "ann-response-id")
     assert page.locator("#ann-item .hs-unrated").count() == 1
+    page.locator("#ann-advance input").uncheck()  # stay on the item after rating it, to rate it again
     page.locator("#hs-title").click()
     page.keyboard.press("4")
     page.wait_for_selector("#ann-item .hs-your-rating[data-rating='4']", timeout=15_000)

@@ -64,6 +64,15 @@ def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
     return edited_word_spans(text, evidence.get("alignment") or [])
 
 
+def revision_edits(evidence: Mapping[str, Any]) -> int:
+    """How many edits the revision made (its alignment's steps other than "equal"): what people review in Annotate.
+
+    >>> revision_edits({"alignment": [["equal", ["a"], ["a"]], ["delete", ["red"], []], ["insert", [], ["blue"]]]})
+    2
+    """
+    return sum(1 for step in evidence.get("alignment") or [] if step[0] != "equal")
+
+
 class EvaluateByEditMetric:
     """Word edit distance between a response and its scene-graph-driven revision."""
 
@@ -77,7 +86,7 @@ class EvaluateByEditMetric:
         summary=("distance", "alpha"),
         item=Number("per_word", "edits/word", "per word", lower_is_better=True,
                     meaning="this answer's word edits per word."),
-        flagged_spans=flagged_spans,
+        flagged_spans=flagged_spans, reviewed_edits=revision_edits,
         hallucination_scores=(Number("per_word", "edit per word", "per word", lower_is_better=True,
                                      meaning="Evaluate-by-Edit: word edits of the revision per word"),),
         settings=("scoring.reviser", "scoring.embedding_model", "llm.model"))

@@ -138,6 +138,11 @@ class MetricSpec:
     # How one atomic fact is judged with this metric (FaithScore-style fact tables):
     # ``(values, evidence, undefined_reason) -> FactReading``; None: the metric does not judge facts.
     fact_reading: Callable[[Mapping[str, Any], Mapping[str, Any], str | None], "FactReading"] | None = None
+    # The claims of a response's evidence that people correct in Annotate, in evidence order: ``evidence -> [(the
+    # claim's triplet or None, the judge's verdict)]``, verdicts as ``annotation.CORRECTION_VERDICTS``; None: none.
+    corrected_claims: Callable[[Mapping[str, Any]], list[tuple[tuple[str, str, str] | None, str]]] | None = None
+    # How many edits of a response's revision people accept or reject in Annotate: ``evidence -> n``; None: none.
+    reviewed_edits: Callable[[Mapping[str, Any]], int] | None = None
 
     def __post_init__(self) -> None:
         if not self.family:

@@ -220,6 +220,20 @@ def _needs_reference(sample: Sample) -> str | None:
     return None
 
 
+def corrected_claims(evidence: Mapping[str, Any]) -> list[tuple[tuple[str, str, str] | None, str]]:
+    """Each judged claim of a Tri-HE evidence as people correct it in Annotate: its triplet and the judge's verdict.
+
+    >>> corrected_claims({"triplets": [{"triplet": ["cat", "on", "mat"], "verdict": "relation"},
+    ...                                {"verdict": "object"}]})
+    [(('cat', 'on', 'mat'), 'relation'), (None, 'object')]
+    """
+    out = []
+    for t in evidence.get("triplets") or []:
+        triplet = tuple(str(x) for x in t["triplet"]) if t.get("triplet") else None
+        out.append((triplet, str(t.get("verdict"))))
+    return out  # type: ignore[return-value]
+
+
 class TriHEMetric:
     spec = MetricSpec(
         "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=_needs_reference,
@@ -235,7 +249,7 @@ class TriHEMetric:
                             "claims)."),
         agreement=Number("hallucinated", "share of claims hallucinated", "share", lower_is_better=True,
                          derive=_hallucinated_share),
-        flagged_spans=flagged_spans, fact_reading=fact_reading,
+        flagged_spans=flagged_spans, fact_reading=fact_reading, corrected_claims=corrected_claims,
         hallucination_scores=(Number("hallucinated", "trihe share", "share", lower_is_better=True,
                                      meaning="Tri-HE: claims counted as hallucinated / claims",
                                      derive=_hallucinated_share),),
