@@ -166,7 +166,7 @@ def test_triplet_table_shows_every_judge_and_the_human_correction_escaped():
     html = render.triplet_verdicts_html(evidences, {0: "object"})
     assert html.count("<tr>") == 3 and "embedding" in html and "llm" in html  # header + one row per judge
     assert "the cat is under the mat" in html and "<script>" not in html
-    assert ">object</span>" in html
+    assert ">hallucinated (object)</span>" in html
 
 
 def test_halfscore_reefknot_and_logit_lens_panels():

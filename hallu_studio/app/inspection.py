@@ -130,6 +130,15 @@ def _configurations(scores: list[Score], view: MetricView, in_force: InForce) ->
             for s in mine]
 
 
+def _read_against(score: Score) -> str:
+    """What the score's evidence says it was read against (a judge's reference, an open reference's reading), and why
+    it is undefined, where it is."""
+    evidence = score.evidence or {}
+    parts = [f"judged against the {evidence['reference']}" if evidence.get("reference") else "",
+             f"reference read as {evidence['scope']}" if evidence.get("scope") else "", score.undefined_reason or ""]
+    return "; ".join(p for p in parts if p)
+
+
 def _choices(by_panel: Mapping[str, Score]) -> tuple[list[str], list[str]]:
     """Annotate's lists: the claims people may correct, the edits they may review (numbered as stored)."""
     claims = by_panel.get(CLAIMS)
@@ -198,7 +207,7 @@ def inspect_response(store: Store, response_id: str, in_force: InForce | None = 
             drawings[view.spec.panel] = drawing
         placed = view.spec.panel in SIDE_BY_SIDE
         sections.append(metric_section_html(view.spec, view.score.values, view.rows, "" if placed else drawing,
-                                            note=view.score.undefined_reason or ""))
+                                            note=_read_against(view.score)))
     triplet_choices, edit_choices = _choices(by_panel)
     ref_graph, resp_graph = _graphs(sample, concepts, claims, matched) if with_graphs else ("", "")
     return InspectPanels(

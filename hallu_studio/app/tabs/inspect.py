@@ -46,12 +46,12 @@ def _panel_values(p: InspectPanels) -> list[str]:
 
 def _drawn_by(kind: str) -> str:
     """The metrics whose specs ask for drawing ``kind``, as people call them."""
-    return " / ".join(f"{s.family} {s.display_name}" if s.family != s.display_name else s.display_name
+    return " / ".join(" ".join(dict.fromkeys((s.family, s.display_name)))
                       for s in metric_specs() if s.panel == kind) or kind
 
 
 def _not_drawn(kind: str) -> str:
-    return f"no {_drawn_by(kind)} score for this response (not applicable to its task, or not scored yet)"
+    return " ".join(("no", _drawn_by(kind), "score for this response (not applicable to its task, or not scored yet)"))
 
 
 # One line under each side-by-side panel: what it shows.
