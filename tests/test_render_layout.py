@@ -140,3 +140,17 @@ def test_the_edit_diff_pairs_sentences_where_the_word_alignment_crosses_them():
     assert rows[0][0].count("hs-delete") == 1 and '<sup class="hs-edit-no">0, 1</sup>' in rows[0][0]
     assert '<sup class="hs-edit-no">2</sup>' in rows[1][0] and ">white</span>" in rows[1][0]
     assert "2 unchanged sentences" in html  # the pagoda's sentence is not "changed" into itself
+
+
+def test_objects_of_one_name_described_apart_are_drawn_apart():
+    concepts = {"objects": ["sphere", "cube"], "attributes": [["sphere", "red"], ["sphere", "blue"], ["sphere", "green"]],
+                "counts": [["sphere", 3]], "relations": [["cube", "behind", "sphere"]]}
+    text = "There are three spheres and a cube. The sphere is red. The sphere is blue. The sphere is green."
+    page = render.concept_graph_html(concepts, None, None, text=text)
+    nodes = _nodes(page)
+    assert {"sphere 1", "sphere 2", "sphere 3"} <= set(nodes) and "sphere" not in nodes
+    # each sphere carries its own colour, not the three: one attribute node per instance
+    assert sorted(k for k in nodes if k in ("red", "blue", "green")) == ["blue", "green", "red"]
+    assert "named in no relation" not in page.split("sphere 1")[0]  # the cube relates to a sphere
+    # without the text (or with one description), one node as before
+    assert "sphere" in _nodes(render.concept_graph_html(concepts, None, None))

@@ -156,14 +156,14 @@ def _choices(by_panel: Mapping[str, Score]) -> tuple[list[str], list[str]]:
 
 
 def _graphs(sample: Any, concepts: dict[str, Any], claims: Mapping[str, Any] | None,
-            matched: Mapping[str, Any] | None) -> tuple[str, str]:
+            matched: Mapping[str, Any] | None, text: str) -> tuple[str, str]:
     ref_graph = render.graph_iframe(render.scene_graph_html(sample.scene_graph) if sample.scene_graph.objects
                                     else None, title="reference scene graph",
                                     empty="no reference scene graph; " + Scope.of_sample(sample).summary())
     triplets = (claims or {}).get("triplets") or []
     resp_graph = render.graph_iframe(
-        render.concept_graph_html(concepts, dict(claims) if claims else None, dict(matched) if matched else None)
-        if concepts or triplets else None, title="response concept graph",
+        render.concept_graph_html(concepts, dict(claims) if claims else None, dict(matched) if matched else None,
+                                  text=text) if concepts or triplets else None, title="response concept graph",
         empty="no concepts extracted from this response")
     return ref_graph, resp_graph
 
@@ -209,7 +209,7 @@ def inspect_response(store: Store, response_id: str, in_force: InForce | None = 
         sections.append(metric_section_html(view.spec, view.score.values, view.rows, "" if placed else drawing,
                                             note=_read_against(view.score)))
     triplet_choices, edit_choices = _choices(by_panel)
-    ref_graph, resp_graph = _graphs(sample, concepts, claims, matched) if with_graphs else ("", "")
+    ref_graph, resp_graph = _graphs(sample, concepts, claims, matched, response.text) if with_graphs else ("", "")
     return InspectPanels(
         response_id=response_id,
         header=_header(store, response_id, sample, run, scores_line(scores, in_force)),

@@ -65,7 +65,7 @@ def rows_table_html(rows: Sequence[EvidenceRow]) -> str:
 def metric_section_html(spec: MetricSpec, values: Mapping[str, Any], rows: Sequence[EvidenceRow],
                         drawing: str = "", note: str = "") -> str:
     """One metric's section: its name and headline meaning, its numbers, its own drawing (if any) and its rows."""
-    title = spec.display_name if spec.family == spec.display_name else f"{spec.family} {spec.display_name}"
+    title = _name(spec)
     counts = defaultdict(int)
     for r in rows:
         counts[r.verdict] += 1
@@ -77,10 +77,15 @@ def metric_section_html(spec: MetricSpec, values: Mapping[str, Any], rows: Seque
             f'{drawing}{rows_table_html(rows)}</section>')
 
 
+def _name(spec: MetricSpec) -> str:
+    """How people call the metric: its family and its name, once where they are one ("VISCON EMD", "Tri-HE")."""
+    return " ".join(dict.fromkeys((spec.family, spec.display_name)))
+
+
 def _said(spec: MetricSpec, row: EvidenceRow) -> str:
     number = f", {row.score_name} {number_html(row.score)}" if row.score is not None and row.score_name else ""
     reason = f" — {esc(row.reason)}" if row.reason else ""
-    return f"{esc(spec.family)} {badge(row.verdict, row.verdict_words)}{number}{reason}"
+    return f"{esc(_name(spec))} {badge(row.verdict, row.verdict_words)}{number}{reason}"
 
 
 def disagreements_html(sections: Sequence[tuple[MetricSpec, Sequence[EvidenceRow]]], limit: int = 12) -> str:
@@ -116,7 +121,7 @@ def disagreements_html(sections: Sequence[tuple[MetricSpec, Sequence[EvidenceRow
         lines.append(f'<li><b>{esc(what)}</b>: ' + "; ".join(_said(s, r) for s, r in first.values()) + "</li>")
     if not lines:
         return ""
-    why = " · ".join(f"<b>{esc(s.family)}</b> measures {esc(s.headline.meaning or s.headline.name)}"
+    why = " · ".join(f"<b>{esc(_name(s))}</b> measures {esc(s.headline.meaning or s.headline.name)}"
                      for s in involved.values())
     more = f"<li>… and {len(lines) - limit} more</li>" if len(lines) > limit else ""
     return (f'<div class="hs-disagree"><h4>Where the metrics disagree ({len(lines)})</h4>'

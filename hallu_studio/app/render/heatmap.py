@@ -81,11 +81,11 @@ def _grounding_badge(status: str) -> str:
 def _legend(peak: float) -> str:
     """The colour scale, said in words: white (no mass moved) to full blue (the plan's largest mass)."""
     return ('<div class="hs-heatmap-legend" style="display:flex;align-items:center;gap:6px;font-size:0.8em;'
-            'margin:2px 0 4px;flex-wrap:wrap">mass moved <span>0</span><span style="display:inline-block;width:110px;'
+            'margin:2px 0 0">mass moved <span>0</span><span style="display:inline-block;width:110px;'
             'height:10px;border:1px solid #ccc;background:linear-gradient(to right,rgba(40,90,200,0),'
-            f'rgba(40,90,200,1))"></span><span>{number_html(peak, 3)}</span><span class="hs-legend-words">: the share '
-            'of the response\'s concept weight the cheapest plan moves onto each reference concept (each side weighs '
-            '1 in all)</span></div>')
+            f'rgba(40,90,200,1))"></span><span>{number_html(peak, 3)}</span></div>'
+            '<p class="hs-heatmap-axes">mass moved: the share of the response\'s concept weight (1 in all) the cheapest '
+            'plan carries onto each reference concept; the darker, the more</p>')
 
 
 # What a transport plan is, in one line (the panel's heading says it).

@@ -191,7 +191,6 @@ def build(ctx: AppContext) -> InspectTab:
         with gr.Column(scale=2, min_width=260):
             _line("image", "image")
             image = gr.HTML(elem_id="inspect-image")
-            text = gr.HTML(elem_id="inspect-text")
         with gr.Column(scale=3, min_width=300):
             _line("reference", "reference scene graph")
             ref_graph = gr.HTML(elem_id="inspect-ref-graph")
@@ -201,9 +200,11 @@ def build(ctx: AppContext) -> InspectTab:
         with gr.Column(scale=3, min_width=200, visible=False, elem_id="inspect-compare-column") as compare_column:
             compare_text = gr.HTML(elem_id="inspect-compare")
     with gr.Row(equal_height=False, elem_id="inspect-row-plans"):
+        with gr.Column(scale=2, min_width=260):
+            text = gr.HTML(elem_id="inspect-text")
         side = []
         for kind in SIDE_BY_SIDE:
-            with gr.Column(scale=1, min_width=320):
+            with gr.Column(scale=3, min_width=320):
                 _line(kind, _drawn_by(kind))
                 side.append(gr.HTML(elem_id=f"inspect-{kind.replace('_', '-')}"))
     disagreements = gr.HTML(elem_id="inspect-disagreements")
