@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from ..annotation import current_corrections
 from ..reference_scope import Scope
 from ..judges.base import CAPTION_SOURCE
-from ..metrics.evidence import EvidenceRow
+from ..metrics.evidence import CORRECT, NOT_SETTLED, WRONG, EvidenceRow
 from ..metrics.registry import metric_specs
 from ..metrics.spec import MetricSpec
 from ..model import Score
@@ -26,8 +26,10 @@ from .render.panels import PanelContext, draw_panel
 from ..presentation import display_name, model_label, number, run_names
 from ..studies.in_force import InForce, configs_in_force
 from .columns import headline_columns
-from .render.palette import claim_words, empty_note, esc
+from .render.palette import HALLUCINATED, SUPPORTED, UNCERTAIN, claim_words, empty_note, esc
 
+# The text's marks speak the graphs' three verdicts; a whole answer's "correct" / "wrong" are their green and red.
+_SHOWN = {CORRECT: SUPPORTED, WRONG: HALLUCINATED, NOT_SETTLED: UNCERTAIN}
 CONCEPTS = "concepts"  # the scoring pipeline's extracted concepts (no metric: what the metrics read)
 # Panel kinds whose evidence the shared drawings read: the claim judge's (the text's and concept graph's colours,
 # Annotate's claim corrections), the concept matcher's (objects no claim names), the reviser's (Annotate's edits).
@@ -161,10 +163,11 @@ def _graphs(sample: Any, concepts: dict[str, Any], claims: Mapping[str, Any] | N
                                     else None, title="reference scene graph",
                                     empty="no reference scene graph; " + Scope.of_sample(sample).summary())
     triplets = (claims or {}).get("triplets") or []
+    said = any(concepts.get(k) for k in ("objects", "attributes", "relations", "counts"))
     resp_graph = render.graph_iframe(
         render.concept_graph_html(concepts, dict(claims) if claims else None, dict(matched) if matched else None,
-                                  text=text) if concepts or triplets else None, title="response concept graph",
-        empty="no concepts extracted from this response")
+                                  text=text) if said or triplets else None, title="response concept graph",
+        empty="the response names no object, attribute or relation (a short answer is judged whole: see its metrics)")
     return ref_graph, resp_graph
 
 
@@ -196,6 +199,9 @@ def inspect_response(store: Store, response_id: str, in_force: InForce | None = 
     objects, _ = concept_verdicts(concepts, dict(claims) if claims else None, dict(matched) if matched else None)
     marks = render.response_spans(concepts, dict(claims) if claims else None,
                                   object_verdicts={k.lower(): v for k, v in objects.items()})
+    # A short answer judged whole (yes / no, an option) takes its verdict's colour, as its metric's row says.
+    marks += [render.SpanMark(r.span[0], r.span[1], r.kind or "answer", r.text, _SHOWN.get(r.verdict, r.verdict),
+                              r.verdict_words) for v in views if not v.spec.flags_words for r in v.rows if r.span]
     corrections = {index: v["verdict"] for (rid, _ann, index), v in current_corrections(events).items()}
 
     drawings, sections = {}, []

@@ -57,10 +57,9 @@ def _not_drawn(kind: str) -> str:
 # One line under each side-by-side panel: what it shows.
 PANEL_LINES = {
     "image": "The image the model described.",
-    "reference": "What the reference says is there: a box per object with its attributes, an arrow per relation; "
-                 "objects of one name are numbered.",
-    "response": "What the response claims, coloured by verdict: boxes are objects, ovals their attributes and counts, "
-                "arrows relations; a box with no arrow is an object the response names in no relation.",
+    "reference": "What is there: a box per object with its attributes, an arrow per relation.",
+    "response": "What the response claims, by verdict: boxes objects, ovals attributes and counts, arrows relations; "
+                "a box with no arrow is in no relation (hover: why).",
     "transport_plan": PLAN_LINE,
     "edit_diff": "The smallest revision that makes the response agree with the reference, sentence beside sentence; "
                  "its word edits are the distance.",
