@@ -37,7 +37,7 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
     grounding = [str(g) for g in data.get("response_grounding") or []]
     peak = max((v for row in plan or [] for v in row), default=0.0) or 1.0
     cut_rows, cut_cols = rows[:_MAX_SIDE], cols[:_MAX_SIDE]
-    head = "".join(f'<th class="hs-col" title="{esc(c)}"><div>{esc(c)}</div></th>' for c in cut_cols)
+    head = "".join(f'<th class="hs-col" title="{esc(c)}"><div>{esc(_short(c))}</div></th>' for c in cut_cols)
     body = []
     for i, r in enumerate(cut_rows):
         cells = []
@@ -50,7 +50,7 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
                          f'{number_html(c, 2) if c is not None else ""}</td>')
         own = per_concept[i] if i < len(per_concept) else None
         badge = _grounding_badge(grounding[i]) if i < len(grounding) else ""
-        body.append(f'<tr><th class="hs-row">{esc(r)}{badge}</th>{"".join(cells)}'
+        body.append(f'<tr><th class="hs-row" title="{esc(r)}">{esc(_short(r))}{badge}</th>{"".join(cells)}'
                     f'<td class="hs-cost">{number_html(own, 3)}</td></tr>')
     note = ""
     if len(rows) > _MAX_SIDE or len(cols) > _MAX_SIDE:
@@ -64,6 +64,16 @@ def _one_type(name: str, data: dict[str, Any]) -> str:
             f'<div class="hs-scroll" style="overflow-x:auto;max-width:100%">'
             f'<table class="hs-heatmap"><thead><tr><th class="hs-corner">response ↓ · reference →</th>{head}'
             f'<th>concept cost</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>{note}')
+
+def _short(label: str, most: int = 22) -> str:
+    """A long concept (a relation with its ends) cut to ``most`` characters, so that a plan's cells keep the room; the
+    whole label is on hover.
+
+    >>> _short("space shuttle model - behind - helmet"), _short("dog")
+    ('space shuttle model -…', 'dog')
+    """
+    return label if len(label) <= most else label[:most - 1].rstrip() + "…"
+
 
 # The grounded ground cost's scale (``metrics.emd_ground_cost``), said where its numbers are shown.
 _COST_SCALE = " (0 the reference states it, 1 unrelated, 2 the reference contradicts it; between: the embedding's)"

@@ -40,7 +40,7 @@ N_PANELS = 5 + len(SIDE_BY_SIDE) + 2  # header, image, text, two graphs, the sid
 
 def _panel_values(p: InspectPanels) -> list[str]:
     side = [p.drawings.get(kind) or empty_note(_not_drawn(kind)) for kind in SIDE_BY_SIDE]
-    return [p.header, p.image, p.response_text, p.reference_graph, p.response_graph, *side, p.disagreements,
+    return [p.header + LEGEND, p.image, p.response_text, p.reference_graph, p.response_graph, *side, p.disagreements,
             p.evidence]
 
 
@@ -54,6 +54,8 @@ def _not_drawn(kind: str) -> str:
     return " ".join(("no", _drawn_by(kind), "score for this response (not applicable to its task, or not scored yet)"))
 
 
+LEGEND = (f'<p class="hs-panel-line" id="inspect-graph-legend">verdict colours, the same in the text, the graphs and '
+          f'the tables: {legend_html()}</p>')
 # One line under each side-by-side panel: what it shows.
 PANEL_LINES = {
     "image": "The image the model described.",
@@ -182,8 +184,6 @@ def build(ctx: AppContext) -> InspectTab:
         compare = gr.Dropdown(label="put another model's response beside it", choices=[], scale=3,
                               elem_id="inspect-compare-choice")
     header = gr.HTML(elem_id="inspect-header")
-    gr.HTML(f'<p class="hs-panel-line">verdict colours, the same in the text, the graphs and the tables: '
-            f'{legend_html()}</p>', elem_id="inspect-graph-legend")
     # Side by side at 1,400 px, nothing to open: the image and the response beside the two graphs, then the
     # transport plan beside the edit diff; every metric's evidence follows, open.
     with gr.Row(equal_height=False, elem_id="inspect-row-graphs"):
