@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
 from ...metrics.evidence import OMITTED, EvidenceRow, verdict_group
-from ...metrics.spec import MetricSpec, Number
+from ...metrics.spec import MetricSpec
 from .palette import badge, empty_note, esc, number_html
 
 _MAX_ROWS = 60  # a dense caption's 60 claims are still read; past that, a note says how many more
@@ -128,7 +128,3 @@ def disagreements_html(sections: Sequence[tuple[MetricSpec, Sequence[EvidenceRow
             f'<p class="hs-disagree-why">They measure different things: {why}</p>'
             f'<ul>{"".join(lines[:limit])}{more}</ul></div>')
 
-
-def number_with_unit(number: Number, values: Mapping[str, Any]) -> str:
-    """A per-response number with its unit, for a one-line summary: "hallucinated claims 2 (claims)"."""
-    return f"{number.name} {number_html(number.of(values))} ({number.unit})"
