@@ -151,6 +151,16 @@ def test_inspect_fits_graphs_closes_panels_and_shows_ab_only_when_comparing(app,
         panel = page.locator("#inspect-transport-plan").bounding_box()
         inner = box.bounding_box()
         assert inner["x"] + inner["width"] <= panel["x"] + panel["width"] + 1  # never spills out
+        # one concept type at a time; a tab shows another (no script: radio buttons and CSS)
+        tabs = page.locator("#inspect-transport-plan label.hs-emd-tab")
+        if tabs.count() > 1:
+            shown = page.locator("#inspect-transport-plan .hs-emd-pane:visible")
+            assert shown.count() == 1
+            before = shown.first.get_attribute("data-type")
+            other = next(i for i in range(tabs.count()) if not tabs.nth(i).inner_text().startswith(before))
+            tabs.nth(other).click()
+            page.wait_for_timeout(200)
+            assert shown.count() == 1 and shown.first.get_attribute("data-type") != before
     page.locator("#inspect-compare-choice input").first.click()
     page.locator("ul[role=listbox] li").first.click()
     page.wait_for_selector("#prefer-left", state="visible", timeout=15_000)
