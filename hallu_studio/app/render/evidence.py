@@ -19,7 +19,8 @@ _MAX_ROWS = 60  # a dense caption's 60 claims are still read; past that, a note 
 
 def _number_line(spec: MetricSpec, values: Mapping[str, Any], rows: Sequence[EvidenceRow]) -> str:
     """The per-response numbers: Browse's (``item``) and, where it is another, the one set beside people's ratings
-    (``agreement``, often the share the count is of), each with its unit; a count some rows enter at a weight says so."""
+    (``agreement``, often the share the count is of), each with its unit; a count some rows enter at a weight says
+    so."""
     parts = []
     for number in dict.fromkeys(n for n in (spec.item, spec.agreement) if n is not None):
         value = number.of(values)

@@ -94,7 +94,8 @@ def _legend(peak: float) -> str:
             'margin:2px 0 0">mass moved <span>0</span><span style="display:inline-block;width:110px;'
             'height:10px;border:1px solid #ccc;background:linear-gradient(to right,rgba(40,90,200,0),'
             f'rgba(40,90,200,1))"></span><span>{number_html(peak, 3)}</span></div>'
-            '<p class="hs-heatmap-axes">mass moved: the share of the response\'s concept weight (1 in all) the cheapest '
+            '<p class="hs-heatmap-axes">mass moved: the share of the response\'s concept weight (1 in all) the '
+            'cheapest '
             'plan carries onto each reference concept; the darker, the more</p>')
 
 

@@ -25,8 +25,8 @@ def same_name_instances(concepts: dict[str, Any] | None, text: str | None) -> di
 
     >>> same_name_instances({"attributes": [["roof", "orange"], ["roof", "tiled"], ["roof", "blue"]],
     ...                      "counts": [["roof", 4]]},
-    ...                     "Four roofs. The roof is orange and tiled. The roof is orange and blue. The roof is tiled and "
-    ...                     "orange.")["roof"] == [frozenset({"orange", "tiled"}), frozenset({"orange", "blue"})]
+    ...                     "Four roofs. The roof is orange and tiled. The roof is orange and blue. "
+    ...                     "The roof is tiled and orange.")["roof"] == [frozenset({"orange", "tiled"}), frozenset({"orange", "blue"})]
     True
     >>> same_name_instances({"attributes": [["cat", "grey"]]}, "A grey cat. The cat is grey.")
     {}
