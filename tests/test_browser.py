@@ -149,7 +149,7 @@ def test_hostile_response_is_shown_as_text_and_runs_nothing(app, browser):
     page.wait_for_timeout(1500)
     assert "<script>window.__xss=2</script>" in page.locator("#inspect-text").inner_text()
     assert page.evaluate("window.__xss") is None
-    assert page.locator("#inspect-text img, #inspect-triplets img, #inspect-text script").count() == 0
+    assert page.locator("#inspect-text img, #inspect-evidence img, #inspect-text script, #inspect-evidence script").count() == 0
     page.screenshot(path=str(ARTIFACTS / "xss-inspect.png"), full_page=True)
     page.close()
 

@@ -276,10 +276,8 @@ def test_inspect_graphs_colour_each_attribute_by_its_verdict_and_overlap_nowhere
                 assert not _overlap(_label_box(label["box"]), node["box"]), \
                     f"node {node['label']!r} covers the edge label {label['label']!r} in the {name} graph"
         assert got["scale"] >= 0.45, f"the {name} graph is drawn too small to read"
-    page.locator("#inspect-triplets-panel button").first.click()
-    page.wait_for_selector("#inspect-triplets .hs-verdicts", timeout=30_000)
-    rows = page.locator("#inspect-triplets tr", has_text="burgundy").inner_text()
-    assert "attribute" in rows and "relation" not in rows, "an attribute error is not called a relation"
+    rows = page.locator('#inspect-evidence section[data-metric="trihe"] tr', has_text="burgundy").inner_text()
+    assert "hallucinated (attribute)" in rows and "(relation)" not in rows, "an attribute error is not a relation"
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "inspect-attributes.png"), full_page=True)
     page.close()

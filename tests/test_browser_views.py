@@ -139,19 +139,28 @@ def test_inspect_fits_graphs_closes_panels_and_shows_ab_only_when_comparing(app,
             pass
         fit = frame.evaluate(_FITTED)
         assert fit["inside"] and fit["scale"] >= 0.5, fit
-    # compact: evidence panels closed, no A/B buttons without a comparison
-    for panel in ("#inspect-triplets", "#inspect-emd", "#inspect-edit", "#inspect-halfscore"):
-        assert not page.locator(panel).is_visible()
+    # side by side, nothing to open: the transport plan and the edit diff show beside the graphs; no A/B buttons
+    # without a comparison
     assert not page.locator("#prefer-left").is_visible()
-    page.locator("#inspect-emd-panel").get_by_text("EMD transport plans").click()
-    page.wait_for_selector("#inspect-emd .hs-heatmap-legend", state="visible", timeout=10_000)
-    assert "rows: concepts of the response" in page.locator("#inspect-emd").inner_text()
-    box = page.locator("#inspect-emd .hs-scroll").first
-    assert box.evaluate("e => getComputedStyle(e).overflow") == "auto"
-    panel = page.locator("#inspect-emd").bounding_box()
-    inner = box.bounding_box()
-    assert inner["x"] + inner["width"] <= panel["x"] + panel["width"] + 1  # scrolls inside, never spills out
-
+    for panel in ("#inspect-transport-plan", "#inspect-edit-diff", "#inspect-evidence"):
+        assert page.locator(panel).is_visible()
+    if page.locator("#inspect-transport-plan .hs-heatmap-legend").count():
+        assert "mass moved: the share" in page.locator("#inspect-transport-plan").inner_text()
+        box = page.locator("#inspect-transport-plan .hs-scroll:visible").first
+        assert box.evaluate("e => getComputedStyle(e).maxHeight") == "none"  # no tiny box of its own
+        panel = page.locator("#inspect-transport-plan").bounding_box()
+        inner = box.bounding_box()
+        assert inner["x"] + inner["width"] <= panel["x"] + panel["width"] + 1  # never spills out
+        # one concept type at a time; a tab shows another (no script: radio buttons and CSS)
+        tabs = page.locator("#inspect-transport-plan label.hs-emd-tab")
+        if tabs.count() > 1:
+            shown = page.locator("#inspect-transport-plan .hs-emd-pane:visible")
+            assert shown.count() == 1
+            before = shown.first.get_attribute("data-type")
+            other = next(i for i in range(tabs.count()) if not tabs.nth(i).inner_text().startswith(before))
+            tabs.nth(other).click()
+            page.wait_for_timeout(200)
+            assert shown.count() == 1 and shown.first.get_attribute("data-type") != before
     page.locator("#inspect-compare-choice input").first.click()
     page.locator("ul[role=listbox] li").first.click()
     page.wait_for_selector("#prefer-left", state="visible", timeout=15_000)
