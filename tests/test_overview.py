@@ -61,11 +61,11 @@ def _plot_rows():
 def test_plots_keep_legends_off_the_data_and_each_model_in_its_colour():
     from matplotlib.colors import to_hex
 
-    from hallu_studio.app.render.plots import OVERVIEW_FIGURES
+    from hallu_studio.app.render.plots import overview_figures
 
     rows = _plot_rows()
     labels = {short_model_label(r["model"], r["synthetic"]): model_colour(r["model"]) for r in rows}
-    for make, caption, _ in OVERVIEW_FIGURES:
+    for make, caption, *_ in overview_figures():
         fig = make(rows)
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()

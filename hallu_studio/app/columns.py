@@ -60,10 +60,11 @@ def headline_keys() -> list[str]:
     return [c.key for c in headline_columns()]
 
 
-# The per-response values the Overview's plots read besides Browse's columns (``render.plots``).
-PLOT_COLUMNS: tuple[str, ...] = ("edit.distance", "edit.words", "trihe.n_triplets", "trihe.object", "trihe.relation")
-
-
 def all_keys() -> list[str]:
-    """Browse's columns and the plots' values: what the Overview and the report read per response."""
-    return list(dict.fromkeys([*headline_keys(), *PLOT_COLUMNS]))
+    """Browse's columns and the values the metrics' plots read (``MetricSpec.plots``): what the Overview and the
+    report read per response."""
+    from ..metrics.registry import metric_specs
+
+    plotted = [f"{spec.name}.{key}" for spec in metric_specs()
+               for plot in spec.plots for key in plot.reads]
+    return list(dict.fromkeys([*headline_keys(), *plotted]))

@@ -149,6 +149,7 @@ class ChairMetric:
     spec = MetricSpec(
         "chair", "CHAIR", tasks=("caption", "vqa"),
         headline=Number("chair_i", "CHAIRi", "% of objects", lower_is_better=True,
+                        plain="% of the objects an answer mentions that are not in the image",
                         meaning="share of mentioned objects that are not in the image's objects (synonyms counted), "
                                 "over all the objects a model's answers mention.",
                         misleads="object-only and precision-like: says nothing about attributes or relations, and "

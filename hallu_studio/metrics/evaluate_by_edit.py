@@ -23,7 +23,7 @@ from ..reference_scope import Scope
 from ..model import ConceptSet, SceneGraph
 from .base import ItemResult, ScoringItem
 from .flagging import edited_word_spans
-from .spec import MetricSpec, Number
+from .spec import MetricSpec, Number, Plot
 from .edit_distance import edit_slope_alpha, word_edit_distance
 from .reference_concepts import reference_concepts_many, reference_source
 
@@ -70,6 +70,8 @@ class EvaluateByEditMetric:
     spec = MetricSpec(
         "edit", "Evaluate-by-Edit", family="VISCON", tasks=("caption", "vqa"),
         headline=Number("per_word", "edits/word", "per word", lower_is_better=True,
+                        plain="words changed to make an answer true to the image, per word written (0 = nothing "
+                              "to fix)",
                         meaning="word edits the reviser makes to fit the scene graph, per word of the answer, "
                                 "averaged over answers.",
                         misleads="the offline reviser only deletes objects and fixes colours, and over-deletes things "
@@ -80,6 +82,9 @@ class EvaluateByEditMetric:
         flagged_spans=flagged_spans,
         hallucination_scores=(Number("per_word", "edit per word", "per word", lower_is_better=True,
                                      meaning="Evaluate-by-Edit: word edits of the revision per word"),),
+        plots=(Plot("scatter", "edit distance vs length", "Fig. 5b; α is the per-model slope",
+                    "edit distance (words changed)", ("words", "distance"), x_axis="response length (words)",
+                    slope=edit_slope_alpha, slope_name="α"),),
         settings=("scoring.reviser", "scoring.embedding_model", "llm.model"))
     name = spec.name
 

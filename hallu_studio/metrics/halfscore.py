@@ -300,6 +300,8 @@ class HalFscoreMetric:
     spec = MetricSpec(
         "halfscore", "HalFscore", tasks=("caption", "vqa"),
         headline=Number("f", "F", "0–1", lower_is_better=False,
+                        plain="0 to 1: how well a description's things match the image's (1 = all true, none "
+                              "missed)",
                         meaning="balance of concept precision (1 − hallucinated share) and recall (1 − omitted "
                                 "share), over the summed counts of a model's answers.",
                         misleads="recall follows answer length; against a scene graph, omissions the graph lacks "

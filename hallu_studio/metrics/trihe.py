@@ -49,7 +49,7 @@ from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
 from .flagging import find_phrase, spans_of
 from .spec import (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number,
-                   as_number)
+                   Plot, as_number)
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -224,6 +224,7 @@ class TriHEMetric:
     spec = MetricSpec(
         "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=_needs_reference,
         headline=Number("hallu_q", "Hallu_Q", "% of claims", lower_is_better=True,
+                        plain="% of an answer's statements that are wrong about the image",
                         meaning="share of each answer's claims (triplets) the judge finds hallucinated, averaged "
                                 "over questions.",
                         misleads="precision-like: an answer that claims little scores well; the offline graph judge "
@@ -239,6 +240,8 @@ class TriHEMetric:
         hallucination_scores=(Number("hallucinated", "trihe share", "share", lower_is_better=True,
                                      meaning="Tri-HE: claims counted as hallucinated / claims",
                                      derive=_hallucinated_share),),
+        plots=(Plot("shares", "object vs relation hallucination", "share of each model's claims (triplets)",
+                    "claims hallucinated (%)", ("object", "relation"), total="n_triplets"),),
         settings=("scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
                   "scoring.unverifiable_weight",
                   "scoring.graph_grounding_threshold", "scoring.trihe_reference_threshold",
