@@ -99,7 +99,7 @@ def test_board_html_escapes_and_marks_partial_and_not_applicable():
                                                                         "trihe": "t", "chair": "c", "pope": "p"})
     html = board_html(board)
     assert XSS not in html and "&lt;img" in html
-    assert "10 of 20 scored" in html and "not applicable" in html and "needs relation questions" in html
+    assert "10 of 20 scored" in html and "do not apply" in html and "needs relation questions" in html
     assert "EMD ↓" in html and "×100" in html and "synthetic" in html
     assert f'title="{PROBES[1]}"' in html.replace("&#x27;", "'") or "probe rate=0.1" in html
 

@@ -160,6 +160,7 @@ class ChairMetric:
         flagged_spans=flagged_spans, fact_reading=fact_reading,
         hallucination_scores=(Number("chair_i_item", "chair-i", "% of objects", lower_is_better=True,
                                      meaning="CHAIR_i: mentioned objects counted as hallucinated / mentioned (x100)"),),
+        demo=True,
         settings=("scoring.chair_reading", "scoring.chair_vocabulary", "scoring.chair_ground_truth",
                   "scoring.embedding_model"))
     name = spec.name

@@ -228,6 +228,7 @@ class EMDMetric:
                     "Fig. 4a; each bar the mean over a model's captions of one domain (the table's EMD: over all its "
                     "answers); lower is closer to the reference", "mean EMD, distance to the reference (×100)",
                     ("total",), by=("domain",), prefer_task="caption"),),
+        demo=True,
         settings=("scoring.embedding_model", "scoring.emd_empty_side", "scoring.emd_ground_cost"))
     name = spec.name
 

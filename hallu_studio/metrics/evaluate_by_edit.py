@@ -85,6 +85,7 @@ class EvaluateByEditMetric:
         plots=(Plot("scatter", "edit distance vs length", "Fig. 5b; α is the per-model slope",
                     "edit distance (words changed)", ("words", "distance"), x_axis="response length (words)",
                     slope=edit_slope_alpha, slope_name="α"),),
+        demo=True,
         settings=("scoring.reviser", "scoring.embedding_model", "llm.model"))
     name = spec.name
 

@@ -311,6 +311,7 @@ class HalFscoreMetric:
         higher_is_better_values=frozenset({"precision", "recall", "f", "matched"}), flagged_spans=flagged_spans,
         hallucination_scores=(Number("precision", "halfscore 1-precision", "share", lower_is_better=True,
                                      meaning="HalFscore: 1 - concept precision", derive=_one_minus_precision),),
+        demo=True,
         settings=("scoring.halfscore_matcher", "scoring.halfscore_match_threshold",
                   "scoring.graph_grounding_threshold", "scoring.unverifiable", "scoring.unverifiable_weight",
                   "scoring.embedding_model", "llm.model"))

@@ -308,6 +308,7 @@ class ReefknotMetric:
         plots=(Plot("mean_by", "Halr by task and relation category", "hallucinated answers",
                     "Halr, answers with a wrong relation (%)", ("hallucinated",), by=("task", "relation_category"),
                     scale=100.0),),
+        demo=True,
         settings=("scoring.reefknot_reading", "decoding.entropy_reading", "decoding.dtc_gamma", "scoring.nli_model",
                   "scoring.embedding_model"))
     name = spec.name

@@ -180,6 +180,9 @@ class MetricSpec:
     fact_reading: Callable[[Mapping[str, Any], Mapping[str, Any], str | None], "FactReading"] | None = None
     # The Overview's (and the report's) plots of this metric, in page order.
     plots: tuple[Plot, ...] = ()
+    # Scored by the app's first start on the embedded sample benchmark (the papers' metrics and CHAIR), which
+    # was built to exercise them (``app.bootstrap.demo_metrics``).
+    demo: bool = False
 
     def __post_init__(self) -> None:
         if not self.family:

@@ -242,6 +242,7 @@ class TriHEMetric:
                                      derive=_hallucinated_share),),
         plots=(Plot("shares", "object vs relation hallucination", "share of each model's claims (triplets)",
                     "claims hallucinated (%)", ("object", "relation"), total="n_triplets"),),
+        demo=True,
         settings=("scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
                   "scoring.unverifiable_weight",
                   "scoring.graph_grounding_threshold", "scoring.trihe_reference_threshold",
