@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..model import Sample
+from .evidence import EvidenceRow, answer_rows
 from .flagging import wrong_answer_spans
 
 
@@ -183,6 +184,12 @@ class MetricSpec:
     # Scored by the app's first start on the embedded sample benchmark (the papers' metrics and CHAIR), which
     # was built to exercise them (``app.bootstrap.demo_metrics``).
     demo: bool = False
+    # What its evidence says of each thing it judged in one response (``metrics.evidence``):
+    # ``(values, evidence, text) -> [EvidenceRow]``; Inspect draws every metric's rows alike. None: nothing to list.
+    evidence_rows: Callable[[Mapping[str, Any], Mapping[str, Any], str], list[EvidenceRow]] | None = None
+    # A drawing of its own that Inspect adds beside the rows, by kind ("transport_plan", "edit_diff", "concept_match",
+    # "claims", "object_mentions", "answer"): the app's render layer maps a kind to its drawing. None: rows only.
+    panel: str | None = None
 
     def __post_init__(self) -> None:
         if not self.family:
@@ -216,7 +223,8 @@ class MetricSpec:
 ANSWER_WRONG = Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
                       derive=lambda v: None if v.get("correct") is None else float(not v["correct"]))
 ANSWER_METRIC: Mapping[str, Any] = {"agreement": ANSWER_WRONG, "higher_is_better_values": frozenset({"correct"}),
-                                    "flags_words": False, "flagged_spans": wrong_answer_spans}
+                                    "flags_words": False, "flagged_spans": wrong_answer_spans,
+                                    "evidence_rows": answer_rows}
 
 
 # A fact's verdicts, whichever metric judges it: what the reference says is false, what it states, and what it
