@@ -18,11 +18,8 @@ PACKAGE = ROOT / "hallu_studio"
 STILL_NAMING: dict[str, set[str]] = {
     "annotation/__init__.py": {"trihe", "edit"},  # people correct Tri-HE's claims and review edits
     "app/actions.py": {"trihe", "edit"},
-    "app/bootstrap.py": {"emd", "edit", "trihe", "halfscore", "reefknot", "chair"},
-    "app/columns.py": {"trihe", "edit"},
+    "app/columns.py": {"trihe"},
     "app/inspection.py": {"trihe", "halfscore", "emd", "edit", "reefknot"},
-    "app/render/plots.py": {"trihe", "edit", "reefknot", "emd"},
-    "app/report.py": {"trihe", "emd", "reefknot", "chair"},
     "app/tabs/inspect.py": {"halfscore", "reefknot"},
     "app/tabs/run.py": {"emd", "trihe"},
     "app/tabs/study_compute.py": {"trihe"},

@@ -65,7 +65,6 @@ def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
     return edited_word_spans(text, evidence.get("alignment") or [])
 
 
-
 def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str) -> list[EvidenceRow]:
     """One row per edit of the minimal revision, numbered as Annotate's review list numbers them (from 0): what it
     removed or replaced is hallucinated by the reviser's reading, what it inserted was missing (omitted).

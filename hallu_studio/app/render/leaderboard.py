@@ -185,6 +185,32 @@ def headline_sentence(board: "BenchmarkBoard") -> str | None:
     return f"{text}. {h.name} {h.arrow}: {plain_unit(h)}; {h.number.better}."
 
 
+def is_ranked(board: "BenchmarkBoard") -> bool:
+    """Whether any run of the board has a number to rank by."""
+    return board.ranked_by is not None and any(r.rank is not None for r in board.runs)
+
+
+def ranked_first(boards: "list[BenchmarkBoard]") -> "list[BenchmarkBoard]":
+    """The boards with a ranking first, in their order, then the ones with none yet (an imported human study nobody
+    has scored, say): a page never opens on a block with nothing to read."""
+    return [b for b in boards if is_ranked(b)] + [b for b in boards if not is_ranked(b)]
+
+
+def waiting_html(boards: "list[BenchmarkBoard]") -> str:
+    """One line for the benchmarks with runs but no number yet, after the ranked boards.
+
+    >>> from hallu_studio.studies.ranking import BenchmarkBoard
+    >>> waiting_html([BenchmarkBoard("haelm", [], {}, [], None)])
+    '<p class="hs-later">Not scored yet (no numbers to rank by): <b>haelm</b> (0 runs). Their runs are stored; their numbers appear here once a researcher scores them.</p>'
+    """
+    if not boards:
+        return ""
+    names = ", ".join(f"<b>{esc(b.benchmark)}</b> ({len(b.runs)} run{'s' if len(b.runs) != 1 else ''})"
+                      for b in boards)
+    return (f'<p class="hs-later">Not scored yet (no numbers to rank by): {names}. Their runs are stored; their '
+            "numbers appear here once a researcher scores them.</p>")
+
+
 def board_html(board: "BenchmarkBoard", static: bool = False) -> str:
     """One benchmark's ranked table, with the notes on what is not applicable, not scored, or partial.
 
