@@ -178,11 +178,12 @@ def headline_sentence(board: "BenchmarkBoard") -> str | None:
         if worst is not second:
             text += (f", and {number(worst.cells[h.column].value)} for "
                      f"{worst.name or display_name(worst.model)}, which hallucinates most")
+    text += f". {h.name} {h.arrow}: {plain_unit(h)}; {h.number.better}."
     if all(r.synthetic for r in ranked):
-        text += " (synthetic probe models, not real AI models)"
+        text += " These are synthetic probe models, not real AI models."
     if any(r.cells[h.column].partial for r in ranked):
-        text += " (not every response is scored yet)"
-    return f"{text}. {h.name} {h.arrow}: {plain_unit(h)}; {h.number.better}."
+        text += " Not every response is scored yet: the numbers may still move."
+    return text
 
 
 def is_ranked(board: "BenchmarkBoard") -> bool:
@@ -321,8 +322,9 @@ def _notes(board: "BenchmarkBoard", shown: "list[Headline]", unscored: "list[Hea
         notes.append(f"<li>Metrics not applicable to {esc(board.benchmark)}: {families}.</li>")
     if unscored:  # said in words: the command that scores them is a researcher's (the app's fold)
         names = ", ".join(f"{h.family} {h.name}" for h in unscored)
-        notes.append(f"<li>Not scored on this benchmark yet: {esc(names)}. Their numbers are missing, not zero; "
-                     "they appear here once a researcher scores them.</li>")
+        its = "Their numbers are" if len(unscored) > 1 else "Its number is"
+        notes.append(f"<li>Not scored on this benchmark yet: {esc(names)}. {its} missing, not zero, and will "
+                     "appear here once a researcher scores the responses.</li>")
     notes += [f"<li>{esc(p)}</li>" for p in board.problems]
     if static:
         configs = [f"{h.family} {h.name}: {board.configs[h.metric]}" for h in shown if h.metric in board.configs]
