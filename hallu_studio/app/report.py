@@ -268,10 +268,10 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
             f"<style>{app_css}{LEADERBOARD_CSS}{REPORT_CSS}</style></head><body>"
             f"<h1>HalluStudio report{esc(' · ' + benchmark) if benchmark else ''}</h1>"
             f'<p class="hs-summary">{esc(summary_line(boards))}</p>'
+            f"{'<p class=hs-probe>' + esc(PROBE_NOTE) + '</p>' if probes else ''}"
             f'<p class="hs-meta">{esc(now)} · store <code>{esc(Path(store.path).name)}</code> · '
             f'{counts["runs"]:,} runs, {counts["responses"]:,} responses, {counts["scores"]:,} scores. '
-            f"{esc(PROBE_NOTE) + ' ' if probes else ''}Each benchmark's table says below it what each number means "
-            f"and where it misleads.</p>"
+            f"Each benchmark's table says below it what each number means and where it misleads.</p>"
             f"{body}</body></html>")
 
 
