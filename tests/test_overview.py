@@ -255,3 +255,12 @@ def test_a_metric_that_declares_a_plot_is_drawn_with_no_app_change(monkeypatch):
         plots=(Plot("pie", "x", "x", "x", ("rate",)),))])
     with pytest.raises(ValueError, match="toy asks for a plot of kind 'pie'"):
         plots.figures_html(rows)
+
+
+def test_plots_of_metrics_that_do_not_apply_are_not_named_as_waiting():
+    from hallu_studio.app.render.plots import figures_html
+
+    rows = [{k: v for k, v in r.items() if not k.startswith("reefknot.")} for r in _plot_rows()]
+    # a benchmark without relation questions: Reefknot never gets scores there, so it is never "not plotted yet"
+    assert "No scores to plot" not in figures_html(rows, metrics={"trihe", "emd", "edit", "halfscore", "chair"})
+    assert "No scores to plot yet for: Reefknot." in figures_html(rows)

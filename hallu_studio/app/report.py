@@ -256,7 +256,7 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
         cards = "".join(_failure_html(store, r, column, in_force, names) for r in worst) if worst else (
             "<p>no failures found (nothing scored, or nothing hallucinated)</p>")
         sections.append(f"{board_html(board, static=True)}{split_numbers_html(store, board.benchmark, in_force)}"
-                        f"{figures_html(rows, names)}"
+                        f"{figures_html(rows, names, {h.metric for h in board.headlines})}"
                         f"<h3>Worst failures, by {esc(what or 'failure measure')}</h3>{FAILURE_LEGEND}{cards}")
     app_css = (ASSETS_DIR / "app.css").read_text(encoding="utf-8") if (ASSETS_DIR / "app.css").exists() else ""
     body = ("".join(sections) + waiting_html([b for b in boards if not is_ranked(b)])) or \

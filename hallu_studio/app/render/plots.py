@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Sequence
 
 import matplotlib
 
@@ -178,13 +178,16 @@ DRAWINGS: dict[str, Callable[[Sequence[dict[str, Any]], "MetricSpec", "Plot"], F
     "mean_by": mean_by_figure, "scatter": scatter_figure, "shares": shares_figure}
 
 
-def overview_figures() -> list[tuple[Callable[[Sequence[dict[str, Any]]], Figure], str, str, str]]:
-    """``(make, caption, detail, family)`` of every registered metric's plots, in the registry's order;
-    ``make(rows)`` draws one. A kind no drawing knows is an error naming the metric, not a plot left out."""
+def overview_figures(metrics: Collection[str] | None = None
+                     ) -> list[tuple[Callable[[Sequence[dict[str, Any]]], Figure], str, str, str]]:
+    """``(make, caption, detail, family)`` of every registered metric's plots (or of ``metrics``'), in the registry's
+    order; ``make(rows)`` draws one. A kind no drawing knows is an error naming the metric, not a plot left out."""
     from ...metrics.registry import metric_specs
 
     out = []
     for spec in metric_specs():
+        if metrics is not None and spec.name not in metrics:
+            continue
         for plot in spec.plots:
             if plot.kind not in DRAWINGS:
                 raise ValueError(f"{spec.name} asks for a plot of kind {plot.kind!r}; known kinds: "
@@ -206,9 +209,12 @@ def missing_note(families: Sequence[str]) -> str:
     return f"No scores to plot yet for: {', '.join(names)}." if names else ""
 
 
-def figures_html(rows: Sequence[dict[str, Any]], names: dict[str, str] | None = None) -> str:
+def figures_html(rows: Sequence[dict[str, Any]], names: dict[str, str] | None = None,
+                 metrics: Collection[str] | None = None) -> str:
     """The Overview's plots as inline PNG images with captions; plots without data are named, not drawn.
-    ``names``: run id -> the run's name (``presentation.run_names``), so that two runs of a model plot apart."""
+    ``names``: run id -> the run's name (``presentation.run_names``), so that two runs of a model plot apart;
+    ``metrics``: the metrics that apply to the benchmark (the others' plots are neither drawn nor named as waiting:
+    Reefknot on a benchmark without relation questions never gets scores)."""
     import base64
 
     from .palette import esc
@@ -216,7 +222,7 @@ def figures_html(rows: Sequence[dict[str, Any]], names: dict[str, str] | None = 
     if names:
         rows = [{**r, "run_name": names.get(r.get("run_id"))} for r in rows]
 
-    figures = overview_figures()
+    figures = overview_figures(metrics)
     shown, missing = [], []
     for make, caption, detail, family in figures:
         fig = make(rows)

@@ -39,7 +39,8 @@ def overview_html(ctx: AppContext, benchmark: str | None, in_force: InForce) -> 
             continue  # said in one line after the ranked ones
         rows = ctx.store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000,
                                           configs=in_force.keys())
-        sections.append(board_html(board) + figures_html(rows, {r.run_id: r.name for r in board.runs}))
+        sections.append(board_html(board) + figures_html(rows, {r.run_id: r.name for r in board.runs},
+                                                         {h.metric for h in board.headlines}))
     if any(is_ranked(b) for b in boards):
         sections.append(waiting_html([b for b in boards if not is_ranked(b)]))
     if not sections:
