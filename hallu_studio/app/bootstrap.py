@@ -28,7 +28,6 @@ from ..store import Store
 log = logging.getLogger(__name__)
 
 
-
 def demo_metrics() -> tuple[str, ...]:
     """The metrics the first start scores the sample benchmark with: those whose spec says ``demo``, in the
     registry's order."""
@@ -177,7 +176,7 @@ def needs_bootstrap(store: Store) -> bool:
     """True for an empty store, one that holds only what outside human studies brought, or one whose demo
     bootstrap was interrupted.
 
-    A store holding anyone's own benchmark or runs is never filled with the demo; an imported human study (its
+    A store holding a benchmark of anyone's own is never filled with the demo; an imported human study (its
     benchmark, its judged responses and people's judgements) is kept as it is, with the demo beside it.
     """
     state = store.get_meta(DEMO_STATE_KEY)
