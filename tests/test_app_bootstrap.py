@@ -152,3 +152,61 @@ def test_the_app_opens_before_the_demo_is_scored(store):
     ctx.background.wait(10)
     assert ctx.background.status() is None and store.counts()["scores"] == 1
     assert not needs_bootstrap(store)
+
+
+def _human_study(st, name="haelm"):
+    """What ``import --format human-judgements`` leaves: the study's benchmark, its judged responses as a recorded
+    run, and people's judgements under the study's source."""
+    from hallu_studio.model import JUDGEMENT_LABELS, HumanEvent
+
+    st.add_samples(Benchmark(name), [Sample(id=f"{name}/{i}", benchmark=name, image_key=str(i)) for i in range(2)])
+    st.add_run(Run(id=f"{name}-run", benchmark=name, model="mplug-owl", backend="recorded"))
+    st.add_responses([Response(f"{name}-run", f"{name}/{i}", "a cat on a mat") for i in range(2)])
+    rid = st.response_ids(benchmark=name)[0]
+    st.append_events_once([HumanEvent("crowd", "label", rid, {"label": JUDGEMENT_LABELS[0]}, source=name)])
+
+
+def test_a_store_holding_only_an_imported_human_study_still_gets_the_demo(store):
+    from hallu_studio.app.bootstrap import DEMO_BENCHMARK_KEY
+
+    _human_study(store)
+    assert store.imported_study_benchmarks() == {"haelm"}
+    calls: list[str] = []
+
+    def run_probes(st, name):
+        calls.append(f"run {name}")
+        st.add_run(Run(id="run-x", benchmark=name, model="probe", backend="probe", synthetic=True))
+        st.add_responses([Response("run-x", "tiny/1", "a cat")])
+
+    def score(st, settings):
+        calls.append("score")
+
+    assert needs_bootstrap(store), "a human study imported first must not stop the demo"
+    done = bootstrap(store, Settings(), BootstrapSteps(_import_tiny, run_probes, score))
+    assert calls == ["run tiny", "score"] and len(done) == 3
+    assert store.get_meta(DEMO_BENCHMARK_KEY) == "tiny"
+    assert {r["benchmark"] for r in store.list_runs()} == {"haelm", "tiny"}, "the study is kept as it was"
+    assert not needs_bootstrap(store)
+
+
+def test_a_users_own_benchmark_beside_a_human_study_keeps_the_store_as_it_is(store):
+    _human_study(store)
+    store.add_samples(Benchmark("mine"), [Sample(id="mine/1", benchmark="mine", image_key="1")])
+    assert not needs_bootstrap(store)
+    assert bootstrap(store, Settings(), BootstrapSteps(_boom, _boom, _boom)) == []
+
+
+def test_the_demo_slices_and_counts_its_own_benchmark_not_the_study(store):
+    from hallu_studio.app.bootstrap import DEMO_BENCHMARK_KEY, DemoProgress, demo_metrics, stratified_slice
+
+    _human_study(store)
+    _import_tiny(store)
+    store.add_run(Run(id="run-x", benchmark="tiny", model="probe", backend="probe", synthetic=True))
+    store.add_responses([Response("run-x", "tiny/1", "a cat")])
+    store.set_meta(DEMO_BENCHMARK_KEY, "tiny")
+    first = stratified_slice(store, benchmark="tiny")
+    assert [store.get_response(r).sample_id for r in first] == ["tiny/1"]
+    assert len(stratified_slice(store)) == 3, "without a benchmark: every benchmark's"
+    assert DemoProgress(store).done_line() == "the offline demo is ready: all 1 responses scored"
+    # the metrics the sample benchmark was built for, as their specs say (the registry's order)
+    assert demo_metrics() == ("trihe", "emd", "edit", "halfscore", "reefknot", "chair")

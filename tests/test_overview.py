@@ -61,11 +61,11 @@ def _plot_rows():
 def test_plots_keep_legends_off_the_data_and_each_model_in_its_colour():
     from matplotlib.colors import to_hex
 
-    from hallu_studio.app.render.plots import OVERVIEW_FIGURES
+    from hallu_studio.app.render.plots import overview_figures
 
     rows = _plot_rows()
     labels = {short_model_label(r["model"], r["synthetic"]): model_colour(r["model"]) for r in rows}
-    for make, caption, _ in OVERVIEW_FIGURES:
+    for make, caption, *_ in overview_figures():
         fig = make(rows)
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
@@ -99,7 +99,7 @@ def test_board_html_escapes_and_marks_partial_and_not_applicable():
                                                                         "trihe": "t", "chair": "c", "pope": "p"})
     html = board_html(board)
     assert XSS not in html and "&lt;img" in html
-    assert "10 of 20 scored" in html and "not applicable" in html and "needs relation questions" in html
+    assert "10 of 20 scored" in html and "do not apply" in html and "needs relation questions" in html
     assert "EMD ↓" in html and "×100" in html and "synthetic" in html
     assert f'title="{PROBES[1]}"' in html.replace("&#x27;", "'") or "probe rate=0.1" in html
 
@@ -166,3 +166,101 @@ def test_first_slice_takes_every_run_on_the_same_samples_and_the_banner_counts_r
         assert progress.line() == f"first slice scored; now the rest of the {total:,} responses"
         progress.step("rest")(5, 10)
         assert progress.line() == f"scored {total - 5:,} of {total:,} responses"
+
+
+def _probe_board(benchmark="sample", scored=True):
+    from hallu_studio.metrics.registry import METRIC_NAMES
+
+    runs = [{"id": f"r{k}", "model": p, "synthetic": True, "responses": 20} for k, p in enumerate(PROBES)]
+    rows = [_row(f"r{k}", p, "trihe", "hallu_q", 5.0 + 10 * k, n=20) for k, p in enumerate(PROBES)] if scored else []
+    for row in rows:
+        row["synthetic"] = True
+    return rank_benchmark(benchmark, rows, runs, {"trihe": {f"r{k}": 20 for k in range(4)}, "pope": {"r0": 20}},
+                          {m: "n/a" for m in METRIC_NAMES if m not in ("trihe", "pope")})
+
+
+def _outside_fold(html: str) -> str:
+    import re
+
+    return re.sub(r'<details class="hs-research">.*?</details>', "", html, flags=re.S)
+
+
+def test_the_board_says_in_words_who_hallucinates_least_what_the_unit_is_and_what_a_probe_is():
+    import html as html_lib
+    import re
+
+    from hallu_studio.app.render.leaderboard import PROBE_NOTE, board_html
+    from hallu_studio.metrics.registry import metric_spec
+
+    page = board_html(_probe_board())
+    seen = html_lib.unescape(re.sub(r"<[^>]+>", " ", _outside_fold(page)))
+    plain = metric_spec("trihe").headline.plain
+    lead = html_lib.unescape(re.search(r'<p class="hs-headline">(.*?)</p>', page).group(1))
+    assert lead.startswith("probe 0 hallucinates least on sample: Tri-HE Hallu_Q 5 "), lead
+    assert "against 15 for the next, probe 0.1 (10 lower" in lead and "35 for probe 0.5, which hallucinates most" in lead
+    assert f"Hallu_Q ↓: {plain}; lower is better." in lead and "not real AI models" in lead
+    assert PROBE_NOTE in seen and "probe 0.3 gets about 3 in 10 wrong" in seen  # in the page, not in a hover
+    assert seen.count(plain) == 2  # beside the number, in the sentence and under the column's name
+    # Viewers see no command and no pointer to a hover; what is missing is said in words. The fold keeps them.
+    assert "hallu-studio" not in seen and "hover" not in seen.lower() and "docs/" not in seen
+    assert "Not scored on this benchmark yet: POPE F1. Its number is missing, not zero" in seen
+    assert "hallu-studio score --metrics pope" in page and "Configurations" not in seen
+
+
+def test_every_headline_unit_is_said_in_plain_words():
+    from hallu_studio.metrics.registry import metric_specs
+
+    for spec in metric_specs():
+        plain = spec.headline.plain
+        assert plain and plain != spec.headline.unit and "×100" not in plain.split("(")[0], spec.name
+
+
+def test_unscored_benchmarks_come_after_the_ranked_ones_in_one_line():
+    from hallu_studio.app.render.leaderboard import ranked_first, waiting_html
+
+    waiting, ranked = _probe_board("haelm", scored=False), _probe_board("sample")
+    assert [b.benchmark for b in ranked_first([waiting, ranked])] == ["sample", "haelm"]
+    line = waiting_html([waiting])
+    assert "haelm" in line and "4 runs" in line and "hallu-studio" not in line
+
+
+def test_the_plots_note_names_each_family_once_and_only_while_it_has_no_scores():
+    from hallu_studio.app.render.plots import figures_html
+
+    assert "No scores to plot yet for: Tri-HE, VISCON, Reefknot." in figures_html([{"model": "m", "run_id": "r"}])
+    rows = _plot_rows()
+    assert "No scores to plot" not in figures_html(rows), "scored families are not named"
+    no_edit = [{k: v for k, v in r.items() if not k.startswith(("edit.", "reefknot."))} for r in rows]
+    note = figures_html(no_edit)
+    # VISCON's EMD is drawn: its edit plot is named, not the whole family again
+    assert "No scores to plot yet for: VISCON: edit distance vs length, Reefknot." in note
+
+
+def test_a_metric_that_declares_a_plot_is_drawn_with_no_app_change(monkeypatch):
+    from hallu_studio.app.render import plots
+    from hallu_studio.metrics import registry
+    from hallu_studio.metrics.spec import MetricSpec, Number, Plot
+
+    toy = MetricSpec("toy", "Toy", tasks=("caption",), settings=(),
+                     headline=Number("rate", "rate", "%", lower_is_better=True, plain="% of toys"),
+                     plots=(Plot("mean_by", "rate per domain", "one bar per domain", "toy rate (%)", ("rate",),
+                                 by=("domain",), scale=100.0),))
+    monkeypatch.setattr(registry, "metric_specs", lambda: [toy])
+    rows = [{"model": m, "synthetic": False, "domain": d, "toy.rate": v}
+            for m, d, v in (("a", "x", 0.1), ("a", "y", 0.3), ("b", "x", 0.5))]
+    html = plots.figures_html(rows)
+    assert "Toy: rate per domain" in html and "data:image/png;base64," in html
+    monkeypatch.setattr(registry, "metric_specs", lambda: [MetricSpec(
+        "toy", "Toy", tasks=("caption",), settings=(), headline=toy.headline,
+        plots=(Plot("pie", "x", "x", "x", ("rate",)),))])
+    with pytest.raises(ValueError, match="toy asks for a plot of kind 'pie'"):
+        plots.figures_html(rows)
+
+
+def test_plots_of_metrics_that_do_not_apply_are_not_named_as_waiting():
+    from hallu_studio.app.render.plots import figures_html
+
+    rows = [{k: v for k, v in r.items() if not k.startswith("reefknot.")} for r in _plot_rows()]
+    # a benchmark without relation questions: Reefknot never gets scores there, so it is never "not plotted yet"
+    assert "No scores to plot" not in figures_html(rows, metrics={"trihe", "emd", "edit", "halfscore", "chair"})
+    assert "No scores to plot yet for: Reefknot." in figures_html(rows)

@@ -9,8 +9,7 @@ import pytest
 from hallu_studio.app import render
 from hallu_studio.studies.ranking import pivot_leaderboard
 from hallu_studio.app.render.graphs import concept_verdicts
-from hallu_studio.app.render.plots import (edit_vs_length_figure, emd_by_domain_figure, figure_png, fit_alpha,
-                                           halr_figure, object_relation_figure)
+from hallu_studio.app.render.plots import figure_png, fit_alpha, overview_figures
 from hallu_studio.app.render.text import SpanMark
 from hallu_studio.model import SceneGraph
 
@@ -209,7 +208,9 @@ def test_overview_numbers_and_plots():
              "edit.words": 10 * (i + 1), "trihe.n_triplets": 2, "trihe.object": 1, "trihe.relation": 0,
              "reefknot.hallucinated": i % 2} for i, d in enumerate(["original", "sketch"] * 3)]
     assert fit_alpha([10, 20, 40], [1, 2, 4]) == pytest.approx(0.1)  # linear slope, as VISCON Table 3
-    for make in (emd_by_domain_figure, edit_vs_length_figure, object_relation_figure, halr_figure):
+    figures = overview_figures()
+    assert len(figures) == 4  # Tri-HE's shares, VISCON's EMD by domain and edits vs length, Reefknot's Halr
+    for make, *_ in figures:
         fig = make(rows)
         assert fig.axes and fig.axes[0].has_data()
         assert figure_png(fig).startswith(b"\x89PNG")

@@ -8,6 +8,10 @@ Scoring goes slice first: every run's responses to a few samples of each benchma
 and relation category (the same samples for every model, so that reference phrases are
 encoded once) are scored before the rest, so the Overview can rank the models within
 seconds of the models loading; the rest fills in behind a banner that counts responses.
+
+Which metrics score the demo is theirs to say (``MetricSpec.demo``). A store that holds only what outside human
+studies brought (``hallu-studio import --format human-judgements`` before the first start) still gets the demo
+beside them, and the demo scores its own benchmark alone: the studies' responses are the user's to score.
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ from ..store import Store
 
 log = logging.getLogger(__name__)
 
-DEMO_METRICS: tuple[str, ...] = ("emd", "edit", "trihe", "halfscore", "reefknot", "chair")
+
+def demo_metrics() -> tuple[str, ...]:
+    """The metrics the first start scores the sample benchmark with: those whose spec says ``demo``, in the
+    registry's order."""
+    from ..metrics.registry import metric_specs
+
+    return tuple(spec.name for spec in metric_specs() if spec.demo)
 
 
 class Stopped(Exception):
@@ -55,22 +65,23 @@ def run_probe_models(store: Store, benchmark: str, cancel: threading.Event | Non
 SLICE_PER_STRATUM = 2  # samples per benchmark x task x relation category in the first slice
 
 
-def stratified_slice(store: Store, per_stratum: int = SLICE_PER_STRATUM) -> list[str]:
-    """Every run's responses to ``per_stratum`` samples of each benchmark x task x relation category.
+def stratified_slice(store: Store, per_stratum: int = SLICE_PER_STRATUM, benchmark: str | None = None) -> list[str]:
+    """Every run's responses to ``per_stratum`` samples of each benchmark (or of ``benchmark``) x task x relation
+    category.
 
     The samples are spread evenly over each stratum's ids (so domains mix), and are the same
     for every run, so that the models are compared on one set.
     """
     strata: dict[tuple[str, str, str | None], list[str]] = defaultdict(list)
-    for info in store.benchmark_infos():
-        for sample in store.iter_samples(info.name):
-            strata[(info.name, sample.task, sample.relation_category)].append(sample.id)
+    for name in [benchmark] if benchmark else [info.name for info in store.benchmark_infos()]:
+        for sample in store.iter_samples(name):
+            strata[(name, sample.task, sample.relation_category)].append(sample.id)
     chosen: set[str] = set()
     for ids in strata.values():
         ids.sort()
         step = max(1, len(ids) // per_stratum)
         chosen.update(ids[::step][:per_stratum])
-    return [r.id for r in store.iter_responses() if r.sample_id in chosen]
+    return [r.id for r in store.iter_responses(benchmark=benchmark) if r.sample_id in chosen]
 
 
 class DemoProgress:
@@ -91,8 +102,13 @@ class DemoProgress:
             self._phase, self._done, self._todo = phase, 0, todo
         return on_batch
 
+    def total(self) -> int:
+        """The responses the first start scores: the demo benchmark's (all the store's before it is named)."""
+        benchmark = self.store.get_meta(DEMO_BENCHMARK_KEY)
+        return len(self.store.response_ids(benchmark=benchmark)) if benchmark else self.store.count_responses()
+
     def line(self) -> str:
-        total = self.store.count_responses()
+        total = self.total()
         with self._lock:
             phase, done, todo = self._phase, self._done, self._todo
         if phase == "slice":
@@ -108,16 +124,18 @@ class DemoProgress:
 
     def done_line(self) -> str:
         """What the banner says once the first start is over."""
-        return f"the offline demo is ready: all {self.store.count_responses():,} responses scored"
+        return f"the offline demo is ready: all {self.total():,} responses scored"
 
-    def score(self, store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS,
+    def score(self, store: Store, settings: Settings, metrics: Sequence[str] | None = None,
               cancel: threading.Event | None = None) -> None:
         score_everything(store, settings, metrics, progress=self, cancel=cancel)
 
 
-def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = DEMO_METRICS,
+def score_everything(store: Store, settings: Settings, metrics: Sequence[str] | None = None,
                      progress: DemoProgress | None = None, cancel: threading.Event | None = None) -> None:
-    """A stratified slice first (so the Overview ranks early), then everything still unscored.
+    """A stratified slice first (so the Overview ranks early), then everything still unscored: of the demo's
+    benchmark where the store names one (``DEMO_BENCHMARK_KEY``), else of the whole store; with ``metrics``, or the
+    demo's (``demo_metrics``).
 
     A set ``cancel`` ends either pass at its next batch (``Stopped``); the scored batches stay."""
     from ..metrics.registry import make_extractor, make_metrics
@@ -125,14 +143,16 @@ def score_everything(store: Store, settings: Settings, metrics: Sequence[str] = 
 
     # Built once for both passes: their models and phrase caches carry over from the slice to the rest.
     extractor = make_extractor(settings, store.cache)
-    built = make_metrics(list(metrics), settings, store.cache, extractor)
-    first = stratified_slice(store)
+    built = make_metrics(list(metrics or demo_metrics()), settings, store.cache, extractor)
+    benchmark = store.get_meta(DEMO_BENCHMARK_KEY)
+    first = stratified_slice(store, benchmark=benchmark)
     report = score_store(store, settings, built, progress=False, extractor=extractor, only=first, cancel=cancel,
                          on_progress=progress.step("slice", len(first)) if progress else None)
     log.info("scoring, first slice of %d responses: %s", len(first), report.summary())
     if report.stopped_early:
         raise Stopped("scoring stopped after the first slice's stored batches")
-    report = score_store(store, settings, built, progress=True, extractor=extractor, cancel=cancel,
+    rest = store.response_ids(benchmark=benchmark) if benchmark else None
+    report = score_store(store, settings, built, progress=True, extractor=extractor, cancel=cancel, only=rest,
                          on_progress=progress.step("rest") if progress else None)
     log.info("scoring: %s", report.summary())
     if report.stopped_early:
@@ -149,19 +169,24 @@ class BootstrapSteps:
 # The store remembers a first start in progress, so that one interrupted halfway (the
 # window closed during scoring, say) resumes on the next start instead of leaving a half demo.
 DEMO_STATE_KEY = "demo_bootstrap"
+DEMO_BENCHMARK_KEY = "demo_benchmark"  # the sample benchmark's name, once imported: what the demo scores
 
 
 def needs_bootstrap(store: Store) -> bool:
-    """True for an empty store, or one whose demo bootstrap was interrupted.
+    """True for an empty store, one that holds only what outside human studies brought, or one whose demo
+    bootstrap was interrupted.
 
-    A store holding anyone's own data is never filled with the demo.
+    A store holding a benchmark of anyone's own is never filled with the demo; an imported human study (its
+    benchmark, its judged responses and people's judgements) is kept as it is, with the demo beside it.
     """
     state = store.get_meta(DEMO_STATE_KEY)
     if state == "done":
         return False
     if state == "started":
         return True
-    return store.counts()["samples"] == 0
+    if store.counts()["samples"] == 0:
+        return True
+    return {info.name for info in store.benchmark_infos()} <= store.imported_study_benchmarks()
 
 
 def _import_scoring_libraries() -> None:
@@ -186,6 +211,7 @@ def start_demo_import(store: Store, steps: BootstrapSteps | None = None) -> tupl
         # The real demo: scoring's libraries load while the sample's images render (outside the GIL).
         threading.Thread(target=_import_scoring_libraries, daemon=True, name="hallu-studio-preload").start()
     name = steps.import_sample(store)
+    store.set_meta(DEMO_BENCHMARK_KEY, name)
     return name, f"{'resumed' if resuming else 'imported'} the sample benchmark {name!r}"
 
 

@@ -94,7 +94,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         # Two load events: Browse and Inspect do not wait for the (slower) leaderboard.
         demo.load(on_load, None, [tabs, *br.controls, br.table, br.ids, br.filters, br.status, *ins.outputs],
                   api_visibility="private")
-        demo.load(lambda: ov_fn("", False), None, ov_outputs, api_visibility="private")
+        # The Overview says it is loading in its own words (overview.LOADING_HTML); Gradio's overlay would grey them.
+        demo.load(lambda: ov_fn("", False), None, ov_outputs, api_visibility="private", show_progress="hidden")
         # The annotator's name and place come back from the browser's storage after a reload.
         demo.load(ann.restore, [ann.session], ann.restore_outputs, api_visibility="private")
         demo.load(None, [tab_in_use], None, js=tab_memory.reopen_js(every_tab), api_visibility="private")

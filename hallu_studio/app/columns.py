@@ -63,8 +63,10 @@ def headline_keys() -> list[str]:
 
 
 def all_keys() -> list[str]:
-    """Browse's columns and the plots' values (``render.plots.PLOT_COLUMNS``): what the Overview and the report
-    read per response."""
-    from .render.plots import PLOT_COLUMNS
+    """Browse's columns and the values the metrics' plots read (``MetricSpec.plots``): what the Overview and the
+    report read per response."""
+    from ..metrics.registry import metric_specs
 
-    return list(dict.fromkeys([*headline_keys(), *PLOT_COLUMNS]))
+    plotted = [f"{spec.name}.{key}" for spec in metric_specs()
+               for plot in spec.plots for key in plot.reads]
+    return list(dict.fromkeys([*headline_keys(), *plotted]))

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 from ..config import ASSETS_DIR
 from ..studies.in_force import InForce, configs_in_force
 from ..studies.ranking import benchmark_boards, pivot_leaderboard
-from .columns import all_keys, column_of
+from ..metrics.evidence import OMITTED, verdict_group
+from .columns import all_keys, column_of, headline_columns
 from .inspection import inspect_response
-from .render.leaderboard import LEADERBOARD_CSS, board_html, model_cell
-from ..presentation import display_name, number
-from .render.palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, esc
+from .render.leaderboard import (LEADERBOARD_CSS, PROBE_NOTE, board_html, headline_sentence, is_ranked,
+                                 model_cell, ranked_first, waiting_html)
+from ..presentation import number
+from .render.palette import HALLUCINATED, UNCERTAIN, badge, esc
 from .render.plots import figure_png, figures_html
 from .render.tables import records_table_html
 
@@ -51,8 +53,12 @@ h1 { font-size: 1.5em; margin: 0 0 4px 0; } h2 { font-size: 1.25em; margin: 22px
 code { font-size: 0.9em; }
 """
 
-# The failure order: the first of these Browse columns a benchmark has values in (worst = highest).
-_FAILURE_ORDER = ("trihe.hallucinated", "emd.total", "reefknot.hallucinated", "chair.chair_i_item")
+
+
+def failure_columns() -> list[str]:
+    """The failure measures, in the registry's order: each metric's per-response number (Browse's column) that grows
+    with hallucination; a benchmark's worst failures are its highest on the first of these it has values in."""
+    return [c.key for c in headline_columns() if c.higher_is_worse]
 
 
 def scene_graph_png(graph: "SceneGraph", max_objects: int = 40) -> bytes | None:
@@ -141,7 +147,7 @@ def worst_failures(store: "Store", benchmark: str, in_force: InForce, limit: int
                    ) -> tuple[str, list[dict[str, Any]]]:
     """The benchmark's worst responses (distinct samples) on the first failure measure it has, and that measure's
     column ("trihe.hallucinated"; "" when none has a failure)."""
-    for column in _FAILURE_ORDER:
+    for column in failure_columns():
         rows = store.browse_responses({"benchmarks": [benchmark]}, all_keys(), configs=in_force.keys(),
                                       sort=column, descending=True, limit=limit * 40)
         rows = [r for r in rows if r.get(column) is not None and r[column] > 0]
@@ -161,26 +167,34 @@ def worst_failures(store: "Store", benchmark: str, in_force: InForce, limit: int
     return "", []
 
 
-def _judged_claims(store: "Store", response_id: str, in_force: InForce, limit: int = 8) -> str:
-    """The response's claims the Tri-HE judge in force did not support (the evidence in full is in Inspect)."""
-    score = next((s for s in store.get_scores(response_id, "trihe") if s.config_key == in_force.key("trihe")), None)
-    triplets = (score.evidence.get("triplets") or []) if score else []
-    bad = [t for t in triplets if t.get("verdict") != "supported"]
+def _judged_claims(store: "Store", row: dict[str, Any], column: str, in_force: InForce, limit: int = 8) -> str:
+    """What the failure measure's metric judged not right in the response, as its spec's evidence rows say
+    (``MetricSpec.evidence_rows``: hallucinated or wrong first, then what it could not settle); the evidence in full
+    is in Inspect."""
+    found = column_of(column)
+    spec = found.spec if found is not None else None
+    if spec is None or spec.evidence_rows is None:
+        return ""
+    score = next((s for s in store.get_scores(row["id"], spec.name) if s.config_key == in_force.key(spec.name)), None)
+    response = store.get_response(row["id"])
+    if score is None or response is None:
+        return ""
+    rows = spec.evidence_rows(score.values, score.evidence, response.text)
+    judged = [r for r in rows if r.verdict != OMITTED and verdict_group(r.verdict) != "none"]
+    bad = sorted((r for r in judged if verdict_group(r.verdict) in ("bad", "open")),
+                 key=lambda r: verdict_group(r.verdict) != "bad")
     if not bad:
         return ""
-    def said(t: dict[str, Any]) -> str:  # an attribute conflict is "attribute", not Tri-HE's "relation"
-        verdict = str(t.get("verdict"))
-        return badge(TRIHE_TO_VERDICT.get(verdict, UNCERTAIN), claim_label(verdict, str(t.get("kind") or "")))
-
-    items = "".join(f'<li>{said(t)} {esc(" — ".join(str(x) for x in t.get("triplet") or []))}</li>'
-                    for t in bad[:limit])
+    items = "".join(f'<li>{badge(HALLUCINATED if verdict_group(r.verdict) == "bad" else UNCERTAIN, r.verdict_words)} '
+                    f'{esc(r.text)}</li>' for r in bad[:limit])
     more = f"<li>… and {len(bad) - limit} more</li>" if len(bad) > limit else ""
-    return (f'<h4>claims not supported ({len(bad)} of {len(triplets)})</h4>'
+    return (f'<h4>{esc(spec.display_name)}: not supported ({len(bad)} of {len(judged)} judged)</h4>'
             f'<ul class="hs-claims">{items}{more}</ul>')
 
 
-def _failure_html(store: "Store", row: dict[str, Any], column_name: str, value: Any, in_force: InForce,
-                  names: dict[str, str]) -> str:
+def _failure_html(store: "Store", row: dict[str, Any], column: str, in_force: InForce, names: dict[str, str]) -> str:
+    found = column_of(column)
+    column_name, value = (found.title if found else column), row.get(column)
     panels = inspect_response(store, row["id"], in_force, with_graphs=False)
     sample = store.get_sample(row["sample_id"])
     graph = _png_img(scene_graph_png(sample.scene_graph), "reference scene graph") if sample else ""
@@ -188,7 +202,7 @@ def _failure_html(store: "Store", row: dict[str, Any], column_name: str, value: 
             f'<div><h4>{model_cell(row["model"], bool(row["synthetic"]), names.get(row["run_id"]))}</h4>'
             f'<p class="hs-why">{esc(column_name)}: {esc(number(value))}</p>{panels.header}{panels.response_text}</div>'
             f'<div class="hs-graph"><div><h4>reference scene graph</h4>{graph or "<p>none stored</p>"}</div>'
-            f'<div>{_judged_claims(store, row["id"], in_force)}</div></div></article>')
+            f'<div>{_judged_claims(store, row, column, in_force)}</div></div></article>')
 
 
 # What the colours of a failure card mean (the app says it on hover; a shared file cannot).
@@ -196,47 +210,17 @@ FAILURE_LEGEND = ('<p class="hs-meta">In each response, the claims the Tri-HE ju
                   f'{badge("supported", "green")} supported by the reference, {badge("hallucinated", "red")} '
                   f'hallucinated, {badge("uncertain", "yellow")} not stated by the reference (unverifiable) or a '
                   'guess; objects alone are marked by HalFscore the same way. Beside the reference scene graph, '
-                  'the claims the judge did not support, named for what they are about (object, relation, '
-                  'attribute, count).</p>')
+                  'what the failure measure\'s metric did not find supported, named for what it is about (object, '
+                  'relation, attribute, count, answer).</p>')
 
 
 def summary_line(boards: "list[BenchmarkBoard]") -> str:
-    """One sentence per benchmark: who hallucinates least on its ranking number, by how much, and how sure.
-
-    The gap is to the runner-up; when their intervals overlap the sentence says the order is not settled.
-    """
-    parts = []
-    for board in boards:
-        h = board.ranked_by
-        ranked = [r for r in board.runs if r.rank is not None and h is not None]
-        if h is None or not ranked:
-            continue
-        best = ranked[0]
-        cell = best.cells[h.column]
-        text = (f"{best.name or display_name(best.model)} hallucinates least on {board.benchmark}: {h.family} {h.name} "
-                f"{number(cell.value)} {h.unit}")
-        if cell.low is not None and cell.high is not None:
-            text += f" (95% CI {number(cell.low)}–{number(cell.high)})"
-        if len(ranked) > 1:
-            second, worst = ranked[1], ranked[-1]
-            other = second.cells[h.column]
-            gap = abs(other.value - cell.value)
-            text += (f", against {number(other.value)} for the next, {second.name or display_name(second.model)} "
-                     f"({number(gap)} {'lower' if h.lower_is_better else 'higher'}")
-            overlap = None not in (cell.low, cell.high, other.low, other.high) and \
-                max(cell.low, other.low) <= min(cell.high, other.high)
-            text += ", though their intervals overlap)" if overlap else ")"
-            if worst is not second:
-                text += (f", and {number(worst.cells[h.column].value)} for {worst.name or display_name(worst.model)}, which "
-                         "hallucinates most")
-        if all(r.synthetic for r in ranked):
-            text += " (synthetic probe models, not real LVLMs)"
-        if any(r.cells[h.column].partial for r in ranked):
-            text += " (not every response is scored yet)"
-        parts.append(text)
+    """Per benchmark, who hallucinates least on its ranking number, by how much, how sure, and what the number is in
+    plain words (``render.leaderboard.headline_sentence``, the Overview's line above each board)."""
+    parts = [sentence for board in boards if (sentence := headline_sentence(board))]
     if not parts:
         return "Nothing is ranked yet: no benchmark has a scored headline number."
-    return "In short: " + "; ".join(parts) + "."
+    return "In short: " + " ".join(parts)
 
 
 def split_numbers_html(store: "Store", benchmark: str, in_force: InForce) -> str:
@@ -261,20 +245,22 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
     counts = store.counts()
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = []
-    boards = benchmark_boards(store, in_force, benchmark)
-    for board in boards:
+    boards = ranked_first(benchmark_boards(store, in_force, benchmark))
+    probes = any(r.synthetic for board in boards for r in board.runs)
+    for board in (b for b in boards if is_ranked(b)):
         rows = store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000,
                                       configs=in_force.keys())
         column, worst = worst_failures(store, board.benchmark, in_force, failures)
-        what = column_of(column).title if column_of(column) else ""  # type: ignore[union-attr]
+        what = found.title if (found := column_of(column)) else ""
         names = {r.run_id: r.name for r in board.runs}
-        cards = "".join(_failure_html(store, r, what, r.get(column), in_force, names) for r in worst) if worst else (
+        cards = "".join(_failure_html(store, r, column, in_force, names) for r in worst) if worst else (
             "<p>no failures found (nothing scored, or nothing hallucinated)</p>")
         sections.append(f"{board_html(board, static=True)}{split_numbers_html(store, board.benchmark, in_force)}"
-                        f"{figures_html(rows, names)}"
+                        f"{figures_html(rows, names, {h.metric for h in board.headlines})}"
                         f"<h3>Worst failures, by {esc(what or 'failure measure')}</h3>{FAILURE_LEGEND}{cards}")
     app_css = (ASSETS_DIR / "app.css").read_text(encoding="utf-8") if (ASSETS_DIR / "app.css").exists() else ""
-    body = "".join(sections) or "<p>no runs in this store yet</p>"
+    body = ("".join(sections) + waiting_html([b for b in boards if not is_ranked(b)])) or \
+        "<p>no runs in this store yet</p>"
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -282,10 +268,10 @@ def build_report(store: "Store", benchmark: str | None = None, failures: int = 6
             f"<style>{app_css}{LEADERBOARD_CSS}{REPORT_CSS}</style></head><body>"
             f"<h1>HalluStudio report{esc(' · ' + benchmark) if benchmark else ''}</h1>"
             f'<p class="hs-summary">{esc(summary_line(boards))}</p>'
+            f"{'<p class=hs-probe>' + esc(PROBE_NOTE) + '</p>' if probes else ''}"
             f'<p class="hs-meta">{esc(now)} · store <code>{esc(Path(store.path).name)}</code> · '
-            f'{counts["runs"]:,} runs, {counts["responses"]:,} responses, {counts["scores"]:,} scores. Runs marked '
-            f"synthetic are probe models (deterministic describers that inject known hallucinations), not real "
-            f"LVLMs. Each benchmark's table says below it what each number means and where it misleads.</p>"
+            f'{counts["runs"]:,} runs, {counts["responses"]:,} responses, {counts["scores"]:,} scores. '
+            f"Each benchmark's table says below it what each number means and where it misleads.</p>"
             f"{body}</body></html>")
 
 

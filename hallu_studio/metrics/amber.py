@@ -198,6 +198,7 @@ class AmberMetric:
     spec = MetricSpec(
         "amber", TOOLKIT, tasks=("caption", "yes_no"), needs=_needs_annotation, reads_concepts=False,
         headline=Number("chair", "CHAIR", "% of counted nouns", lower_is_better=True,
+                        plain="% of the object words in descriptions that name nothing in the image",
                         meaning="AMBER's CHAIR: the share of the object nouns of descriptions (AMBER's vocabulary) "
                                 "that name no object of the image, over all nouns of all descriptions.",
                         misleads="a noun outside AMBER's 418 words is not read at all; near-synonyms are matched "

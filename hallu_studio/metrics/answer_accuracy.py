@@ -132,6 +132,7 @@ class AnswerAccuracyMetric:
     spec = MetricSpec(
         "accuracy", "Answer accuracy", tasks=TASKS, needs=_needs,
         headline=Number("accuracy", "Acc", "0–1", lower_is_better=False,
+                        plain="0 to 1: the share of answers that are right",
                         meaning="share of multiple-choice answers choosing the gold option (letter match) and of "
                                 "short answers equal to the gold (lmms-eval's exact match).",
                         misleads="an answer naming no option counts as wrong; exact match refuses right answers "

@@ -178,6 +178,7 @@ class ChairMetric:
     spec = MetricSpec(
         "chair", "CHAIR", tasks=("caption", "vqa"),
         headline=Number("chair_i", "CHAIRi", "% of objects", lower_is_better=True,
+                        plain="% of the objects an answer mentions that are not in the image",
                         meaning="share of mentioned objects that are not in the image's objects (synonyms counted), "
                                 "over all the objects a model's answers mention.",
                         misleads="object-only and precision-like: says nothing about attributes or relations, and "
@@ -188,6 +189,7 @@ class ChairMetric:
         flagged_spans=flagged_spans, fact_reading=fact_reading, evidence_rows=evidence_rows,
         hallucination_scores=(Number("chair_i_item", "chair-i", "% of objects", lower_is_better=True,
                                      meaning="CHAIR_i: mentioned objects counted as hallucinated / mentioned (x100)"),),
+        demo=True,
         settings=("scoring.chair_reading", "scoring.chair_vocabulary", "scoring.chair_ground_truth",
                   "scoring.embedding_model"))
     name = spec.name

@@ -62,7 +62,7 @@ from .reference_concepts import reference_concepts_many
 from ..lexicon.forms import count_of
 from .evidence import HALLUCINATED, NOT_SETTLED, SUPPORTED, EvidenceRow, concept_key, span_of
 from .flagging import find_phrase, spans_of
-from .spec import MetricSpec, Number
+from .spec import MetricSpec, Number, Plot
 
 CONCEPT_TYPES: tuple[str, ...] = ("object", "attribute", "relation")
 TEMPLATES: dict[str, str] = {
@@ -261,6 +261,8 @@ class EMDMetric:
     spec = MetricSpec(
         "emd", "EMD", family="VISCON", tasks=("caption", "vqa"),
         headline=Number("total", "EMD", "×100", lower_is_better=True,
+                        plain="how far an answer's content is from what the image holds (0 = the same things; "
+                              "a distance, ×100)",
                         meaning="Earth Mover's Distance between the answer's concepts and the reference's, summed "
                                 "over objects, attributes and relations; the mean over all of a model's answers, "
                                 "captions and questions alike.",
@@ -274,6 +276,11 @@ class EMDMetric:
                                      meaning="VISCON EMD of the objects (x100)"),
                               Number("total", "emd total", "×100", lower_is_better=True,
                                      meaning="VISCON EMD, objects + attributes + relations (x100)")),
+        plots=(Plot("mean_by", "EMD per image domain",
+                    "Fig. 4a; each bar the mean over a model's captions of one domain (the table's EMD: over all its "
+                    "answers); lower is closer to the reference", "mean EMD, distance to the reference (×100)",
+                    ("total",), by=("domain",), prefer_task="caption"),),
+        demo=True,
         settings=("scoring.embedding_model", "scoring.emd_empty_side", "scoring.emd_ground_cost"))
     name = spec.name
 

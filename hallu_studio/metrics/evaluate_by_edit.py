@@ -24,7 +24,7 @@ from ..model import ConceptSet, SceneGraph
 from .base import ItemResult, ScoringItem
 from .evidence import HALLUCINATED, OMITTED, EvidenceRow
 from .flagging import edited_word_spans
-from .spec import MetricSpec, Number
+from .spec import MetricSpec, Number, Plot
 from .edit_distance import edit_slope_alpha, word_edit_distance, word_spans
 from .reference_concepts import reference_concepts_many, reference_source
 
@@ -110,6 +110,8 @@ class EvaluateByEditMetric:
     spec = MetricSpec(
         "edit", "Evaluate-by-Edit", family="VISCON", tasks=("caption", "vqa"),
         headline=Number("per_word", "edits/word", "per word", lower_is_better=True,
+                        plain="words changed to make an answer true to the image, per word written (0 = nothing "
+                              "to fix)",
                         meaning="word edits the reviser makes to fit the scene graph, per word of the answer, "
                                 "averaged over answers.",
                         misleads="the offline reviser only deletes objects and fixes colours, and over-deletes things "
@@ -121,6 +123,10 @@ class EvaluateByEditMetric:
         panel="edit_diff",
         hallucination_scores=(Number("per_word", "edit per word", "per word", lower_is_better=True,
                                      meaning="Evaluate-by-Edit: word edits of the revision per word"),),
+        plots=(Plot("scatter", "edit distance vs length", "Fig. 5b; α is the per-model slope",
+                    "edit distance (words changed)", ("words", "distance"), x_axis="response length (words)",
+                    slope=edit_slope_alpha, slope_name="α"),),
+        demo=True,
         settings=("scoring.reviser", "scoring.embedding_model", "llm.model"))
     name = spec.name
 

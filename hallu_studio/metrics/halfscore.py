@@ -302,6 +302,8 @@ class HalFscoreMetric:
     spec = MetricSpec(
         "halfscore", "HalFscore", tasks=("caption", "vqa"),
         headline=Number("f", "F", "0–1", lower_is_better=False,
+                        plain="0 to 1: how well a description's things match the image's (1 = all true, none "
+                              "missed)",
                         meaning="balance of concept precision (1 − hallucinated share) and recall (1 − omitted "
                                 "share), over the summed counts of a model's answers.",
                         misleads="recall follows answer length; against a scene graph, omissions the graph lacks "
@@ -312,6 +314,7 @@ class HalFscoreMetric:
         evidence_rows=evidence_rows, panel="concept_match",
         hallucination_scores=(Number("precision", "halfscore 1-precision", "share", lower_is_better=True,
                                      meaning="HalFscore: 1 - concept precision", derive=_one_minus_precision),),
+        demo=True,
         settings=("scoring.halfscore_matcher", "scoring.halfscore_match_threshold",
                   "scoring.graph_grounding_threshold", "scoring.unverifiable", "scoring.unverifiable_weight",
                   "scoring.embedding_model", "llm.model"))

@@ -61,6 +61,7 @@ class HallusionBenchMetric:
     spec = MetricSpec(
         "hallusionbench", "HallusionBench", tasks=("yes_no",),
         headline=Number("aAcc", "aAcc", "% of questions", lower_is_better=False,
+                        plain="% of questions answered right",
                         meaning="HallusionBench's all-question accuracy ×100 (yes/no read by VLMEvalKit's rule).",
                         misleads="a model that answers every question the same way gets about half; fAcc and qAcc "
                                  "(all of a figure's, all of a question's answers right) show consistency."),

@@ -107,6 +107,7 @@ class MMEMetric:
     spec = MetricSpec(
         "mme", "MME", tasks=("yes_no",),
         headline=Number("perception", "Perception", "points (0–2000)", lower_is_better=False,
+                        plain="points out of 2,000 for answering perception questions right",
                         meaning="MME perception: over its 10 perception subtasks, the sum of accuracy + accuracy+ "
                                 "(both questions of an image right), each ×100, as MME's eval tool and VLMEvalKit "
                                 "compute it.",

@@ -295,6 +295,7 @@ class PopeMetric:
     spec = MetricSpec(
         "pope", "POPE", tasks=("yes_no",),
         headline=Number("f1", "F1", "0–1", lower_is_better=False,
+                        plain="0 to 1: how reliably it says an object is there only when it is (1 = always)",
                         meaning="F1 of yes/no answers to object-existence questions.",
                         misleads="existence only; the negatives' sampling (random, popular, adversarial) changes it "
                                  "a lot."),

@@ -59,7 +59,7 @@ from ..model import Sample
 from .base import ItemResult, ScoringItem
 from .evidence import EvidenceRow, answer_rows
 from .flagging import whole_answer_if
-from .spec import MetricSpec, Number
+from .spec import MetricSpec, Number, Plot
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -310,6 +310,8 @@ class ReefknotMetric:
     spec = MetricSpec(
         "reefknot", "Reefknot", tasks=REEFKNOT_TASKS, needs=_needs_relation,
         headline=Number("r_score", "R_score", "%", lower_is_better=False,
+                        plain="% of questions about how things relate in the image answered without a made-up "
+                              "relation",
                         meaning="mean of 100 − Halr over the yes/no, multiple-choice and open relation questions.",
                         misleads="only defined when all three question types were answered; yes-bias inflates "
                                  "yes/no accuracy."),
@@ -320,6 +322,10 @@ class ReefknotMetric:
         evidence_rows=evidence_rows, panel="logit_lens",
         flagged_spans=lambda values, evidence, text, concepts=None: whole_answer_if(bool(values.get("hallucinated")),
                                                                                     text),
+        plots=(Plot("mean_by", "Halr by task and relation category", "hallucinated answers",
+                    "Halr, answers with a wrong relation (%)", ("hallucinated",), by=("task", "relation_category"),
+                    scale=100.0),),
+        demo=True,
         settings=("scoring.reefknot_reading", "decoding.entropy_reading", "decoding.dtc_gamma", "scoring.nli_model",
                   "scoring.embedding_model"))
     name = spec.name

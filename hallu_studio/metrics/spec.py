@@ -35,6 +35,9 @@ class Number:
     lower_is_better: bool
     meaning: str = ""  # one sentence: what it is, and what it is averaged over
     misleads: str = ""  # where it misleads (the long version: docs/guide/metrics-and-weaknesses.md)
+    # The unit in plain words, for a reader who knows no metric (the Overview says it beside the number):
+    # "% of an answer's statements that are wrong about the image".
+    plain: str = ""
     # A per-response number derived from several values (a share): how to read it off a score's ``values``.
     derive: Callable[[Mapping[str, Any]], float | None] | None = field(default=None, compare=False, repr=False)
 
@@ -98,6 +101,43 @@ class Breakdown:
 
 
 @dataclass(frozen=True)
+class Plot:
+    """One of the Overview's plots a metric asks for, as data: which drawing (``kind``, a name that
+    ``app/render/plots`` maps to a function; metrics draw nothing), the per-response ``values`` keys it reads, and
+    the words around it. Kinds:
+
+    * ``"shares"``: per model, each of ``keys`` summed over its answers, as a % of ``total`` summed (one bar each);
+    * ``"mean_by"``: per model, the mean of ``keys[0]`` × ``scale`` per group of answers, a group being the values
+      of the sample fields ``by`` (joined by " · "); with ``prefer_task``, only that task's answers where any are;
+    * ``"scatter"``: per model, ``keys[1]`` against ``keys[0]``, ``slope`` fitted to each model's points and named
+      ``slope_name`` in the legend.
+
+    >>> Plot("shares", "object vs relation", "share of claims", "claims hallucinated (%)", ("object",),
+    ...      total="n_triplets").reads
+    ('object', 'n_triplets')
+    """
+
+    kind: str
+    caption: str  # after the metric's family: "VISCON: EMD per image domain"
+    detail: str  # what one bar or point is, and where the figure comes from
+    axis: str  # the y axis in words, with its unit
+    keys: tuple[str, ...]
+    total: str = ""
+    by: tuple[str, ...] = ()
+    scale: float = 1.0
+    prefer_task: str = ""
+    x_axis: str = ""
+    lower_is_better: bool = True
+    slope: Callable[[Any, Any], float | None] | None = field(default=None, compare=False, repr=False)
+    slope_name: str = ""
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """Every per-response value key the drawing reads."""
+        return tuple(dict.fromkeys((*self.keys, *((self.total,) if self.total else ()))))
+
+
+@dataclass(frozen=True)
 class MetricSpec:
     """A metric's identity: its name in the store and on the command line, how people call it, where it applies,
     which of its numbers the views show, and the settings its scores depend on.
@@ -144,6 +184,11 @@ class MetricSpec:
     corrected_claims: Callable[[Mapping[str, Any]], list[tuple[tuple[str, str, str] | None, str]]] | None = None
     # How many edits of a response's revision people accept or reject in Annotate: ``evidence -> n``; None: none.
     reviewed_edits: Callable[[Mapping[str, Any]], int] | None = None
+    # The Overview's (and the report's) plots of this metric, in page order.
+    plots: tuple[Plot, ...] = ()
+    # Scored by the app's first start on the embedded sample benchmark (the papers' metrics and CHAIR), which
+    # was built to exercise them (``app.bootstrap.demo_metrics``).
+    demo: bool = False
     # What its evidence says of each thing it judged in one response (``metrics.evidence``):
     # ``(values, evidence, text) -> [EvidenceRow]``; Inspect draws every metric's rows alike. None: nothing to list.
     evidence_rows: Callable[[Mapping[str, Any], Mapping[str, Any], str], list[EvidenceRow]] | None = None

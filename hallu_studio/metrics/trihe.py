@@ -50,7 +50,7 @@ from .base import ItemResult, ScoringItem
 from .evidence import (HALLUCINATED, NOT_SETTLED, SUPPORTED, WRONG, EvidenceRow, concept_key, span_of)
 from .flagging import find_phrase, spans_of
 from .spec import (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number,
-                   as_number)
+                   Plot, as_number)
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -298,6 +298,7 @@ class TriHEMetric:
     spec = MetricSpec(
         "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=_needs_reference,
         headline=Number("hallu_q", "Hallu_Q", "% of claims", lower_is_better=True,
+                        plain="% of an answer's statements that are wrong about the image",
                         meaning="share of each answer's claims (triplets) the judge finds hallucinated, averaged "
                                 "over questions.",
                         misleads="precision-like: an answer that claims little scores well; the offline graph judge "
@@ -314,6 +315,9 @@ class TriHEMetric:
         hallucination_scores=(Number("hallucinated", "trihe share", "share", lower_is_better=True,
                                      meaning="Tri-HE: claims counted as hallucinated / claims",
                                      derive=_hallucinated_share),),
+        plots=(Plot("shares", "object vs relation hallucination", "share of each model's claims (triplets)",
+                    "claims hallucinated (%)", ("object", "relation"), total="n_triplets"),),
+        demo=True,
         settings=("scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
                   "scoring.unverifiable_weight",
                   "scoring.graph_grounding_threshold", "scoring.trihe_reference_threshold",

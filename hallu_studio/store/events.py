@@ -155,6 +155,14 @@ class HumanEvents(Database):
             entry["events"] += int(r["events"])
         return sorted(out.values(), key=lambda e: (e["source"] != APP_SOURCE, e["source"]))
 
+    def imported_study_benchmarks(self) -> set[str]:
+        """The benchmarks whose responses carry judgements imported from an outside study (any source but the
+        app's): what ``import --format human-judgements`` brought."""
+        rows = self._rows("""SELECT DISTINCT s.benchmark FROM events e JOIN responses x ON x.id = e.response_id
+                             JOIN samples s ON s.id = x.sample_id WHERE coalesce(e.source, ?) <> ?""",
+                          [APP_SOURCE, APP_SOURCE])
+        return {str(r[0]) for r in rows}
+
     def add_imported_events(self, events: Sequence[HumanEvent]) -> dict[int, int]:
         """Append exported human events (in order, ONE transaction) keeping their times.
 

@@ -1,5 +1,9 @@
 """The papers' overview plots as matplotlib figures, from browse rows (dicts).
 
+Which plots there are is the metrics' word (``MetricSpec.plots``: a ``Plot`` names its kind, the per-response
+values it reads and its captions); this module only knows how to draw each kind, so a metric that declares a plot
+is drawn here with no change (``DRAWINGS``).
+
 Every model has its own colour (``palette.model_colour``, a function of its name) in every plot;
 legends sit outside the axes, on the right, so they never cover data; titles are left to the
 page (the figure has none to collide with).
@@ -9,7 +13,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Collection, Sequence
 
 import matplotlib
 
@@ -19,9 +24,10 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from ...presentation import model_colour, short_model_label  # noqa: E402
 
+if TYPE_CHECKING:
+    from ...metrics.spec import MetricSpec, Plot
+
 FIGSIZE = (6.4, 3.0)  # inches at 110 dpi: half of a 1,400 px page, legend included
-# The per-response values these plots read besides Browse's columns (``columns.all_keys``).
-PLOT_COLUMNS: tuple[str, ...] = ("edit.distance", "edit.words", "trihe.n_triplets", "trihe.object", "trihe.relation")
 
 
 def _model(r: dict[str, Any]) -> str:
@@ -74,113 +80,141 @@ def _grouped_bars(ax: Any, table: dict[str, dict[str, float]], groups: list[str]
     _legend_outside(ax)
 
 
-def emd_by_domain_figure(rows: Sequence[dict[str, Any]]) -> Figure:
-    """Mean EMD (×100) per image domain and model (VISCON Fig. 4a)."""
+def _column(spec: "MetricSpec", key: str) -> str:
+    return f"{spec.name}.{key}"
+
+
+def _axis(plot: "Plot", text: str | None = None) -> str:
+    return f"{text or plot.axis} {'↓' if plot.lower_is_better else '↑'}"
+
+
+def mean_by_figure(rows: Sequence[dict[str, Any]], spec: "MetricSpec", plot: "Plot") -> Figure:
+    """Per model, the mean of one per-response value (× ``plot.scale``) per group of answers, as grouped bars
+    (VISCON Fig. 4a: EMD per image domain; Reefknot's Halr per task and relation category)."""
     fig, ax = plt.subplots(figsize=FIGSIZE)
+    column = _column(spec, plot.keys[0])
+    scored = [r for r in rows if r.get(column) is not None]
+    # Groups are compared on one task where the plot asks for it (VISCON describes images: captions), so that
+    # short VQA answers in one group do not skew its mean.
+    preferred = [r for r in scored if plot.prefer_task and r.get("task") == plot.prefer_task]
     acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    # Domains are compared on one task: captions where there are any (VISCON describes images),
-    # so that short VQA answers in the original domain do not skew its mean.
-    scored = [r for r in rows if r.get("emd.total") is not None]
-    captions = [r for r in scored if r.get("task") == "caption"]
-    for r in captions or scored:
-        acc[_model(r)][str(r.get("domain"))].append(float(r["emd.total"]))
+    for r in preferred or scored:
+        group = " · ".join(str(r.get(f)) for f in plot.by if r.get(f) not in (None, ""))
+        acc[_model(r)][group].append(float(r[column]))
     if not acc:
-        return _empty(fig, ax, "no EMD scores yet")
-    domains = sorted({d for m in acc.values() for d in m})
-    _grouped_bars(ax, {m: {d: sum(v) / len(v) for d, v in ds.items()} for m, ds in acc.items()}, domains,
-                  _colours(rows))
-    ax.set_ylabel(f"mean EMD ×100, {'captions' if captions else 'all tasks'} ↓", fontsize=8)
+        return _empty(fig, ax, f"no {spec.family} scores yet")
+    groups = sorted({g for m in acc.values() for g in m})
+    _grouped_bars(ax, {m: {g: plot.scale * sum(v) / len(v) for g, v in gs.items()} for m, gs in acc.items()},
+                  groups, _colours(rows))
+    which = (f", {plot.prefer_task}s" if preferred else ", all tasks") if plot.prefer_task else ""
+    ax.set_ylabel(_axis(plot, plot.axis + which), fontsize=8)
     return fig
 
 
-def fit_alpha(lengths: Sequence[float], distances: Sequence[float]) -> float | None:
-    """VISCON's α (Table 3): the least-squares slope of total edit distance on response length.
-
-    None when fewer than two distinct lengths make a slope.
+def fit_alpha(lengths: Sequence[float], distances: Sequence[float],
+              slope: Callable[[Any, Any], float | None] | None = None) -> float | None:
+    """A plot's fitted slope over some points (by default VISCON's α, Table 3: the least-squares slope of total
+    edit distance on response length); None when the points make no slope (fewer than two distinct lengths).
 
     >>> fit_alpha([10, 20, 40], [2, 4, 8])
     0.2
+    >>> fit_alpha([10, 10], [2, 4]) is None
+    True
     """
-    from ...metrics.edit_distance import edit_slope_alpha
-
+    if slope is None:
+        from ...metrics.edit_distance import edit_slope_alpha as slope
     try:
-        return edit_slope_alpha(lengths, distances)
+        return slope(lengths, distances)
     except ValueError:
         return None
 
 
-def edit_vs_length_figure(rows: Sequence[dict[str, Any]]) -> Figure:
-    """Edit distance against response length (words) per model, with the fitted α (VISCON Fig. 5b)."""
+def scatter_figure(rows: Sequence[dict[str, Any]], spec: "MetricSpec", plot: "Plot") -> Figure:
+    """Per model, one per-response value against another, each model's fitted slope in the legend
+    (VISCON Fig. 5b: edit distance against response length, with α)."""
     fig, ax = plt.subplots(figsize=FIGSIZE)
+    x_column, y_column = _column(spec, plot.keys[0]), _column(spec, plot.keys[1])
     acc: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in rows:
-        if r.get("edit.distance") is not None and r.get("edit.words"):
-            acc[_model(r)].append((float(r["edit.words"]), float(r["edit.distance"])))
+        if r.get(y_column) is not None and r.get(x_column):
+            acc[_model(r)].append((float(r[x_column]), float(r[y_column])))
     if not acc:
-        return _empty(fig, ax, "no Evaluate-by-Edit scores yet")
+        return _empty(fig, ax, f"no {spec.family} scores yet")
     colours = _colours(rows)
     for name, pts in sorted(acc.items()):
-        alpha = fit_alpha([p[0] for p in pts], [p[1] for p in pts])
+        fitted = fit_alpha([p[0] for p in pts], [p[1] for p in pts], plot.slope) if plot.slope else None
         ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, alpha=0.6, color=colours.get(name),
-                   label=f"{name} (α={alpha:.2f})" if alpha is not None else name)
-    ax.set_xlabel("response length (words)", fontsize=8)
-    ax.set_ylabel("edit distance (words) ↓", fontsize=8)
+                   label=f"{name} ({plot.slope_name}={fitted:.2f})" if fitted is not None else name)
+    ax.set_xlabel(plot.x_axis, fontsize=8)
+    ax.set_ylabel(_axis(plot), fontsize=8)
     ax.tick_params(labelsize=8)
     ax.spines[["top", "right"]].set_visible(False)
     _legend_outside(ax)
     return fig
 
 
-def object_relation_figure(rows: Sequence[dict[str, Any]]) -> Figure:
-    """Tri-HE object and relation hallucination rates (share of triplets) per model."""
+def shares_figure(rows: Sequence[dict[str, Any]], spec: "MetricSpec", plot: "Plot") -> Figure:
+    """Per model, each of some per-response counts summed, as a % of another count summed (Tri-HE: object and
+    relation hallucinations as shares of all claims)."""
     fig, ax = plt.subplots(figsize=FIGSIZE)
-    acc: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    total = _column(spec, plot.total)
+    acc: dict[str, list[float]] = defaultdict(lambda: [0.0] * (len(plot.keys) + 1))
     for r in rows:
-        if r.get("trihe.n_triplets"):
+        if r.get(total):
             a = acc[_model(r)]
-            a[0] += float(r.get("trihe.object") or 0)
-            a[1] += float(r.get("trihe.relation") or 0)
-            a[2] += float(r["trihe.n_triplets"])
+            for i, key in enumerate(plot.keys):
+                a[i] += float(r.get(_column(spec, key)) or 0)
+            a[-1] += float(r[total])
     if not acc:
-        return _empty(fig, ax, "no Tri-HE scores yet")
-    table = {m: {"object": 100 * v[0] / v[2], "relation": 100 * v[1] / v[2]} for m, v in acc.items()}
-    _grouped_bars(ax, table, ["object", "relation"], _colours(rows))
-    ax.set_ylabel("hallucinated triplets (%) ↓", fontsize=8)
+        return _empty(fig, ax, f"no {spec.family} scores yet")
+    table = {m: {key: 100 * v[i] / v[-1] for i, key in enumerate(plot.keys)} for m, v in acc.items()}
+    _grouped_bars(ax, table, list(plot.keys), _colours(rows))
+    ax.set_ylabel(_axis(plot), fontsize=8)
     return fig
 
 
-def halr_figure(rows: Sequence[dict[str, Any]]) -> Figure:
-    """Reefknot's Halr (% hallucinated answers) per task × relation category and model."""
-    fig, ax = plt.subplots(figsize=FIGSIZE)
-    acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        if r.get("reefknot.hallucinated") is not None:
-            category = r.get("relation_category")
-            acc[_model(r)][f"{r.get('task')} · {category}" if category else str(r.get("task"))].append(
-                float(r["reefknot.hallucinated"]))
-    if not acc:
-        return _empty(fig, ax, "no Reefknot scores yet")
-    groups = sorted({g for m in acc.values() for g in m})
-    _grouped_bars(ax, {m: {g: 100 * sum(v) / len(v) for g, v in gs.items()} for m, gs in acc.items()}, groups,
-                  _colours(rows))
-    ax.set_ylabel("Halr (%) ↓", fontsize=8)
-    return fig
+# A plot's kind (``Plot.kind``) -> how it is drawn: ``(rows, spec, plot) -> Figure``.
+DRAWINGS: dict[str, Callable[[Sequence[dict[str, Any]], "MetricSpec", "Plot"], Figure]] = {
+    "mean_by": mean_by_figure, "scatter": scatter_figure, "shares": shares_figure}
 
 
-# (figure, caption, what it shows) in page order.
-OVERVIEW_FIGURES: tuple[tuple[Any, str, str], ...] = (
-    (object_relation_figure, "Tri-HE: object vs relation hallucination", "share of each model's triplets"),
-    (emd_by_domain_figure, "VISCON: EMD per image domain",
-     "Fig. 4a; each bar the mean over a model's captions of one domain (the table's EMD: over all its answers); "
-     "lower is closer to the reference"),
-    (edit_vs_length_figure, "VISCON: edit distance vs length", "Fig. 5b; α is the per-model slope"),
-    (halr_figure, "Reefknot: Halr by task and relation category", "hallucinated answers"),
-)
+def overview_figures(metrics: Collection[str] | None = None
+                     ) -> list[tuple[Callable[[Sequence[dict[str, Any]]], Figure], str, str, str]]:
+    """``(make, caption, detail, family)`` of every registered metric's plots (or of ``metrics``'), in the registry's
+    order; ``make(rows)`` draws one. A kind no drawing knows is an error naming the metric, not a plot left out."""
+    from ...metrics.registry import metric_specs
+
+    out = []
+    for spec in metric_specs():
+        if metrics is not None and spec.name not in metrics:
+            continue
+        for plot in spec.plots:
+            if plot.kind not in DRAWINGS:
+                raise ValueError(f"{spec.name} asks for a plot of kind {plot.kind!r}; known kinds: "
+                                 f"{', '.join(DRAWINGS)}")
+            out.append((partial(DRAWINGS[plot.kind], spec=spec, plot=plot), f"{spec.family}: {plot.caption}",
+                        plot.detail, spec.family))
+    return out
 
 
-def figures_html(rows: Sequence[dict[str, Any]], names: dict[str, str] | None = None) -> str:
+def missing_note(families: Sequence[str]) -> str:
+    """The line under the plots naming each metric family with no scores to plot, once each, in order.
+
+    >>> missing_note(["Tri-HE", "VISCON", "VISCON", "Reefknot"])
+    'No scores to plot yet for: Tri-HE, VISCON, Reefknot.'
+    >>> missing_note([])
+    ''
+    """
+    names = list(dict.fromkeys(families))
+    return f"No scores to plot yet for: {', '.join(names)}." if names else ""
+
+
+def figures_html(rows: Sequence[dict[str, Any]], names: dict[str, str] | None = None,
+                 metrics: Collection[str] | None = None) -> str:
     """The Overview's plots as inline PNG images with captions; plots without data are named, not drawn.
-    ``names``: run id -> the run's name (``presentation.run_names``), so that two runs of a model plot apart."""
+    ``names``: run id -> the run's name (``presentation.run_names``), so that two runs of a model plot apart;
+    ``metrics``: the metrics that apply to the benchmark (the others' plots are neither drawn nor named as waiting:
+    Reefknot on a benchmark without relation questions never gets scores)."""
     import base64
 
     from .palette import esc
@@ -188,16 +222,21 @@ def figures_html(rows: Sequence[dict[str, Any]], names: dict[str, str] | None = 
     if names:
         rows = [{**r, "run_name": names.get(r.get("run_id"))} for r in rows]
 
+    figures = overview_figures(metrics)
     shown, missing = [], []
-    for make, caption, detail in OVERVIEW_FIGURES:
+    for make, caption, detail, family in figures:
         fig = make(rows)
         if not fig.axes[0].has_data():
             plt.close(fig)
-            missing.append(caption)
+            missing.append((family, caption))
             continue
         data = base64.b64encode(figure_png(fig)).decode("ascii")
         shown.append(f'<figure><figcaption>{esc(caption)} <span>· {esc(detail)}</span></figcaption>'
                      f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}"/></figure>')
-    note = (f'<p class="hs-notes">Not drawn, no scores for them here: {esc("; ".join(missing))}.</p>'
-            if missing else "")
+    # A family none of whose plots is drawn is named once; where another of its plots is drawn (VISCON's EMD
+    # drawn, its edit plot waiting), the plot left out is named instead.
+    left_out = {caption for _, caption in missing}
+    blank = {family for family, _ in missing} - {family for _, c, _, family in figures if c not in left_out}
+    text = missing_note([family if family in blank else caption for family, caption in missing])
+    note = f'<p class="hs-notes">{esc(text)}</p>' if text else ""
     return f'<div class="hs-figs">{"".join(shown)}</div>{note}' if shown else note

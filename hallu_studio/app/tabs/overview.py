@@ -16,23 +16,36 @@ from ..columns import all_keys
 from ..context import AppContext
 from ..overview_cache import score_fingerprint
 from ..render import records_table_html
-from ..render.leaderboard import LEADERBOARD_CSS, board_html
+from ..render.leaderboard import LEADERBOARD_CSS, board_html, is_ranked, ranked_first, waiting_html
 from ..render.palette import esc
 from ..render.plots import figures_html
 
 POLL_SECONDS = 2.0  # how often an open Overview asks whether scores changed (one cheap query)
 
+# What the Overview shows from the first moment, until its numbers come (bootstrap intervals for every run and
+# metric: about 20 s on a fresh process with the demo's 4,384 responses), so a restarted app is never a blank page.
+LOADING_HTML = (f"<style>{LEADERBOARD_CSS}</style>"
+                '<div class="hs-loading" role="status" aria-live="polite"><span class="hs-spin"></span>'
+                "Loading the leaderboard: working out each model's numbers and how sure they are "
+                "(up to half a minute after a start)…</div>")
+
 
 def overview_html(ctx: AppContext, benchmark: str | None, in_force: InForce) -> str:
     """Ranked board and plots of each benchmark (or of the one named), of the configurations ``in_force``."""
+    boards = ranked_first(benchmark_boards(ctx.store, in_force, benchmark))
     sections = []
-    for board in benchmark_boards(ctx.store, in_force, benchmark):
+    for board in boards:
+        if not is_ranked(board) and any(is_ranked(b) for b in boards):
+            continue  # said in one line after the ranked ones
         rows = ctx.store.browse_responses({"benchmarks": [board.benchmark]}, all_keys(), limit=1_000_000,
                                           configs=in_force.keys())
-        sections.append(board_html(board) + figures_html(rows, {r.run_id: r.name for r in board.runs}))
+        sections.append(board_html(board) + figures_html(rows, {r.run_id: r.name for r in board.runs},
+                                                         {h.metric for h in board.headlines}))
+    if any(is_ranked(b) for b in boards):
+        sections.append(waiting_html([b for b in boards if not is_ranked(b)]))
     if not sections:
-        sections.append('<p class="hs-none">no runs yet: import a benchmark and run a model (Run view, or '
-                        '<code>hallu-studio run</code>)</p>')
+        sections.append('<p class="hs-none">No models have been run here yet. Once a researcher imports a benchmark '
+                        'and runs models on it (the Run view), their numbers appear here.</p>')
     return f"<style>{LEADERBOARD_CSS}</style>" + "".join(sections)
 
 
@@ -101,7 +114,7 @@ def build(ctx: AppContext) -> list[Any]:
         every_number = gr.Checkbox(value=False, label="also every number, per image domain", scale=2)
         report = gr.Button("⤓ shareable report (offline HTML)", elem_id="overview-report", size="sm", scale=1)
     report_file = gr.File(label="report", visible=False, elem_id="overview-report-file")
-    table = gr.HTML(elem_id="overview-leaderboard")
+    table = gr.HTML(LOADING_HTML, elem_id="overview-leaderboard")
     seen = gr.State(None)  # the score fingerprint the page shows
     outputs = [table, seen]
     inputs = [benchmark, every_number]
