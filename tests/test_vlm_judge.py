@@ -1,0 +1,227 @@
+"""The image judge (``judges.vlm_judge``) against a scripted OpenAI-compatible server that looks at no image but
+answers image questions from a script (``test_llm_fake_server.FakeChatServer``'s "vision" step, with logprobs).
+
+The script: a scene of a grey cat on a wooden table with chairs (what ``tiny_models.tiny_benchmark``'s first graph
+holds); any statement naming a dog, a horse or "under" is false, the rest true.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+
+import pytest
+
+from hallu_studio.config import Settings
+from hallu_studio.judges.base import JudgeReference
+from hallu_studio.judges.factory import build_triplet_judge
+from hallu_studio.judges.vlm_judge import ReferenceThenImage, VLMJudge, statement
+from hallu_studio.model import Benchmark, Response, Run, Sample
+from test_llm_fake_server import FakeChatServer
+from tiny_models import tiny_benchmark
+
+FALSE_WORDS = ("dog", "horse", "under")
+
+
+def scene_answer(question: str, images: int):
+    assert images == 1, "every image-judge question carries the image"
+    statement_part = question.split("?")[0].lower()
+    if any(w in statement_part for w in FALSE_WORDS):
+        return "No, it is not.", 0.1
+    return "Yes.", 0.9
+
+
+def _png(colour=(200, 30, 30)) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (40, 32), colour).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def _settings(server: FakeChatServer, **scoring) -> Settings:
+    s = Settings()
+    s.scoring.vlm_judge_model = f"openai:judge-vl@{server.base_url}"
+    s.scoring.vlm_judge_concurrency = 4
+    for k, v in scoring.items():
+        setattr(s.scoring, k, v)
+    return s
+
+
+def test_claims_become_questions_with_the_image_and_answers_become_verdicts():
+    from hallu_studio.caching import MemoryCache
+
+    with FakeChatServer([("vision", scene_answer)]) as server:
+        judge = build_triplet_judge(_settings(server, trihe_judge="vlm"), cache=MemoryCache())
+        assert isinstance(judge, VLMJudge) and judge.name == "vlm:openai:judge-vl"
+        ref = JudgeReference(source="none", image=_png())
+        claims = [("cat", "on", "table"), ("dog", "is in", "the image"), ("cat", "under", "table"),
+                  ("dog", "on", "table")]
+        got = judge.judge(claims, ref)
+        assert [j.verdict for j in got] == ["supported", "object", "relation", "object"]
+        assert got[0].probability == pytest.approx(0.9) and got[1].probability == pytest.approx(0.1)
+        assert "answered 'Yes.'" in got[0].reason and got[0].judge == "vlm:openai:judge-vl"
+        assert "not in the image: dog" in got[3].reason
+        questions = [r["messages"][0]["content"][1]["text"] for r in server.requests]
+        assert questions[0] == ("Statement: The cat is on the table. Is this statement is right according to the "
+                                "image? Please answer yes or no.")
+        assert all(r["logprobs"] and r["max_tokens"] == 32 for r in server.requests)
+        asked = len(server.requests)
+        # the same claims again: every answer from the cache, no call
+        assert [j.verdict for j in judge.judge(claims, ref)] == [j.verdict for j in got]
+        assert len(server.requests) == asked
+
+
+def test_templates_and_config_key_follow_model_and_template():
+    from hallu_studio.metrics.keys import current_config_keys
+
+    with FakeChatServer([("vision", scene_answer)]) as server:
+        base = _settings(server, trihe_judge="vlm")
+        trihe_wording = _settings(server, trihe_judge="vlm", vlm_judge_template="trihe")
+        other_model = _settings(server, trihe_judge="vlm")
+        other_model.scoring.vlm_judge_model = f"openai:other-vl@{server.base_url}"
+        keys = [current_config_keys(s).get("trihe") for s in (base, trihe_wording, other_model, Settings())]
+        assert len(set(keys)) == 4 and None not in keys
+        halfscore = [current_config_keys(s).get("halfscore") for s in (base, other_model, Settings())]
+        assert len(set(halfscore)) == 3
+        judge = build_triplet_judge(trihe_wording)
+        assert judge.question(("cat", "on", "table")).startswith("Statement triplet: (cat, on, table)")
+
+
+def test_unreadable_answers_and_server_errors_fail_and_are_not_cached():
+    from hallu_studio.caching import MemoryCache
+    from hallu_studio.judges.vlm_judge import ImageJudgeError
+
+    cache = MemoryCache()
+    with FakeChatServer([("vision", lambda q, n: "I cannot tell.")]) as server:
+        judge = build_triplet_judge(_settings(server, trihe_judge="vlm"), cache=cache)
+        with pytest.raises(ImageJudgeError, match="answered neither yes nor no"):
+            judge.judge([("cat", "on", "table")], JudgeReference(source="none", image=_png()))
+    assert cache.values() == {}
+    with FakeChatServer([("status", 400)]) as server:
+        judge = build_triplet_judge(_settings(server, trihe_judge="vlm"), cache=cache)
+        with pytest.raises(ImageJudgeError, match="HTTP 400"):
+            judge.judge([("cat", "on", "table")], JudgeReference(source="none", image=_png()))
+    assert cache.values() == {}
+
+
+def test_reference_settles_what_it_can_and_the_image_judge_the_rest():
+    with FakeChatServer([("vision", scene_answer)]) as server:
+        judge = build_triplet_judge(_settings(server))  # graph judge, image judge for what it leaves open
+        assert isinstance(judge, ReferenceThenImage) and judge.name == "graph+vlm:openai:judge-vl"
+        assert build_triplet_judge(_settings(server, vlm_judge_unsettled="reference")).name == "graph"
+
+
+def _store_with_responses(store, texts: dict[str, str]):
+    bench, samples, images = tiny_benchmark(n_images=2)
+    captions = [s for s in samples if s.task == "caption"]
+    # a benchmark of the same images with no reference at all (the user's own images)
+    own = [Sample(id=f"own/{i}", benchmark="own", image_key=s.image_key, image_sha256=s.image_sha256)
+           for i, s in enumerate(captions)]
+    store.add_samples(bench, captions, images)
+    store.add_samples(Benchmark(name="own"), own, images)
+    run = Run(id="run-t", benchmark=bench.name, model="m", backend="recorded")
+    store.add_run(run)
+    responses = [Response(run.id, s.id, texts[s.image_key]) for s in [*captions, *own]]
+    store.add_responses(responses)
+    return responses
+
+
+TEXTS = {"img0": "A grey cat is on a wooden table. A dog sits under the table.",
+         "img1": "A tall man is riding a brown horse."}
+
+
+def test_score_store_end_to_end_cached_and_concurrent(store):
+    from hallu_studio.pipelines.scoring import score_store
+
+    responses = _store_with_responses(store, TEXTS)
+    with FakeChatServer([("vision", scene_answer)]) as server:
+        settings = _settings(server, trihe_judge="vlm")
+        report = score_store(store, settings, ["trihe", "halfscore"], progress=False)
+        assert report.failed == 0, report.failures
+        asked = len(server.requests)
+        assert asked > 0 and server.max_in_flight > 1  # questions side by side
+        scores = {r.sample_id: store.get_scores_for([r.id], "trihe", None) for r in responses}
+        own = store.get_score(responses[2].id, "trihe")
+        assert own is not None and own.undefined_reason is None
+        rows = own.evidence["triplets"]
+        assert own.evidence["judge"] == "vlm:openai:judge-vl"
+        assert {tuple(t["triplet"]): t["verdict"] for t in rows}[("dog", "is in", "the image")] == "object"
+        assert all(t["judge"] == "vlm:openai:judge-vl" and 0 <= t["probability"] <= 1 for t in rows)
+        assert own.values["hallucinated"] >= 1
+        half = store.get_score(responses[2].id, "halfscore")
+        assert half.values["precision"] is not None and half.values["recall"] is None
+        assert "recall" in (half.undefined_reason or "") or half.evidence.get("recall_undefined")
+        assert half.evidence["judge"] == "vlm:openai:judge-vl"
+        assert scores
+        # settings changed elsewhere (template): rescored; the same settings: nothing asked again
+        report = score_store(store, _settings(server, trihe_judge="vlm"), ["trihe", "halfscore"], progress=False)
+        assert sum(report.scored.values()) == 0 and len(server.requests) == asked
+
+
+def test_score_store_with_partial_references_names_each_verdicts_judge(store):
+    from hallu_studio.pipelines.scoring import score_store
+
+    responses = _store_with_responses(store, TEXTS)
+    with FakeChatServer([("vision", scene_answer)]) as server:
+        report = score_store(store, _settings(server), ["trihe"], progress=False)
+        assert report.failed == 0, report.failures
+    judged = store.get_score(responses[0].id, "trihe")
+    assert judged.evidence["judge"] == "graph+vlm:openai:judge-vl"
+    judges = {t.get("judge") for t in judged.evidence["triplets"]}
+    assert "graph" in judges
+    own = store.get_score(responses[2].id, "trihe")
+    assert own.undefined_reason is None
+    assert all(t["judge"] == "vlm:openai:judge-vl" and t["reason"].startswith("no reference")
+               for t in own.evidence["triplets"])
+
+
+def test_failures_are_recorded_not_scored_and_asked_again(store):
+    from hallu_studio.pipelines.scoring import score_store
+
+    responses = _store_with_responses(store, TEXTS)
+    flaky = {"fail": True}
+
+    def answer(q, n):
+        if flaky["fail"] and "horse" in q:
+            return "hmm"
+        return scene_answer(q, n)
+
+    with FakeChatServer([("vision", answer)]) as server:
+        report = score_store(store, _settings(server, trihe_judge="vlm"), ["trihe"], progress=False)
+        failed = {f.split(":")[0] for f in report.failures}
+        assert report.failed >= 1 and store.get_score(responses[1].id, "trihe") is None
+        assert store.get_score(responses[0].id, "trihe") is not None
+        flaky["fail"] = False
+        asked = len(server.requests)
+        report = score_store(store, _settings(server, trihe_judge="vlm"), ["trihe"], progress=False)
+        assert report.failed == 0 and store.get_score(responses[1].id, "trihe") is not None
+        # only the failed responses' questions that had failed went out again
+        assert 0 < len(server.requests) - asked <= 4
+        assert failed
+
+
+def test_stateless_score_input_with_images(tmp_path):
+    from hallu_studio.pipelines.scoring_jsonl import score_jsonl
+    from hallu_studio.store import CacheFile
+
+    (tmp_path / "imgs").mkdir()
+    (tmp_path / "imgs" / "a.png").write_bytes(_png())
+    lines = [{"id": "a", "response": TEXTS["img0"], "image_path": "imgs/a.png"},
+             {"id": "b", "response": TEXTS["img0"], "image_path": "imgs/a.png",
+              "reference_text": ["A grey cat on a wooden table."]},
+             {"id": "c", "response": "A cat.", "image_path": "imgs/missing.png"}]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    with FakeChatServer([("vision", scene_answer)]) as server, CacheFile(tmp_path / "cache.duckdb") as cache_file:
+        report = score_jsonl(src, tmp_path / "out.jsonl", _settings(server), ["trihe", "halfscore"],
+                             cache=cache_file.cache)
+        out = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+        assert report.scored == 2 and "missing.png" in out[2]["error"]
+        assert out[0]["evidence"]["trihe"]["judge"] == "graph+vlm:openai:judge-vl"
+        assert out[0]["trihe"]["hallucinated"] >= 1 and out[0]["halfscore"]["recall"] is None
+        assert out[1]["halfscore"]["recall"] is not None
+        asked = len(server.requests)
+        score_jsonl(src, tmp_path / "out2.jsonl", _settings(server), ["trihe", "halfscore"], cache=cache_file.cache)
+        assert len(server.requests) == asked  # the second run makes no call
