@@ -24,6 +24,13 @@ from tiny_models import tiny_benchmark
 FALSE_WORDS = ("dog", "horse", "under")
 
 
+def _one(store, response_id: str, metric: str):
+    """The response's one score of ``metric`` (None when it has none)."""
+    got = store.get_scores(response_id, metric)
+    assert len(got) <= 1
+    return got[0] if got else None
+
+
 def scene_answer(question: str, images: int):
     assert images == 1, "every image-judge question carries the image"
     statement_part = question.split("?")[0].lower()
@@ -64,8 +71,8 @@ def test_claims_become_questions_with_the_image_and_answers_become_verdicts():
         assert "answered 'Yes.'" in got[0].reason and got[0].judge == "vlm:openai:judge-vl"
         assert "not in the image: dog" in got[3].reason
         questions = [r["messages"][0]["content"][1]["text"] for r in server.requests]
-        assert questions[0] == ("Statement: The cat is on the table. Is this statement is right according to the "
-                                "image? Please answer yes or no.")
+        assert ("Statement: The cat is on the table. Is this statement is right according to the image? Please "
+                "answer yes or no.") in questions
         assert all(r["logprobs"] and r["max_tokens"] == 32 for r in server.requests)
         asked = len(server.requests)
         # the same claims again: every answer from the cache, no call
@@ -135,26 +142,32 @@ TEXTS = {"img0": "A grey cat is on a wooden table. A dog sits under the table.",
 def test_score_store_end_to_end_cached_and_concurrent(store):
     from hallu_studio.pipelines.scoring import score_store
 
+    import time
+
     responses = _store_with_responses(store, TEXTS)
-    with FakeChatServer([("vision", scene_answer)]) as server:
+
+    def slow(q, n):  # long enough for questions to overlap
+        time.sleep(0.05)
+        return scene_answer(q, n)
+
+    with FakeChatServer([("vision", slow)]) as server:
         settings = _settings(server, trihe_judge="vlm")
         report = score_store(store, settings, ["trihe", "halfscore"], progress=False)
-        assert report.failed == 0, report.failures
+        assert not report.failures, report.failures
         asked = len(server.requests)
         assert asked > 0 and server.max_in_flight > 1  # questions side by side
-        scores = {r.sample_id: store.get_scores_for([r.id], "trihe", None) for r in responses}
-        own = store.get_score(responses[2].id, "trihe")
+        own = _one(store, responses[2].id, "trihe")
         assert own is not None and own.undefined_reason is None
         rows = own.evidence["triplets"]
         assert own.evidence["judge"] == "vlm:openai:judge-vl"
-        assert {tuple(t["triplet"]): t["verdict"] for t in rows}[("dog", "is in", "the image")] == "object"
+        dog = [t for t in rows if t["triplet"][0] == "dog"]
+        assert dog and all(t["verdict"] == "object" and "not in the image: dog" in t["reason"] for t in dog), rows
         assert all(t["judge"] == "vlm:openai:judge-vl" and 0 <= t["probability"] <= 1 for t in rows)
         assert own.values["hallucinated"] >= 1
-        half = store.get_score(responses[2].id, "halfscore")
+        half = _one(store, responses[2].id, "halfscore")
         assert half.values["precision"] is not None and half.values["recall"] is None
         assert "recall" in (half.undefined_reason or "") or half.evidence.get("recall_undefined")
         assert half.evidence["judge"] == "vlm:openai:judge-vl"
-        assert scores
         # settings changed elsewhere (template): rescored; the same settings: nothing asked again
         report = score_store(store, _settings(server, trihe_judge="vlm"), ["trihe", "halfscore"], progress=False)
         assert sum(report.scored.values()) == 0 and len(server.requests) == asked
@@ -166,12 +179,12 @@ def test_score_store_with_partial_references_names_each_verdicts_judge(store):
     responses = _store_with_responses(store, TEXTS)
     with FakeChatServer([("vision", scene_answer)]) as server:
         report = score_store(store, _settings(server), ["trihe"], progress=False)
-        assert report.failed == 0, report.failures
-    judged = store.get_score(responses[0].id, "trihe")
+        assert not report.failures, report.failures
+    judged = _one(store, responses[0].id, "trihe")
     assert judged.evidence["judge"] == "graph+vlm:openai:judge-vl"
     judges = {t.get("judge") for t in judged.evidence["triplets"]}
     assert "graph" in judges
-    own = store.get_score(responses[2].id, "trihe")
+    own = _one(store, responses[2].id, "trihe")
     assert own.undefined_reason is None
     assert all(t["judge"] == "vlm:openai:judge-vl" and t["reason"].startswith("no reference")
                for t in own.evidence["triplets"])
@@ -191,12 +204,12 @@ def test_failures_are_recorded_not_scored_and_asked_again(store):
     with FakeChatServer([("vision", answer)]) as server:
         report = score_store(store, _settings(server, trihe_judge="vlm"), ["trihe"], progress=False)
         failed = {f.split(":")[0] for f in report.failures}
-        assert report.failed >= 1 and store.get_score(responses[1].id, "trihe") is None
-        assert store.get_score(responses[0].id, "trihe") is not None
+        assert report.failures and _one(store, responses[1].id, "trihe") is None
+        assert _one(store, responses[0].id, "trihe") is not None
         flaky["fail"] = False
         asked = len(server.requests)
         report = score_store(store, _settings(server, trihe_judge="vlm"), ["trihe"], progress=False)
-        assert report.failed == 0 and store.get_score(responses[1].id, "trihe") is not None
+        assert not report.failures and _one(store, responses[1].id, "trihe") is not None
         # only the failed responses' questions that had failed went out again
         assert 0 < len(server.requests) - asked <= 4
         assert failed
