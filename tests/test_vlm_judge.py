@@ -238,3 +238,32 @@ def test_stateless_score_input_with_images(tmp_path):
         asked = len(server.requests)
         score_jsonl(src, tmp_path / "out2.jsonl", _settings(server), ["trihe", "halfscore"], cache=cache_file.cache)
         assert len(server.requests) == asked  # the second run makes no call
+
+
+def test_transformers_path_with_a_tiny_random_vision_language_model(store, tmp_path, monkeypatch):
+    """The same judge through the transformers backend: a tiny random LLaVA built from a config (no hub). Its words
+    are gibberish; its yes / no token probabilities are real, and the verdicts are read from them."""
+    pytest.importorskip("torch")
+    from hallu_studio.backends.transformers_backend import TransformersBackend
+    from hallu_studio.pipelines.scoring import score_store
+    from tiny_models import build_tiny_llava
+
+    model_dir = build_tiny_llava(tmp_path / "tiny-llava")
+    calls = []
+    generate = TransformersBackend.generate
+    monkeypatch.setattr(TransformersBackend, "generate", lambda self, reqs: calls.append(len(reqs)) or generate(self, reqs))
+    responses = _store_with_responses(store, TEXTS)
+    settings = Settings()
+    settings.scoring.trihe_judge = "vlm"
+    settings.scoring.vlm_judge_model = f"transformers:{model_dir}"
+    report = score_store(store, settings, ["trihe", "halfscore"], progress=False)
+    assert not report.failures, report.failures
+    assert calls and sum(calls) > 0
+    score = _one(store, responses[2].id, "trihe")
+    assert score.evidence["judge"] == f"vlm:transformers:{model_dir}"
+    assert all(0.0 <= t["probability"] <= 1.0 and t["verdict"] in ("supported", "object", "relation")
+               for t in score.evidence["triplets"])
+    calls.clear()
+    settings.scoring.unverifiable = "ignore"  # re-keys HalFscore; it asks the questions Tri-HE asked
+    report = score_store(store, settings, ["trihe", "halfscore"], progress=False)
+    assert report.scored["halfscore"] == len(responses) and sum(calls) == 0  # every answer from the store's cache
