@@ -267,3 +267,24 @@ def test_transformers_path_with_a_tiny_random_vision_language_model(store, tmp_p
     settings.scoring.unverifiable = "ignore"  # re-keys HalFscore; it asks the questions Tri-HE asked
     report = score_store(store, settings, ["trihe", "halfscore"], progress=False)
     assert report.scored["halfscore"] == len(responses) and sum(calls) == 0  # every answer from the store's cache
+
+
+def test_settings_view_lists_and_checks_the_image_judge(store):
+    from hallu_studio.app.tabs import settings as view
+    from hallu_studio.app.toasts import Mistake
+    from hallu_studio.config_edit import setting_infos
+
+    infos = {i.name: i for i in setting_infos(Settings())}
+    assert infos["scoring.vlm_judge_template"].choices == ("faithscore", "trihe")
+    assert "vlm" in infos["scoring.trihe_judge"].choices and "image" in infos["scoring.vlm_judge_model"].help
+    assert {"scoring.vlm_judge_model", "scoring.vlm_judge_template", "scoring.vlm_judge_unsettled"} <= set(view.EDITABLE)
+    assert view._shapes("scoring.vlm_judge_model") == "Tri-HE, HalFscore"
+    candidate = Settings()
+    candidate.scoring.trihe_judge = "vlm"
+    with pytest.raises(Mistake, match="needs scoring.vlm_judge_model"):
+        view.check_buildable(candidate, store)
+    candidate.scoring.vlm_judge_model = "probe:rate=0.1"
+    with pytest.raises(Mistake, match="probe model"):
+        view.check_buildable(candidate, store)
+    candidate.scoring.vlm_judge_model = "openai:m@http://127.0.0.1:9/v1"
+    view.check_buildable(candidate, store)  # nothing is asked until the first claim
