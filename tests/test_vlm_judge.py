@@ -288,3 +288,36 @@ def test_settings_view_lists_and_checks_the_image_judge(store):
         view.check_buildable(candidate, store)
     candidate.scoring.vlm_judge_model = "openai:m@http://127.0.0.1:9/v1"
     view.check_buildable(candidate, store)  # nothing is asked until the first claim
+
+
+def test_judge_accuracy_table_has_the_image_judge_beside_the_reference_judges(store, tmp_path):
+    """People's fact labels on a sample with no scene graph: the configured judge (graph, and the image for what
+    the captions leave open) and the image judge alone each get their balanced accuracy row."""
+    import hashlib
+
+    from hallu_studio.importers.human.generic import read_generic_judgements
+    from hallu_studio.images import image_from_bytes
+    from hallu_studio.pipelines.importing import import_human_study
+    from hallu_studio.studies.human_sources import human_agreement
+
+    facts = [{"fact": "There is a cat.", "label": "accurate"}, {"fact": "There is a dog.", "label": "hallucinated"},
+             {"fact": "The cat is grey.", "label": "accurate"}, {"fact": "A horse is on the table.",
+                                                                 "label": "hallucinated"}]
+    line = {"source": "pilot", "sample_id": "img-1", "reference_text": ["A cat on a table."], "model": "m",
+            "response": "A grey cat. A dog. A horse on the table.", "facts": facts}
+    path = tmp_path / "study.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    study = read_generic_judgements(path)
+    picture = image_from_bytes(_png(), "a.png")
+    for s in study.benchmark.samples:
+        s.image_sha256 = picture.sha256
+    study.benchmark.images[picture.sha256] = picture
+    import_human_study(store, study)
+    with FakeChatServer([("vision", scene_answer)]) as server:
+        report = human_agreement(store, "pilot", settings=_settings(server), metrics=["trihe"], n_boot=50,
+                                 baseline=False)
+    rows = {r["judge"]: r for r in report.facts}
+    assert set(rows) == {"graph+vlm:openai:judge-vl", "vlm:openai:judge-vl"}, report.facts
+    alone = rows["vlm:openai:judge-vl"]
+    assert alone["facts"] == 4 and alone["settled"] == 4 and alone["balanced_accuracy"] == pytest.approx(1.0)
+    assert hashlib.sha256(_png()).hexdigest() == picture.sha256
