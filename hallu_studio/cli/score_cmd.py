@@ -40,6 +40,11 @@ def run(args: argparse.Namespace) -> int:
     check_llm_configured(settings, names, reachable=True)  # one line, before anything slow is imported or built
     if llm_steps(settings, names):
         print(f"note: {', '.join(llm_steps(settings, names))}: {in_force(settings)}", file=sys.stderr)
+    sc = settings.scoring
+    if sc.vlm_judge_model and {"trihe", "halfscore"} & set(names) and (sc.trihe_judge == "vlm"
+                                                                       or sc.vlm_judge_unsettled == "image"):
+        what = "every Tri-HE claim" if sc.trihe_judge == "vlm" else "what the reference leaves unverifiable"
+        print(f"note: image judge {sc.vlm_judge_model} ({sc.vlm_judge_template} wording) for {what}", file=sys.stderr)
     from ..pipelines.scoring import score_store
     from ..pipelines.scoring_jsonl import score_jsonl
 

@@ -136,7 +136,7 @@ def _result_answer(result: "GenerationResult", judge: str) -> ImageAnswer | Imag
     if not result.ok:
         return ImageJudgeError(f"the image judge {judge} failed: {result.error}")
     probs = (result.signals.get("answer") or {}).get("probs")
-    read = read_answer(result.text, float(probs[0]) if probs else None)
+    read = read_answer(result.text, round(float(probs[0]), 4) if probs else None)
     if read is None:
         return ImageJudgeError(f"the image judge {judge} answered neither yes nor no: {result.text.strip()[:80]!r}")
     return ImageAnswer(read[0], read[1], result.text.strip())
@@ -307,5 +307,6 @@ class ReferenceThenImage:
         todo = [i for i, j in enumerate(out) if j.verdict == "unverifiable"]
         if todo and reference.image is not None:
             for i, j in zip(todo, self.image_judge.judge([claims[i] for i in todo], reference)):
-                out[i] = dataclasses.replace(j, reason=f"{out[i].reason}; the image settles it: {j.reason}")
+                # The reference judge's first clause says why it is open; its weighing no longer applies.
+                out[i] = dataclasses.replace(j, reason=f"{out[i].reason.split(';')[0]}; the image settles it: {j.reason}")
         return out
