@@ -113,6 +113,21 @@ def test_unreadable_answers_and_server_errors_fail_and_are_not_cached():
     assert cache.values() == {}
 
 
+def test_which_samples_the_image_judge_takes():
+    from hallu_studio.metrics.trihe import TriHEMetric
+
+    with FakeChatServer([("vision", scene_answer)]) as server:
+        alone = TriHEMetric.from_settings(_settings(server, trihe_judge="vlm"))
+        combined = TriHEMetric.from_settings(_settings(server))
+    bare = Sample(id="own/1", benchmark="own", image_key="1", image_sha256="ab" * 32)
+    assert alone.not_applicable(bare) is None and combined.not_applicable(bare) is None
+    assert "needs the image" in alone.not_applicable(Sample(id="own/2", benchmark="own", image_key="2"))
+    assert "needs a scene graph" in combined.not_applicable(Sample(id="own/2", benchmark="own", image_key="2"))
+    question = Sample(id="own/3", benchmark="own", image_key="3", image_sha256="ab" * 32, task="yes_no",
+                      question="Is there a cat?", answer="yes")
+    assert alone.not_applicable(question) is not None  # Tri-HE's tasks stay its own
+
+
 def test_reference_settles_what_it_can_and_the_image_judge_the_rest():
     with FakeChatServer([("vision", scene_answer)]) as server:
         judge = build_triplet_judge(_settings(server))  # graph judge, image judge for what it leaves open

@@ -292,11 +292,14 @@ class TriHEMetric:
 
     def not_applicable(self, sample: Sample) -> str | None:
         """The spec's reason, except that an image judge judges a sample with an image and no reference."""
-        if self.needs_image and sample.image_sha256:
+        reason = self.spec.not_applicable(sample)
+        if not self.needs_image or (reason is not None and reason != _needs_reference(sample)):
+            return reason  # another task (a yes/no question): no judge makes it Tri-HE's
+        if sample.image_sha256:
             return None
-        if self.needs_image and getattr(self.judge, "reference_judge", None) is None:
+        if getattr(self.judge, "reference_judge", None) is None:
             return f"the image judge {self.judge.name} needs the image, and sample {sample.id} has none"
-        return self.spec.not_applicable(sample)
+        return reason
 
     @property
     def existence_claims(self) -> bool:
