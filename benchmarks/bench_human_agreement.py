@@ -567,7 +567,7 @@ def main() -> int:
                     help="vlm: also score with the image judge (needs --vlm-model and --images)")
     ap.add_argument("--vlm-model", default=None, metavar="SPEC",
                     help="the image judge, as run --model takes it: transformers:<id or path>, openai:<model>@<url>")
-    ap.add_argument("--vlm-template", default="faithscore", choices=("faithscore", "trihe"),
+    ap.add_argument("--vlm-template", default="faithscore", choices=("faithscore", "tri-he"),
                     help="the image judge's question (scoring.vlm_judge_template)")
     ap.add_argument("--images", default=None, metavar="DIR", help="the sets' images (COCO's for HaELM, "
                                                                   "M-HalDetect and FaithScore)")

@@ -54,7 +54,7 @@ REVISERS: tuple[str, ...] = ("rule", "llm")
 TRIHE_JUDGES: tuple[str, ...] = ("graph", "embedding", "nli", "llm", "vlm")
 # The wording the image judge asks each claim in (``judges.vlm_judge.TEMPLATES``): FaithScore's verification question
 # or Tri-HE's judge question, asked of the image rather than of a scene graph.
-VLM_JUDGE_TEMPLATES: tuple[str, ...] = ("faithscore", "trihe")
+VLM_JUDGE_TEMPLATES: tuple[str, ...] = ("faithscore", "tri-he")
 # What happens to a claim the reference judge leaves unverifiable when an image judge is configured.
 VLM_JUDGE_UNSETTLED: tuple[str, ...] = ("image", "reference")
 TRIHE_EXTRACTIONS: tuple[str, ...] = ("parser", "llm-trihe")

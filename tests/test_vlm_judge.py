@@ -67,6 +67,7 @@ def test_claims_become_questions_with_the_image_and_answers_become_verdicts():
                   ("dog", "on", "table")]
         got = judge.judge(claims, ref)
         assert [j.verdict for j in got] == ["supported", "object", "relation", "object"]
+        assert [j.kind for j in got] == ["relation", "object", "relation", "object"]
         assert got[0].probability == pytest.approx(0.9) and got[1].probability == pytest.approx(0.1)
         assert "answered 'Yes.'" in got[0].reason and got[0].judge == "vlm:openai:judge-vl"
         assert "not in the image: dog" in got[3].reason
@@ -85,7 +86,7 @@ def test_templates_and_config_key_follow_model_and_template():
 
     with FakeChatServer([("vision", scene_answer)]) as server:
         base = _settings(server, trihe_judge="vlm")
-        trihe_wording = _settings(server, trihe_judge="vlm", vlm_judge_template="trihe")
+        trihe_wording = _settings(server, trihe_judge="vlm", vlm_judge_template="tri-he")
         other_model = _settings(server, trihe_judge="vlm")
         other_model.scoring.vlm_judge_model = f"openai:other-vl@{server.base_url}"
         keys = [current_config_keys(s).get("trihe") for s in (base, trihe_wording, other_model, Settings())]
@@ -290,7 +291,7 @@ def test_settings_view_lists_and_checks_the_image_judge(store):
     from hallu_studio.config_edit import setting_infos
 
     infos = {i.name: i for i in setting_infos(Settings())}
-    assert infos["scoring.vlm_judge_template"].choices == ("faithscore", "trihe")
+    assert infos["scoring.vlm_judge_template"].choices == ("faithscore", "tri-he")
     assert "vlm" in infos["scoring.trihe_judge"].choices and "image" in infos["scoring.vlm_judge_model"].help
     assert {"scoring.vlm_judge_model", "scoring.vlm_judge_template", "scoring.vlm_judge_unsettled"} <= set(view.EDITABLE)
     assert view._shapes("scoring.vlm_judge_model") == "Tri-HE, HalFscore"

@@ -8,7 +8,7 @@ a vLLM / SGLang / OpenAI server) and asks, per claim, one question from a docume
 - ``faithscore``: FaithScore's verification wording, the claim written as a short statement
   (``statement``): ``Statement: The cat is on the sofa. Is this statement is right according to the image? Please
   answer yes or no.`` (its wording as published, grammar included);
-- ``trihe``: Tri-HE's judge question (§3.3) asked of the image instead of the scene graph: ``Statement triplet:
+- ``tri-he``: Tri-HE's judge question (§3.3) asked of the image instead of the scene graph: ``Statement triplet:
   (cat, on, sofa) Can this triplet be directly obtained or reasonably inferred from the image? ...``.
 
 The answer is read as yes or no (``read_answer``): an answer that opens with yes / no is that word, with the
@@ -53,7 +53,7 @@ ANSWER_TOKENS = 32
 TEMPLATES: dict[str, str] = {
     "faithscore": "Statement: {statement} Is this statement is right according to the image? "
                   "Please answer yes or no.",
-    "trihe": "Statement triplet: ({s}, {p}, {o})\n\nCan this triplet be directly obtained or reasonably inferred "
+    "tri-he": "Statement triplet: ({s}, {p}, {o})\n\nCan this triplet be directly obtained or reasonably inferred "
              "from the image? Answer with one word: yes or no.",
 }
 _LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
@@ -140,6 +140,17 @@ def _result_answer(result: "GenerationResult", judge: str) -> ImageAnswer | Imag
     if read is None:
         return ImageJudgeError(f"the image judge {judge} answered neither yes nor no: {result.text.strip()[:80]!r}")
     return ImageAnswer(read[0], read[1], result.text.strip())
+
+
+def _claim_kind(claim: Sequence[str]) -> str:
+    """What a claim is about: an object's presence, an attribute (or number) of one, or a relation.
+
+    >>> _claim_kind(("dog", "is in", "the image")), _claim_kind(("cat", "is", "grey")), _claim_kind(("a", "on", "b"))
+    ('object', 'attribute', 'relation')
+    """
+    if (claim[1], claim[2]) == (EXISTENCE_PREDICATE, EXISTENCE_OBJECT):
+        return "object"
+    return "attribute" if claim[1] == "is" else "relation"
 
 
 def _end_checks(claim: Triplet) -> list[Triplet]:
@@ -257,7 +268,7 @@ class VLMJudge:
     def _verdict(self, claim: Triplet, answer: ImageAnswer, ends: list[Triplet],
                  end_answers: dict[Triplet, Any]) -> TripletJudgement:
         said = f"{self.name} answered {answer.answer[:120]!r}"
-        kind = "object" if not ends else "attribute" if claim[1] == "is" else "relation"
+        kind = _claim_kind(claim)
         if answer.yes:
             return TripletJudgement(tuple(claim), "supported", answer.probability, said, kind,  # type: ignore[arg-type]
                                     probability=answer.probability, judge=self.name)

@@ -302,6 +302,7 @@ def default_fact_judges(store: "Store", settings: "Settings", metrics: Sequence[
     that look at the image read it from the store."""
     import dataclasses
 
+    from ..metrics.registry import metric_spec
     from .fact_judging import FactJudge, fact_metrics
 
     def image(sample: Any) -> bytes | None:
@@ -312,13 +313,15 @@ def default_fact_judges(store: "Store", settings: "Settings", metrics: Sequence[
     wanted = [m for m in fact_metrics() if not metrics or m in metrics]
     # The image judge's answers kept in the store where it can be written: a second study asks nothing again.
     keeps = None if store.read_only else store
+    # The fact metrics an image judge can judge (Tri-HE's judge), by what their specs say their keys read.
+    seeing = [m for m in wanted if "scoring.vlm_judge_model" in metric_spec(m).settings]
     judges: list[Any] = []
     for m in wanted:  # one extractor for all of them
-        judges.append(FactJudge(settings, store=keeps if m == "trihe" and sc.vlm_judge_model else None,
+        judges.append(FactJudge(settings, store=keeps if m in seeing and sc.vlm_judge_model else None,
                                 extractor=judges[0].extractor if judges else None, metric=m, images=image))
-    if sc.vlm_judge_model and sc.trihe_judge != "vlm" and "trihe" in wanted:
+    if sc.vlm_judge_model and sc.trihe_judge != "vlm":
         alone = dataclasses.replace(settings, scoring=dataclasses.replace(sc, trihe_judge="vlm"))
-        judges.append(FactJudge(alone, store=keeps, extractor=judges[0].extractor, metric="trihe", images=image))
+        judges += [FactJudge(alone, store=keeps, extractor=judges[0].extractor, metric=m, images=image) for m in seeing]
     return judges
 
 
