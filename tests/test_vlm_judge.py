@@ -337,3 +337,20 @@ def test_judge_accuracy_table_has_the_image_judge_beside_the_reference_judges(st
     alone = rows["vlm:openai:judge-vl"]
     assert alone["facts"] == 4 and alone["settled"] == 4 and alone["balanced_accuracy"] == pytest.approx(1.0)
     assert hashlib.sha256(_png()).hexdigest() == picture.sha256
+
+
+def test_score_refuses_an_image_judge_server_that_is_not_there(tmp_path, monkeypatch, capsys):
+    from hallu_studio.cli import main
+    from hallu_studio.llm.errors import llm_failure
+    from hallu_studio.judges.vlm_judge import ImageJudgeError
+
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"id": "a", "response": "A cat.", "reference_text": ["A cat."]}) + "\n")
+    monkeypatch.setenv("HALLU_STUDIO_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("HALLU_STUDIO_VLM_JUDGE_MODEL", "openai:m@http://127.0.0.1:9/v1")
+    assert main(["score", "--input", str(src), "--output", str(tmp_path / "out.jsonl"), "--metrics", "trihe",
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "note: image judge openai:m@http://127.0.0.1:9/v1" in err and "refused the connection" in err
+    assert not (tmp_path / "out.jsonl").exists()
+    assert llm_failure(ImageJudgeError("the image judge vlm:m failed: HTTP 500")) is not None  # not the input's fault

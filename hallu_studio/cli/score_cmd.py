@@ -45,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
     if sc.vlm_judge_model and judged and (sc.trihe_judge == "vlm" or sc.vlm_judge_unsettled == "image"):
         what = "every Tri-HE claim" if sc.trihe_judge == "vlm" else "what the reference leaves unverifiable"
         print(f"note: image judge {sc.vlm_judge_model} ({sc.vlm_judge_template} wording) for {what}", file=sys.stderr)
+        from ..judges.factory import build_image_judge
+
+        check = getattr(build_image_judge(settings).backend, "check_endpoint", None)
+        if check is not None:  # a server that is not there, or does not serve the model: one line, before any work
+            check()
     from ..pipelines.scoring import score_store
     from ..pipelines.scoring_jsonl import score_jsonl
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..lexicon.predicates import PREPOSITIONS
+from ..llm.errors import LLMConfigError, LLMError
 from ..model import content_key
 from .base import EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement
 
@@ -60,8 +61,9 @@ _LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 _ANY = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 
 
-class ImageJudgeError(RuntimeError):
-    """An image-judge question that got no usable answer (the backend failed, or the answer names neither word)."""
+class ImageJudgeError(LLMError):
+    """An image-judge question that got no usable answer (the backend failed, or the answer names neither word): a
+    model call's failure, never the input's fault (``llm.errors.llm_failure`` reports it so)."""
 
 
 def _article(noun: str) -> str:
@@ -195,7 +197,12 @@ class VLMJudge:
         """A server that is not there (or does not serve the model) fails at once, not after every retry."""
         check = getattr(self.backend, "check_endpoint", None)
         if check is not None and not self._checked:
-            check()
+            try:
+                check()
+            except LLMConfigError as exc:
+                error = ImageJudgeError(f"the image judge {self.name}: {exc}")
+                error.url = exc.url
+                raise error from exc
             self._checked = True
 
     def ask(self, asks: Sequence[tuple[Sequence[str], bytes, str]]) -> list[ImageAnswer | ImageJudgeError]:
