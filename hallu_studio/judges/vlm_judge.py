@@ -269,8 +269,13 @@ class VLMJudge:
             self.forget_failures([self._key(c, asks[0][2]) for c in [*claims, *end_answers]])
             raise ImageJudgeError(f"{len(failed)} image-judge questions got no usable answer (no score stored; "
                                   f"asked again by the next score): " + "; ".join(failed[:5]))
-        return [self._verdict(c, a, ends.get(i, []), end_answers) for i, (c, a) in  # type: ignore[arg-type]
-                enumerate(zip(claims, answers))]
+        out = [self._verdict(c, a, ends.get(i, []), end_answers) for i, (c, a) in  # type: ignore[arg-type]
+               enumerate(zip(claims, answers))]
+        if self.cache is not None and not self.cache.read_only:
+            # Read: a cache that keeps them holds them; memory would only grow over a long-running app.
+            for c in [*claims, *end_answers]:
+                self._answers.pop(self._key(c, asks[0][2]), None)
+        return out
 
     def _verdict(self, claim: Triplet, answer: ImageAnswer, ends: list[Triplet],
                  end_answers: dict[Triplet, Any]) -> TripletJudgement:
