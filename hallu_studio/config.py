@@ -189,9 +189,9 @@ class ScoringSettings:
                                                     "(\"Statement: ... Is this statement is right according to the "
                                                     "image?\") or Tri-HE's judge question asked of the image",
                                       choices=VLM_JUDGE_TEMPLATES)
-    vlm_judge_unsettled: str = setting("image", "with an image judge configured, what Tri-HE's and HalFscore's "
-                                                "reference leaves unverifiable (and every claim of a sample with no "
-                                                "reference): asked of the image judge (image), or left as the "
+    vlm_judge_unsettled: str = setting("image", "with an image judge configured, what Tri-HE's, HalFscore's and the "
+                                                "reviser's reference leaves unverifiable (and every claim of a sample "
+                                                "with no reference): asked of the image judge (image), or left as the "
                                                 "reference judge reads it (reference)", choices=VLM_JUDGE_UNSETTLED)
     vlm_judge_concurrency: int = setting(8, "image judge: most questions in flight to a server (openai:), or "
                                             "questions per batch on the GPU (transformers:)")

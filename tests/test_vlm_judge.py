@@ -294,7 +294,7 @@ def test_settings_view_lists_and_checks_the_image_judge(store):
     assert infos["scoring.vlm_judge_template"].choices == ("faithscore", "tri-he")
     assert "vlm" in infos["scoring.trihe_judge"].choices and "image" in infos["scoring.vlm_judge_model"].help
     assert {"scoring.vlm_judge_model", "scoring.vlm_judge_template", "scoring.vlm_judge_unsettled"} <= set(view.EDITABLE)
-    assert view._shapes("scoring.vlm_judge_model") == "Tri-HE, HalFscore"
+    assert view._shapes("scoring.vlm_judge_model") == "Tri-HE, Evaluate-by-Edit, HalFscore"
     candidate = Settings()
     candidate.scoring.trihe_judge = "vlm"
     with pytest.raises(Mistake, match="needs scoring.vlm_judge_model"):
@@ -354,3 +354,19 @@ def test_score_refuses_an_image_judge_server_that_is_not_there(tmp_path, monkeyp
     assert "note: image judge openai:m@http://127.0.0.1:9/v1" in err and "refused the connection" in err
     assert not (tmp_path / "out.jsonl").exists()
     assert llm_failure(ImageJudgeError("the image judge vlm:m failed: HTTP 500")) is not None  # not the input's fault
+
+
+def test_the_reviser_asks_the_image_judge_what_the_reference_leaves_open(store):
+    from hallu_studio.pipelines.scoring import score_store
+
+    responses = _store_with_responses(store, TEXTS)
+    with FakeChatServer([("vision", scene_answer)]) as server:
+        report = score_store(store, _settings(server), ["edit"], progress=False)
+        assert not report.failures, report.failures
+        assert any("dog" in r["messages"][0]["content"][1]["text"] for r in server.requests)
+    own = _one(store, responses[2].id, "edit")  # no reference: revised against the image alone
+    assert own.evidence["image_judge"] == "vlm:openai:judge-vl"
+    assert "dog" not in own.evidence["revised"].lower() and "cat" in own.evidence["revised"].lower()
+    assert own.values["distance"] > 0
+    graph = _one(store, responses[0].id, "edit")  # a complete scene graph settles it: no question needed
+    assert "dog" not in graph.evidence["revised"].lower()
