@@ -161,8 +161,10 @@ class EvaluateByEditMetric:
             if g is None and absents[i] is not None:  # no reference: revised against the image alone
                 graphs[i], scopes[i] = SceneGraph(), NOTHING_SETTLED
         todo = [i for i, g in enumerate(graphs) if g is not None]
+        seeing = [absents[i] for i in todo]
+        extra = (seeing,) if any(a is not None for a in seeing) else ()  # a reviser without the image judge: as before
         revisions = self.reviser.revise_many([items[i].response for i in todo], [graphs[i] for i in todo],  # type: ignore[misc]
-                                             [scopes[i] for i in todo], [absents[i] for i in todo])
+                                             [scopes[i] for i in todo], *extra)
         by_item = dict(zip(todo, revisions))
         out: list[ItemResult] = []
         for i, item in enumerate(items):
