@@ -30,6 +30,13 @@ study. ``--no-cache`` always starts empty.
 The first line says which lexical resources were in force (``resources.install_note``): the README install's
 (``pip install`` alone: WordNet 3.0 shipped with the package) unless ``$WORDNET_DIR`` overrides it.
 
+``--judge vlm --vlm-model SPEC --images DIR`` adds the image judge (``judges.vlm_judge``; docs/guide/image-judge.md):
+each set's samples get their images from DIR (by file name, id, or a COCO file name ending in the id), and
+Tri-HE and HalFscore are scored again with the image judge for what the reference leaves unverifiable ("reference +
+image"), and Tri-HE with the image judge alone ("image"); every table shows those rows beside the reference
+judges' (the same score name, `· reference + image` / `· image`), and the fact table has both judges. Needs a
+model (any ``run --model`` spec) and the images; the sets' COCO images are not in ``../shared``.
+
 ``--objects-as-scene-graph`` also gives each sample with an object list a scene graph of those objects
 (no attributes, no relations): how the issue's "before" figures were measured, when an object list could
 only be passed that way. ``--write`` puts the output into docs/validity.md between the
@@ -122,7 +129,7 @@ def objects_as_scene_graph(study: ParsedHumanStudy) -> None:
 
 # Subpackages the import and scoring path never imports (checked by grep when this was written): editing them
 # leaves the stored scores valid. The study is recomputed on every run whatever the cache holds.
-NOT_SCORING = ("app", "cli", "studies", "backends", "sample")
+NOT_SCORING = ("app", "cli", "studies", "sample")  # backends: the image judge scores through them
 
 
 def settings_key(settings: Settings) -> str:
@@ -146,6 +153,7 @@ def cache_key(settings: Settings, folder: Path, args: argparse.Namespace) -> str
         stat = path.stat()
         h.update(f"{path.name}:{stat.st_size}:{int(stat.st_mtime)}".encode())
     h.update(f"{args.limit}:{args.objects_as_scene_graph}:{','.join(args.metrics)}".encode())
+    h.update(f"{args.judge}:{args.vlm_model}:{args.vlm_template}:{args.images}".encode())
     return h.hexdigest()[:16]
 
 
@@ -218,6 +226,10 @@ def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dic
         held_out_caption(study)
     if args.objects_as_scene_graph:
         objects_as_scene_graph(study)
+    if args.images:
+        found = attach_images(study, Path(args.images))
+        print(f"  images: {found} of {len(study.benchmark.samples)} samples' images found in {args.images}",
+              file=sys.stderr)
     with Store(path) as store:
         for report in import_human_study(store, study):
             print(f"  {report.summary()}", file=sys.stderr)
@@ -225,32 +237,116 @@ def run_set(name: str, args: argparse.Namespace, settings: Settings, shared: dic
         t = time.perf_counter()
         scored = score_store(store, settings, list(args.metrics), progress=sys.stderr.isatty())
         print(f"  {scored.summary()}", file=sys.stderr)
+        variants = score_image_judge(store, settings, args) if args.judge == "vlm" else {}
         seconds["score"] = time.perf_counter() - t
         t = time.perf_counter()
         source = VARIANT_OF.get(name, name)
         kinds = next((s["kinds"] for s in store.event_sources() if s["source"] == source), [])
         # The naive baseline's encoder is the study's own, backed by this store: a cached rerun encodes nothing.
+        judges = shared["fact_judges"]() if "fact_label" in kinds else None
+        if judges is not None and variants:
+            from hallu_studio.studies.human_sources import default_fact_judges
+
+            image = image_settings(settings, args)
+            judges = [*judges, *(j for j in default_fact_judges(store, image, ["trihe"]))]
         report = human_agreement(store, source, settings=settings, metrics=list(args.metrics), n_boot=args.n_boot,
-                                 fact_judges=shared["fact_judges"]() if "fact_label" in kinds else None)
+                                 fact_judges=judges)
+        name_variants(report, variants)
         seconds["study"] = time.perf_counter() - t
         events = store.list_events_of_kinds(HUMAN_KINDS, source=source)
         calls, _ = response_calls(events)
         claims = {}
         for response, score in store.iter_scores("trihe", with_evidence=True):
             verdicts = [t["verdict"] for t in score.evidence.get("triplets") or []]
-            if verdicts and score.config_key == settings_trihe_key(store):
+            if verdicts and score.config_key == settings_trihe_key(settings):
                 claims[response.id] = (sum(v in ("object", "relation") for v in verdicts),
                                        verdicts.count("unverifiable"), len(verdicts))
     return SetResult(name, report, seconds, cached, len(study.responses.responses), claims, calls,
                      rating_targets(events), path)
 
 
-def settings_trihe_key(store: Store) -> str:
-    """The config key of the Tri-HE scores this run made (the only configuration in the bench's store)."""
-    keys = [c["config_key"] for c in store.score_configs() if c["metric"] == "trihe"]
-    if len(keys) != 1:
-        raise RuntimeError(f"expected one Tri-HE configuration in the bench's store, found {len(keys)}")
-    return keys[0]
+def settings_trihe_key(settings: Settings) -> str | None:
+    """The config key of the Tri-HE scores the bench's settings make (the reference judge's)."""
+    from hallu_studio.metrics.keys import current_config_keys
+
+    return current_config_keys(settings).get("trihe")
+
+
+# ----------------------------------------------------------------------------- the image judge (--judge vlm)
+
+
+def attach_images(study: ParsedHumanStudy, folder: Path) -> int:
+    """Give each sample its image from ``folder`` (by file name, stem, or a stem ending in ``_<id>`` as COCO's
+    ``COCO_val2014_000000525439.jpg``); returns how many were found. A missing image leaves the sample without one."""
+    from hallu_studio.images import IMAGE_SUFFIXES, ImageRejected, read_image
+
+    paths: dict[str, Path] = {}
+    for path in sorted(folder.rglob("*")):
+        if path.suffix.lower() in IMAGE_SUFFIXES:
+            for key in (path.name, path.stem, path.stem.rpartition("_")[2]):
+                paths.setdefault(key, path)
+    found = 0
+    for sample in study.benchmark.samples:
+        path = paths.get(sample.image_key) or paths.get(Path(sample.image_key).stem)
+        if path is None:
+            continue
+        try:
+            image = read_image(path)
+        except ImageRejected as exc:
+            print(f"  image refused: {exc}", file=sys.stderr)
+            continue
+        sample.image_sha256 = image.sha256
+        study.benchmark.images[image.sha256] = image
+        found += 1
+    return found
+
+
+def image_settings(settings: Settings, args: argparse.Namespace, alone: bool = False) -> Settings:
+    """``settings`` with the image judge: for what the reference leaves unverifiable, or (``alone``) for every claim."""
+    out = copy.deepcopy(settings)
+    out.scoring.vlm_judge_model = args.vlm_model
+    out.scoring.vlm_judge_template = args.vlm_template
+    out.scoring.vlm_judge_unsettled = "image"
+    if alone:
+        out.scoring.trihe_judge = "vlm"
+    return out
+
+
+def score_image_judge(store: Store, settings: Settings, args: argparse.Namespace) -> dict[str, str]:
+    """Score Tri-HE and HalFscore with the image judge beside the reference judges; the config keys of those scores,
+    each with the label its rows get."""
+    from hallu_studio.metrics.keys import current_config_keys
+
+    variants: dict[str, str] = {}
+    for label, alone, metrics in (("reference + image", False, ("trihe", "halfscore")), ("image", True, ("trihe",))):
+        wanted = [m for m in metrics if m in args.metrics]
+        if not wanted:
+            continue
+        configured = image_settings(settings, args, alone)
+        scored = score_store(store, configured, wanted, progress=sys.stderr.isatty())
+        print(f"  {label}: {scored.summary()}", file=sys.stderr)
+        keys = current_config_keys(configured)
+        variants.update({key: label for m in wanted if (key := keys.get(m))})
+    return variants
+
+
+def name_variants(report: HumanAgreementReport, variants: dict[str, str]) -> None:
+    """Rows of the image judge's configurations named ``<score> · <label>``, beside the reference judges' rows."""
+    for rows in (report.binary, report.rank, report.groups):
+        for row in rows:
+            if row.get("config_key") in variants:
+                row["score"] = f"{row['score']} · {variants[row['config_key']]}"
+
+
+def shown(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The scores a table lists: the headline ones and baselines, each followed by its image-judge variants."""
+    names = {r["score"] for r in rows}
+    return [n for base in SHOWN for n in (base, *sorted(x for x in names if x.startswith(f"{base} · ")))]
+
+
+def label(name: str) -> str:
+    base, _, variant = name.partition(" · ")
+    return f"{LABELS[base]} ({variant})" if variant else LABELS[base]
 
 
 SWEEP = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0)
@@ -306,9 +402,9 @@ def binary_table(result: SetResult, what: str) -> list[str]:
     human = next(iter(rows.values()))["human"]
     out = [f"AUROC and AP of {what} ({human}; prevalence {f(next(iter(rows.values()))['prevalence'])}):", "",
            "| score (higher = more hallucination) | n | AUROC [95% CI] | AP [95% CI] |", "|---|---|---|---|"]
-    for name in SHOWN:
+    for name in shown(result.report.binary):
         r = rows.get(name)
-        out.append(f"| {LABELS[name]} | {r['n'] if r else 0} | {ci(r, 'auroc') if r else 'n/a'} | "
+        out.append(f"| {label(name)} | {r['n'] if r else 0} | {ci(r, 'auroc') if r else 'n/a'} | "
                    f"{ci(r, 'ap') if r else 'n/a'} |")
     return out
 
@@ -322,9 +418,9 @@ def group_table(result: SetResult) -> list[str]:
         names = sorted({g for by in groups.values() for g in by})
         out += ["", f"Mean score, {split}:", "", "| score | " + " | ".join(f"{g} (n)" for g in names) + " |",
                 "|---|" + "---|" * len(names)]
-        for name in SHOWN:
+        for name in shown(result.report.groups):
             if name in groups:
-                out.append(f"| {LABELS[name]} | " + " | ".join(
+                out.append(f"| {label(name)} | " + " | ".join(
                     f"{ci(groups[name][g], 'mean')} ({groups[name][g]['n']})" if g in groups[name] else "n/a"
                     for g in names) + " |")
     return out
@@ -366,9 +462,9 @@ def rank_table(result: SetResult) -> list[str]:
            "negatively):", "", "| score (higher = more hallucination) | n | Spearman [95% CI] | Kendall [95% CI] |",
            "|---|---|---|---|"]
     by = by_score(rows)
-    for name in SHOWN:
+    for name in shown(rows):
         r = by.get(name)
-        out.append(f"| {LABELS[name]} | {r['n'] if r else 0} | {ci(r, 'spearman') if r else 'n/a'} | "
+        out.append(f"| {label(name)} | {r['n'] if r else 0} | {ci(r, 'spearman') if r else 'n/a'} | "
                    f"{ci(r, 'kendall') if r else 'n/a'} |")
     return out
 
@@ -467,7 +563,19 @@ def main() -> int:
                                            "hallu-studio" / "bench_human_agreement"))
     ap.add_argument("--no-cache", action="store_true", help="score into a fresh temporary store")
     ap.add_argument("--write", action="store_true", help="write the output into docs/validity.md")
+    ap.add_argument("--judge", choices=("reference", "vlm"), default="reference",
+                    help="vlm: also score with the image judge (needs --vlm-model and --images)")
+    ap.add_argument("--vlm-model", default=None, metavar="SPEC",
+                    help="the image judge, as run --model takes it: transformers:<id or path>, openai:<model>@<url>")
+    ap.add_argument("--vlm-template", default="faithscore", choices=("faithscore", "tri-he"),
+                    help="the image judge's question (scoring.vlm_judge_template)")
+    ap.add_argument("--images", default=None, metavar="DIR", help="the sets' images (COCO's for HaELM, "
+                                                                  "M-HalDetect and FaithScore)")
     args = ap.parse_args()
+    if args.judge == "vlm" and (not args.vlm_model or not args.images):
+        ap.error("--judge vlm needs --vlm-model SPEC and --images DIR")
+    if args.images and not Path(args.images).is_dir():
+        ap.error(f"--images {args.images}: not a folder")
     args.metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in names if s not in SETS]
@@ -504,7 +612,9 @@ def main() -> int:
     total = time.perf_counter() - started
     options = " ".join(x for x in (f"--sets {','.join(names)}", f"--limit {args.limit}" if args.limit else "",
                                    "--objects-as-scene-graph" if args.objects_as_scene_graph else "",
-                                   f"--config {args.config}" if args.config else "") if x)
+                                   f"--config {args.config}" if args.config else "",
+                                   f"--judge vlm --vlm-model {args.vlm_model} --vlm-template {args.vlm_template}"
+                                   if args.judge == "vlm" else "") if x)
     out = [f"_Produced by `python benchmarks/bench_human_agreement.py {options}` at commit {git_head()} "
            f"(metrics {', '.join(args.metrics)}, settings key {settings_key(settings)[:8]}, "
            f"{args.n_boot} bootstrap replicates by image); {total:.0f} s in all on this machine, "

@@ -51,7 +51,12 @@ DEFAULT_CONFIG_FILE = "hallu-studio.toml"
 # The allowed values of each choice setting; the components that act on a choice dispatch on these names.
 EXTRACTORS: tuple[str, ...] = ("parser", "llm")
 REVISERS: tuple[str, ...] = ("rule", "llm")
-TRIHE_JUDGES: tuple[str, ...] = ("graph", "embedding", "nli", "llm")
+TRIHE_JUDGES: tuple[str, ...] = ("graph", "embedding", "nli", "llm", "vlm")
+# The wording the image judge asks each claim in (``judges.vlm_judge.TEMPLATES``): FaithScore's verification question
+# or Tri-HE's judge question, asked of the image rather than of a scene graph.
+VLM_JUDGE_TEMPLATES: tuple[str, ...] = ("faithscore", "tri-he")
+# What happens to a claim the reference judge leaves unverifiable when an image judge is configured.
+VLM_JUDGE_UNSETTLED: tuple[str, ...] = ("image", "reference")
 TRIHE_EXTRACTIONS: tuple[str, ...] = ("parser", "llm-trihe")
 UNVERIFIABLE_POLICIES: tuple[str, ...] = ("scene-graph", "hallucination", "ignore")
 HALFSCORE_MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
@@ -172,8 +177,24 @@ class ScoringSettings:
     reviser: str = setting("rule", "Evaluate-by-Edit's reviser: offline rules, or an LLM with VISCON's "
                                    "Figure 12 query API", choices=REVISERS)
     trihe_judge: str = setting("graph", "Tri-HE's triplet judge: the scene-graph alignment judge (offline "
-                                        "default), Tri-HE's released embedding check, an NLI model, or an LLM "
-                                        "(the paper's two questions)", choices=TRIHE_JUDGES)
+                                        "default), Tri-HE's released embedding check, an NLI model, an LLM "
+                                        "(the paper's two questions), or an LVLM that looks at the image (vlm: "
+                                        "every claim asked of scoring.vlm_judge_model, no reference needed)",
+                               choices=TRIHE_JUDGES)
+    vlm_judge_model: str | None = setting(None, "the image judge: an LVLM given as run --model gives one "
+                                                "(transformers:<hub id or path>, openai:<model>@<url>), asked of "
+                                                "each claim with the image (docs/guide/image-judge.md); unset: no "
+                                                "image judge")
+    vlm_judge_template: str = setting("faithscore", "the image judge's question: FaithScore's verification wording "
+                                                    "(\"Statement: ... Is this statement is right according to the "
+                                                    "image?\") or Tri-HE's judge question asked of the image",
+                                      choices=VLM_JUDGE_TEMPLATES)
+    vlm_judge_unsettled: str = setting("image", "with an image judge configured, what Tri-HE's, HalFscore's and the "
+                                                "reviser's reference leaves unverifiable (and every claim of a sample "
+                                                "with no reference): asked of the image judge (image), or left as the "
+                                                "reference judge reads it (reference)", choices=VLM_JUDGE_UNSETTLED)
+    vlm_judge_concurrency: int = setting(8, "image judge: most questions in flight to a server (openai:), or "
+                                            "questions per batch on the GPU (transformers:)")
     graph_grounding_threshold: float = setting(0.8, "graph judge and graph matcher: cosine at or above which a "
                                                     "name the lexicon does not relate grounds to a graph node")
     trihe_extraction: str = setting("parser", "where Tri-HE's triplets come from: the offline SceneGraphParser, "
@@ -303,6 +324,10 @@ _ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_EXTRACTOR": ("scoring", "extractor", str),
     "HALLU_STUDIO_REVISER": ("scoring", "reviser", str),
     "HALLU_STUDIO_TRIHE_JUDGE": ("scoring", "trihe_judge", str),
+    "HALLU_STUDIO_VLM_JUDGE_MODEL": ("scoring", "vlm_judge_model", str),
+    "HALLU_STUDIO_VLM_JUDGE_TEMPLATE": ("scoring", "vlm_judge_template", str),
+    "HALLU_STUDIO_VLM_JUDGE_UNSETTLED": ("scoring", "vlm_judge_unsettled", str),
+    "HALLU_STUDIO_VLM_JUDGE_CONCURRENCY": ("scoring", "vlm_judge_concurrency", int),
     "HALLU_STUDIO_TRIHE_EXTRACTION": ("scoring", "trihe_extraction", str),
     "HALLU_STUDIO_UNVERIFIABLE": ("scoring", "unverifiable", str),
     "HALLU_STUDIO_UNVERIFIABLE_WEIGHT": ("scoring", "unverifiable_weight", float),

@@ -49,6 +49,11 @@ def settings_problems(settings: Settings) -> list[str]:
                  if getattr(settings.scoring, k) == "llm"]
     if needs_llm and not settings.llm.configured:
         problems.append(f"{', '.join(needs_llm)} = llm needs the LLM endpoint and model")
+    if settings.scoring.trihe_judge == "vlm" and not settings.scoring.vlm_judge_model:
+        problems.append("scoring.trihe_judge = vlm needs scoring.vlm_judge_model (transformers:<id or path> or "
+                        "openai:<model>@<url>)")
+    if not isinstance(settings.scoring.vlm_judge_concurrency, int) or settings.scoring.vlm_judge_concurrency < 1:
+        problems.append("scoring.vlm_judge_concurrency must be a whole number of at least 1")
     return problems
 
 

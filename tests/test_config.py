@@ -124,7 +124,7 @@ def test_describe_settings_says_value_allowed_values_and_where_each_came_from(tm
     assert "HALLU_STUDIO_EMD_EMPTY_SIDE" in side.env_vars and side.help
     assert rows["scoring.nli_model"].optional and rows["scoring.trihe_top_k"].kind == "integer"
     assert all(r.help for r in rows.values())
-    assert rows["scoring.trihe_judge"].to_dict()["choices"] == ("graph", "embedding", "nli", "llm")
+    assert rows["scoring.trihe_judge"].to_dict()["choices"] == ("graph", "embedding", "nli", "llm", "vlm")
 
 
 def test_write_settings_validates_then_edits_the_file_keeping_the_rest(tmp_path):

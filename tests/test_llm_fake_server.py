@@ -5,7 +5,10 @@ Each POST to ``/v1/chat/completions`` takes the next step of the script:
 ``("length", text)`` (``text`` with finish_reason "length", as an answer cut at ``max_tokens``),
 ``("reject_format", text)`` (400 when the request asks for ``response_format``,
 else answer ``text``) or ``("by_content", fn)`` (answer ``fn(last user message)``: a text, or a
-``(text, finish_reason)`` pair). When the script runs out, the last step repeats.
+``(text, finish_reason)`` pair) or ``("vision", fn)`` (an image question: answer ``fn(question text, number of
+images)``, a text or a ``(text, yes-probability)`` pair, whose probability comes back as the first token's top
+log-probabilities when the request asks for them, as vLLM and SGLang give them). When the script runs out, the
+last step repeats.
 ``plain_text_only=True`` (or an HTTP status): every request asking for ``response_format`` gets a
 400 (that status) naming it, as from a server without structured output (the step is not used up). ``capacity=N``: a request
 beyond N in flight gets a 429 at once. ``slots=N``: requests beyond N wait for a free slot
@@ -32,6 +35,26 @@ def completion_body(text: str | None, finish_reason: str = "stop") -> dict[str, 
             "choices": [{"index": 0, "finish_reason": finish_reason,
                          "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+def vision_body(answer: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """The completion ``answer(question, images)`` gives to the last user message (its text parts and images)."""
+    import math
+
+    content = [m["content"] for m in payload.get("messages", []) if m.get("role") == "user"][-1]
+    parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    text = " ".join(p.get("text", "") for p in parts if p.get("type") == "text")
+    images = sum(p.get("type") == "image_url" for p in parts)
+    got = answer(text, images)
+    reply, p_yes = got if isinstance(got, tuple) else (got, None)
+    body = completion_body(reply)
+    if payload.get("logprobs") and p_yes is not None:
+        tops = [{"token": "Yes", "logprob": math.log(max(p_yes, 1e-9))},
+                {"token": "No", "logprob": math.log(max(1 - p_yes, 1e-9))}]
+        first = reply.split()[0] if reply.split() else reply
+        body["choices"][0]["logprobs"] = {"content": [{"token": first, "logprob": tops[0 if p_yes >= 0.5 else 1][
+            "logprob"], "top_logprobs": tops}]}
+    return body
 
 
 class FakeChatServer:
@@ -128,6 +151,8 @@ class FakeChatServer:
                     got = step[1](user[-1] if user else "")
                     text, reason = got if isinstance(got, tuple) else (got, "stop")
                     self._send(200, json.dumps(completion_body(text, reason)))
+                elif kind == "vision":
+                    self._send(200, json.dumps(vision_body(step[1], payload)))
                 elif kind == "reject_format":
                     if "response_format" in payload:
                         self._send(400, json.dumps({"error": {"message": "response_format not supported"}}))

@@ -30,6 +30,8 @@ BASES: dict[str, dict[str, object]] = {
     "nli": {"scoring.trihe_judge": "nli", "scoring.nli_model": "some/nli-model",
             "scoring.halfscore_matcher": "embedding"},
     "embedding": {"scoring.trihe_judge": "embedding"},
+    # an image judge for what the reference leaves open (nothing listens there: no call is made)
+    "vlm": {"scoring.vlm_judge_model": "openai:judge-vl@http://127.0.0.1:9/v1"},
 }
 # Another value for each setting (the first that differs from the base's).
 OTHER: dict[str, tuple[object, ...]] = {
@@ -58,6 +60,10 @@ OTHER: dict[str, tuple[object, ...]] = {
     "scoring.amber_similarity": ("en_core_web_lg",),
     "scoring.chair_ground_truth": ("objects",),
     "scoring.batch_size": (7,),
+    "scoring.vlm_judge_model": ("openai:other-vl@http://127.0.0.1:9/v1",),
+    "scoring.vlm_judge_template": ("tri-he",),
+    "scoring.vlm_judge_unsettled": ("reference",),
+    "scoring.vlm_judge_concurrency": (2,),
     "decoding.dtc_alpha": (0.2,),
     "decoding.dtc_lambda": (3,),
     "decoding.dtc_gamma": (0.8,),

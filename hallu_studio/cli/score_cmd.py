@@ -33,13 +33,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metrics.registry import check_llm_configured, llm_steps, parse_metric_names
+    from ..metrics.registry import check_llm_configured, llm_steps, metrics_depending_on, parse_metric_names
 
     names = parse_metric_names(args.metrics)
     settings = settings_from(args)
     check_llm_configured(settings, names, reachable=True)  # one line, before anything slow is imported or built
     if llm_steps(settings, names):
         print(f"note: {', '.join(llm_steps(settings, names))}: {in_force(settings)}", file=sys.stderr)
+    sc = settings.scoring
+    judged = set(metrics_depending_on("scoring.vlm_judge_model")) & set(names)
+    if sc.vlm_judge_model and judged and (sc.trihe_judge == "vlm" or sc.vlm_judge_unsettled == "image"):
+        what = "every Tri-HE claim" if sc.trihe_judge == "vlm" else "what the reference leaves unverifiable"
+        print(f"note: image judge {sc.vlm_judge_model} ({sc.vlm_judge_template} wording) for {what}", file=sys.stderr)
+        from ..judges.factory import build_image_judge
+
+        check = getattr(build_image_judge(settings).backend, "check_endpoint", None)
+        if check is not None:  # a server that is not there, or does not serve the model: one line, before any work
+            check()
     from ..pipelines.scoring import score_store
     from ..pipelines.scoring_jsonl import score_jsonl
 

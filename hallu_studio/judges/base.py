@@ -49,6 +49,11 @@ class TripletJudgement:
     score: float | None = None  # the judge's support score (cosine, entailment probability); None for the LLM
     reason: str = ""
     kind: str = ""  # what was checked: object, attribute, count, relation, inference ("" when the judge says not)
+    # The image judge's probability that the claim holds (its yes-probability), where its backend gives one.
+    probability: float | None = None
+    # Which judge decided, where several did (a reference judge and the image judge: ``judges.vlm_judge``); "": the
+    # metric's one judge.
+    judge: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -82,6 +87,14 @@ class JudgeReference:
     scope: Scope = CLOSED
     # Object names from an object list: things in the picture, of unknown number and with unknown attributes.
     listed: list[str] = field(default_factory=list)
+    # The image itself, for a judge that looks at it (``judges.vlm_judge``), and its sha256 (what its answers are
+    # cached under); None: no image known.
+    image: bytes | None = None
+    image_sha256: str | None = None
+
+    def is_empty(self) -> bool:
+        """Whether the reference holds nothing to judge against (no triplet, object or object list)."""
+        return not self.triplets and not self.objects and not self.listed and self.scope.vocabulary is None
 
     def nodes(self) -> list[str]:
         """Everything that counts as "in the image": object names and both ends of every reference triplet.

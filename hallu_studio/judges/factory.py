@@ -1,8 +1,9 @@
-"""Build the configured Tri-HE judge from ``Settings`` (``scoring.trihe_judge``: graph | embedding | nli | llm)."""
+"""Build the configured Tri-HE judge from ``Settings`` (``scoring.trihe_judge``: graph | embedding | nli | llm | vlm),
+and the image judge (``scoring.vlm_judge_model``) that takes what a reference judge leaves unverifiable."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from .base import PhraseEncoder, TripletJudge
@@ -12,8 +13,51 @@ if TYPE_CHECKING:
     from ..caching import ScoringCache
 
 
+def build_image_judge(settings: Settings, *, cache: "ScoringCache | None" = None) -> Any:
+    """The image judge ``scoring.vlm_judge_model`` names (``judges.vlm_judge.VLMJudge``), or None when unset; the
+    backend is the one ``run --model`` builds for the same spec (nothing loads until the first question)."""
+    sc = settings.scoring
+    spec = (sc.vlm_judge_model or "").strip()
+    if not spec:
+        return None
+    if spec.startswith("probe:"):
+        raise ValueError("scoring.vlm_judge_model: a probe model describes scenes it is given; it cannot look at an "
+                         "image to judge a claim. Name an LVLM: transformers:<id or path> or openai:<model>@<url>")
+    from ..backends import make_backend
+    from .vlm_judge import VLMJudge, model_identity
+
+    backend = make_backend(spec, batch_size=sc.vlm_judge_concurrency, concurrency=sc.vlm_judge_concurrency)
+    return VLMJudge(backend, model_identity(spec), template=sc.vlm_judge_template, cache=cache)
+
+
+def image_judge_for_unsettled(settings: Settings, *, cache: "ScoringCache | None" = None) -> Any:
+    """The image judge for what a reference leaves unverifiable (``scoring.vlm_judge_unsettled = "image"``, the
+    default once ``scoring.vlm_judge_model`` is set), or None."""
+    return build_image_judge(settings, cache=cache) if settings.scoring.vlm_judge_unsettled == "image" else None
+
+
 def build_triplet_judge(settings: Settings, *, cache: "ScoringCache | None" = None, encoder: PhraseEncoder | None = None,
                         llm_client: "LLMClient | None" = None) -> TripletJudge:
+    """The judge ``scoring.trihe_judge`` names; with an image judge configured for unsettled claims, that judge
+    first and the image judge for what it leaves unverifiable (``vlm_judge.ReferenceThenImage``)."""
+    sc = settings.scoring
+    if sc.trihe_judge == "vlm":
+        judge = build_image_judge(settings, cache=cache)
+        if judge is None:
+            raise ValueError("trihe_judge = 'vlm' needs scoring.vlm_judge_model (an LVLM as run --model takes it: "
+                             "transformers:<id or path> or openai:<model>@<url>)")
+        return judge  # type: ignore[no-any-return]
+    judge = _reference_judge(settings, cache=cache, encoder=encoder, llm_client=llm_client)
+    image = image_judge_for_unsettled(settings, cache=cache)
+    if image is None:
+        return judge
+    from .vlm_judge import ReferenceThenImage
+
+    return ReferenceThenImage(judge, image)  # type: ignore[return-value]
+
+
+def _reference_judge(settings: Settings, *, cache: "ScoringCache | None", encoder: PhraseEncoder | None,
+                     llm_client: "LLMClient | None") -> TripletJudge:
     sc = settings.scoring
     kind = sc.trihe_judge
     if kind in ("embedding", "nli", "graph") and encoder is None:
@@ -47,4 +91,4 @@ def build_triplet_judge(settings: Settings, *, cache: "ScoringCache | None" = No
         from .llm_judge import LLMJudge
 
         return LLMJudge(llm_client or LLMClient(settings.llm, cache))
-    raise ValueError(f"unknown scoring.trihe_judge {kind!r}; choose graph, embedding, nli or llm")
+    raise ValueError(f"unknown scoring.trihe_judge {kind!r}; choose graph, embedding, nli, llm or vlm")

@@ -17,6 +17,7 @@ class ScoringItem:
     sample: Sample
     mentioned: ConceptSet | None = None  # concepts extracted from the response (with spans)
     signals: dict[str, Any] = field(default_factory=dict)  # log-probabilities, entropy ... from the run
+    image: bytes | None = None  # the sample's image, handed only to metrics whose judge looks at it (``needs_image``)
 
 
 @dataclass
@@ -38,6 +39,22 @@ def reads_concepts(metric: Any) -> bool:
     """Whether ``metric`` reads ``ScoringItem.mentioned`` (``MetricSpec.reads_concepts``; without a spec it does):
     scoring extracts a response's concepts only for such metrics, and hands the others ``mentioned`` None."""
     return bool(getattr(getattr(metric, "spec", None), "reads_concepts", True))
+
+
+def needs_image(metric: Any) -> bool:
+    """Whether ``metric`` (as configured: an image judge) looks at the image: scoring then loads it into
+    ``ScoringItem.image``; no other metric pays for reading images."""
+    return bool(getattr(metric, "needs_image", False))
+
+
+def not_applicable(metric: Any, sample: Sample) -> str | None:
+    """Why ``metric`` does not apply to ``sample``: the metric's own answer where it has one (a configured image
+    judge applies where a reference is missing), else its spec's; a metric with neither applies."""
+    own = getattr(metric, "not_applicable", None)
+    if callable(own):
+        return own(sample)  # type: ignore[no-any-return]
+    spec = getattr(metric, "spec", None)
+    return spec.not_applicable(sample) if spec is not None else None
 
 
 class Metric(Protocol):

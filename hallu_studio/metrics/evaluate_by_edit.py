@@ -15,7 +15,7 @@ distance is 5 and the distance per word 5 / 12.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from .spec import MetricSpec, Number, Plot
 from .edit_distance import edit_slope_alpha, word_edit_distance, word_spans
 from .reference_concepts import reference_concepts_many, reference_source
 
+# A reference that settles nothing (no reference at all): only the image judge can say an object is not there.
+NOTHING_SETTLED = Scope(objects=False, details=False)
+
 if TYPE_CHECKING:
     from ..config import Settings
     from ..revision.rule_reviser import Revision
@@ -39,8 +42,8 @@ class Reviser(Protocol):
 
     def config(self) -> dict[str, Any]: ...
 
-    def revise_many(self, texts: list[str], graphs: list[SceneGraph],
-                    scopes: Sequence[Scope] | None = None) -> list["Revision"]: ...
+    def revise_many(self, texts: list[str], graphs: list[SceneGraph], scopes: Sequence[Scope] | None = None,
+                    absents: Sequence[Callable[[str], bool] | None] | None = None) -> list["Revision"]: ...
 
 
 def graph_from_concepts(concepts: ConceptSet) -> SceneGraph:
@@ -127,17 +130,27 @@ class EvaluateByEditMetric:
                     "edit distance (words changed)", ("words", "distance"), x_axis="response length (words)",
                     slope=edit_slope_alpha, slope_name="α"),),
         demo=True,
-        settings=("scoring.reviser", "scoring.embedding_model", "llm.model"))
+        settings=("scoring.reviser", "scoring.embedding_model", "llm.model", "scoring.vlm_judge_model",
+                  "scoring.vlm_judge_template", "scoring.vlm_judge_unsettled"))
     name = spec.name
 
-    def __init__(self, reviser: Reviser, reference_extractor: Any | None = None) -> None:
+    def __init__(self, reviser: Reviser, reference_extractor: Any | None = None, image_judge: Any = None) -> None:
         self.reviser = reviser
         self.reference_extractor = reference_extractor
+        # The image judge asked whether an object the reference leaves open is in the image (the database's answer
+        # then NONE instead of KEEP); with no reference at all, the revision is against the image alone.
+        self.image_judge = image_judge
+
+    @property
+    def needs_image(self) -> bool:
+        return self.image_judge is not None
 
     @classmethod
     def from_settings(cls, settings: "Settings", cache: "ScoringCache | None" = None) -> "EvaluateByEditMetric":
-        """``scoring.reviser``: ``rule`` (offline default) or ``llm`` (needs ``llm.base_url`` and ``llm.model``)."""
+        """``scoring.reviser``: ``rule`` (offline default) or ``llm`` (needs ``llm.base_url`` and ``llm.model``); the
+        image judge for what the reference leaves open where one is configured (``scoring.vlm_judge_model``)."""
         from ..extraction.parser import ParserExtractor
+        from ..judges.factory import image_judge_for_unsettled
         from ..revision.matching import ObjectMatcher
 
         from ..embedding import Embedder
@@ -150,16 +163,30 @@ class EvaluateByEditMetric:
         if kind == "rule":
             from ..revision.rule_reviser import SceneGraphRuleReviser
 
-            return cls(SceneGraphRuleReviser(extractor, matcher), extractor)
+            return cls(SceneGraphRuleReviser(extractor, matcher), extractor, image_judge_for_unsettled(settings, cache=cache))
         if kind == "llm":
             from ..llm.client import LLMClient
             from ..revision.llm_reviser import LLMReviser
 
-            return cls(LLMReviser(LLMClient(settings.llm, cache), matcher, model_name=settings.llm.model), extractor)
+            return cls(LLMReviser(LLMClient(settings.llm, cache), matcher, model_name=settings.llm.model), extractor,
+                       image_judge_for_unsettled(settings, cache=cache))
         raise ValueError(f"unknown reviser {kind!r}; choose 'rule' or 'llm'")
 
     def config(self) -> dict[str, Any]:
-        return {"metric": self.name, "reviser": self.reviser.config(), "words": "letters/digits/apostrophes, casefold"}
+        image = {"image_judge": self.image_judge.config()} if self.image_judge is not None else {}
+        return {"metric": self.name, "reviser": self.reviser.config(), "words": "letters/digits/apostrophes, casefold",
+                **image}
+
+    def _absent(self, item: ScoringItem) -> Callable[[str], bool] | None:
+        """The image judge's "is this object absent from the image?" for the item, where it has an image."""
+        if self.image_judge is None or item.image is None:
+            return None
+        from ..judges.base import EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference
+
+        reference = JudgeReference(source="none", image=item.image, image_sha256=item.sample.image_sha256)
+        judge = self.image_judge
+        return lambda name: judge.judge([(name, EXISTENCE_PREDICATE, EXISTENCE_OBJECT)], reference)[0].verdict \
+            != "supported"
 
     def update(self, item: ScoringItem) -> ItemResult:
         return self.update_many([item])[0]
@@ -175,9 +202,16 @@ class EvaluateByEditMetric:
             refs = reference_concepts_many([items[i].sample for i in need_reference], self.reference_extractor)
             for i, concepts in zip(need_reference, refs):
                 graphs[i] = graph_from_concepts(concepts) if len(concepts) else None
+        absents = [self._absent(it) for it in items]
+        scopes = [Scope.of_sample(it.sample) for it in items]
+        for i, g in enumerate(graphs):
+            if g is None and absents[i] is not None:  # no reference: revised against the image alone
+                graphs[i], scopes[i] = SceneGraph(), NOTHING_SETTLED
         todo = [i for i, g in enumerate(graphs) if g is not None]
+        seeing = [absents[i] for i in todo]
+        extra = (seeing,) if any(a is not None for a in seeing) else ()  # a reviser without the image judge: as before
         revisions = self.reviser.revise_many([items[i].response for i in todo], [graphs[i] for i in todo],  # type: ignore[misc]
-                                             [Scope.of_sample(items[i].sample) for i in todo])
+                                             [scopes[i] for i in todo], *extra)
         by_item = dict(zip(todo, revisions))
         out: list[ItemResult] = []
         for i, item in enumerate(items):
@@ -187,6 +221,8 @@ class EvaluateByEditMetric:
                                                        "triplets or dense caption to revise against"))
                 continue
             out.append(self._result(by_item[i]))
+            if absents[i] is not None:
+                out[-1].evidence["image_judge"] = self.image_judge.name
         return out
 
     def _result(self, revision: "Revision") -> ItemResult:

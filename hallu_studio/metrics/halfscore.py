@@ -44,6 +44,7 @@ from ..judges.base import PhraseEncoder, unit_rows
 from ..llm.dispatch import list_answer_tokens
 from ..model import ConceptSet, Sample
 from .base import ItemResult, ScoringItem
+from . import halfscore_image as by_image
 from .reference_concepts import open_world_concepts
 from ..lexicon.forms import number_word
 from .halfscore_evidence import evidence_rows
@@ -317,13 +318,17 @@ class HalFscoreMetric:
         demo=True,
         settings=("scoring.halfscore_matcher", "scoring.halfscore_match_threshold",
                   "scoring.graph_grounding_threshold", "scoring.unverifiable", "scoring.unverifiable_weight",
-                  "scoring.embedding_model", "llm.model"))
+                  "scoring.embedding_model", "llm.model", "scoring.vlm_judge_model", "scoring.vlm_judge_template",
+                  "scoring.vlm_judge_unsettled"))
     name = spec.name
 
     def __init__(self, matcher: ConceptMatcher,
                  reference: Callable[[Sample], ConceptSet | None] = reference_concepts, *,
-                 unverifiable: str = "scene-graph", unverifiable_weight: float = 0.1) -> None:
+                 unverifiable: str = "scene-graph", unverifiable_weight: float = 0.1, image_judge: Any = None) -> None:
         self.matcher = matcher
+        # The image judge for what the reference leaves unverifiable, and for precision with no reference at all
+        # (``metrics.halfscore_image``); None: the reference alone.
+        self.image_judge = image_judge
         self.reference = reference
         # How what the reference neither confirms nor contradicts counts (``scoring.unverifiable``): against a
         # complete scene graph A.8 counts its silence as hallucinated; against open-world references it is left out.
@@ -339,13 +344,24 @@ class HalFscoreMetric:
 
         ``extract`` turns a sample's dense reference caption into concepts (the pipeline's extractor).
         """
+        from ..judges.factory import image_judge_for_unsettled
+
         built = build_matcher(settings, matcher, cache=cache, encoder=encoder, llm_client=llm_client)
         return cls(built, lambda sample: reference_concepts(sample, extract), unverifiable=settings.scoring.unverifiable,
-                   unverifiable_weight=settings.scoring.unverifiable_weight)
+                   unverifiable_weight=settings.scoring.unverifiable_weight,
+                   image_judge=image_judge_for_unsettled(settings, cache=cache))
 
     def config(self) -> dict[str, Any]:
+        image = {"image_judge": self.image_judge.config()} if self.image_judge is not None else {}
         return {"metric": self.name, **self.matcher.config(), "unverifiable": self.unverifiable,
-                "unverifiable_weight": self.unverifiable_weight}
+                "unverifiable_weight": self.unverifiable_weight, **image}
+
+    @property
+    def needs_image(self) -> bool:
+        return self.image_judge is not None
+
+    def _image(self, item: ScoringItem) -> bytes | None:
+        return item.image if self.image_judge is not None else None
 
     def _counted_as_hallucinated(self, outcome: MatchOutcome) -> list[Concept]:
         """The hallucinated concepts as the ``unverifiable`` policy counts them: silence against a complete graph
@@ -382,7 +398,8 @@ class HalFscoreMetric:
         if not scope.closed:  # what the reference was read as (short captions, a dense description, an object list)
             evidence["scope"] = scope.describe()
         empty_values = {"precision": None, "recall": None, "f": None, "matched": 0, "hallucinated": 0, "omitted": 0}
-        if not reference and item.sample.reference_objects is None:
+        image_only = not reference and item.sample.reference_objects is None
+        if image_only and (self._image(item) is None or item.mentioned is None):
             zero = {k: 0.0 for k in stats}
             return ItemResult(zero, empty_values, evidence,
                               f"sample {item.sample.id} has no reference concepts (no scene graph, no caption)")
@@ -390,14 +407,21 @@ class HalFscoreMetric:
             zero = {k: 0.0 for k in stats}
             return ItemResult(zero, empty_values, evidence,
                               "no concepts were extracted for this response; run concept extraction first")
+        image_rows: list[dict[str, Any]] = []
         if not response:
             outcome = MatchOutcome(omitted=list(reference))
+        elif image_only:
+            outcome, image_rows = by_image.image_only(self.image_judge, response, item.image,  # type: ignore[arg-type]
+                                                      item.sample.image_sha256)
         elif getattr(self.matcher, "uses_scene_graph", False):
             # Which objects each edge joins (several cubes): only the scene graph itself says; what the reference can
             # settle (a complete graph; open-world captions and object lists): its scope.
             outcome = self.matcher.match(response, reference, scene_graph=item.sample.scene_graph, scope=scope)
         else:
             outcome = self.matcher.match(response, reference)
+        if outcome.unverifiable and self._image(item) is not None:
+            image_rows = by_image.settle_unverifiable(self.image_judge, outcome, item.image,  # type: ignore[arg-type]
+                                                      item.sample.image_sha256)
         for c in outcome.ignored:
             stats[f"generated_{c.kind}"] -= 1.0
         hallucinated = self._counted_as_hallucinated(outcome)
@@ -431,8 +455,10 @@ class HalFscoreMetric:
             evidence["unverifiable_spans"] = [pointer(c, spans.get(c), item.response) for c in outcome.unverifiable]
             evidence.setdefault("reasons", {})["unverifiable"] = [outcome.reasons.get(c) for c in outcome.unverifiable]
             values["unverifiable"] = len(outcome.unverifiable)
+        if image_rows:
+            evidence.update(judge=self.image_judge.name, image_verdicts=image_rows)  # type: ignore[union-attr]
         reason = None if response else "the response has no concepts: precision is undefined, recall counts all as omitted"
-        return ItemResult(stats, values, evidence, reason)
+        return ItemResult(stats, values, evidence, by_image.NO_REFERENCE_RECALL if image_only and response else reason)
 
     def update_many(self, items: Sequence[ScoringItem]) -> list[ItemResult]:
         """``update`` for each item, after the matcher pre-encodes what it will compare, at once.

@@ -186,6 +186,12 @@ def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
     return out
 
 
+def _judged_by(j: Any) -> dict[str, Any]:
+    """A verdict's judge (where several judged the response's claims) and its yes-probability, where known."""
+    return {**({"judge": j.judge} if j.judge else {}),
+            **({"probability": j.probability} if j.probability is not None else {})}
+
+
 # Claim verdicts that make a fact false as stated: a hallucination, or a claim stated in no form by the reference.
 FALSE_AS_STATED: tuple[str, ...] = (*HALLUCINATION_VERDICTS, "prediction_error")
 
@@ -322,7 +328,8 @@ class TriHEMetric:
                   "scoring.unverifiable_weight",
                   "scoring.graph_grounding_threshold", "scoring.trihe_reference_threshold",
                   "scoring.trihe_support_threshold", "scoring.trihe_top_k", "scoring.nli_model",
-                  "scoring.nli_threshold", "scoring.embedding_model", "llm.model"))
+                  "scoring.nli_threshold", "scoring.embedding_model", "llm.model", "scoring.vlm_judge_model",
+                  "scoring.vlm_judge_template", "scoring.vlm_judge_unsettled"))
     name = spec.name
 
     def __init__(self, judge: TripletJudge, extractor: "ConceptExtractor | None" = None,
@@ -356,6 +363,22 @@ class TriHEMetric:
             return list(items)
         extracted = self.extractor.extract([i.response for i in items])
         return [dataclasses.replace(i, mentioned=cs) for i, cs in zip(items, extracted, strict=True)]
+
+    @property
+    def needs_image(self) -> bool:
+        """Whether the judge looks at the image (an image judge, alone or for what the reference leaves open)."""
+        return bool(getattr(self.judge, "needs_image", False))
+
+    def not_applicable(self, sample: Sample) -> str | None:
+        """The spec's reason, except that an image judge judges a sample with an image and no reference."""
+        reason = self.spec.not_applicable(sample)
+        if not self.needs_image or (reason is not None and reason != _needs_reference(sample)):
+            return reason  # another task (a yes/no question): no judge makes it Tri-HE's
+        if sample.image_sha256:
+            return None
+        if getattr(self.judge, "reference_judge", None) is None:
+            return f"the image judge {self.judge.name} needs the image, and sample {sample.id} has none"
+        return reason
 
     @property
     def existence_claims(self) -> bool:
@@ -398,6 +421,12 @@ class TriHEMetric:
     def update(self, item: ScoringItem) -> ItemResult:
         return self._judged(self._with_own_claims([item])[0])
 
+    def _with_image(self, reference: JudgeReference, item: ScoringItem) -> JudgeReference:
+        """The reference with the item's image, for a judge that looks at it."""
+        if self.needs_image and item.image is not None:
+            reference.image, reference.image_sha256 = item.image, item.sample.image_sha256
+        return reference
+
     def _judged(self, item: ScoringItem, reference: JudgeReference | None = None) -> ItemResult:
         """``reference``: the item's, when the caller already built it (``self.reference``)."""
         image = image_group(item.sample)
@@ -409,13 +438,12 @@ class TriHEMetric:
         if item.mentioned is None:
             return ItemResult(empty, values, evidence,
                               "no concepts were extracted for this response; run concept extraction first")
-        reference = reference or self.reference(item.sample)
+        reference = reference or self._with_image(self.reference(item.sample), item)
         evidence["reference"] = reference.source
         if not reference.scope.closed:
             evidence["scope"] = reference.scope.describe()
         # An object list (even an empty one: nothing of its vocabulary is there) settles what its vocabulary names.
-        if not reference.triplets and not reference.objects and not reference.listed \
-                and reference.scope.vocabulary is None:
+        if reference.is_empty() and not (self.needs_image and reference.image is not None):
             if reference.source in (CAPTION_SOURCE, CAPTIONS_SOURCE):
                 why = f"the reference caption of sample {item.sample.id} gave no concepts to judge against"
             elif self.reference_extract is not None:
@@ -457,7 +485,7 @@ class TriHEMetric:
         evidence["triplets"] = [{"triplet": list(j.triplet), "span": list(span) if span else None,
                                  "verdict": j.verdict, "kind": j.kind, "hallucinated": weight >= 1.0,
                                  **({"weight": weight} if 0 < weight < 1 else {}), "score": j.score,
-                                 "reason": j.reason}
+                                 "reason": j.reason, **_judged_by(j)}
                                 for j, weight, (_, span) in zip(judgements, weights, claims)]
         return ItemResult(stats, {k: v for k, v in stats.items() if k != "image"}, evidence)
 
@@ -467,7 +495,8 @@ class TriHEMetric:
         # The batch's dense reference captions read at once (each once, however many responses it has); then each
         # item's reference built once for the warm-up and the verdicts.
         self._read_captions([i.sample for i in items if i.mentioned is not None])
-        references = [self.reference(i.sample) if i.mentioned is not None else None for i in items]
+        references = [self._with_image(self.reference(i.sample), i) if i.mentioned is not None else None
+                      for i in items]
         warm = getattr(self.judge, "warm", None)
         if warm is not None:
             warm([([t for t, _ in response_claims(i.mentioned, self.existence_claims)], ref)

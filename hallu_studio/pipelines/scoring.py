@@ -22,7 +22,7 @@ from ..extraction.cached import CachedExtractor
 from ..lexicon.wordnet import lexicon_note
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..llm.errors import llm_failure
-from ..metrics.base import ItemResult, Metric, ScoringItem, reads_concepts
+from ..metrics.base import ItemResult, Metric, ScoringItem, needs_image, not_applicable, reads_concepts
 from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
 from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
 from ..reference_scope import Scope
@@ -40,8 +40,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _reason(metric: Metric, sample: Sample) -> str | None:
-    spec = getattr(metric, "spec", None)  # a metric object made elsewhere (a test's) may have none: it applies
-    return spec.not_applicable(sample) if spec is not None else None
+    return not_applicable(metric, sample)  # a metric object made elsewhere (a test's) may have no spec: it applies
 
 
 def _resolve(metrics: Sequence[str | Metric], settings: Settings, cache: "ScoringCache | None",
@@ -173,7 +172,9 @@ class KeptResults:
     def key(self, metric: Metric, unit: Unit) -> str | None:
         known = unit.record is not None and metric.name in self.keys
         read = Scope.of_sample(unit.sample).describe() if known else ""
-        return content_key(RESULTS_NAMESPACE, self.keys[metric.name], unit.record, read) if known else None
+        # The image's content where the line names one (an image judge's answer depends on the file, not its path).
+        image = [unit.sample.image_sha256] if unit.sample.image_sha256 else []
+        return content_key(RESULTS_NAMESPACE, self.keys[metric.name], unit.record, read, *image) if known else None
 
     def get(self, keys: Sequence[str]) -> dict[str, ItemResult]:
         return {k: ItemResult(**v) for k, v in self.cache.get_many(list(keys)).items()} if keys else {}
@@ -210,14 +211,16 @@ def _read_references(extractor: CachedExtractor, samples: Iterable[Sample]) -> N
 
 def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_all: bool = False,
                 stored: Callable[[list[str]], dict[str, ConceptSet]] | None = None,
-                persist_concepts: bool = True, kept: KeptResults | None = None) -> list[Outcome]:
+                persist_concepts: bool = True, kept: KeptResults | None = None,
+                images: Callable[[Sample], bytes | None] | None = None) -> list[Outcome]:
     """The scoring loop for one batch, for the store and JSONL alike: which metrics apply; the concepts to
     extract (one call); the dense references (one call); then each metric over all its items (``update_many``).
 
     A unit's concepts are needed when a metric that reads them applies (``extract_all``: always, as a JSONL line
     reports them); ``stored(keys)`` gives those already known, the rest are extracted (``persist_concepts``:
     kept in the extractor's cache too; the store keeps them as ``concepts`` scores instead). ``kept``: results
-    kept by an earlier run are read rather than computed, and the new ones (never a failure) kept.
+    kept by an earlier run are read rather than computed, and the new ones (never a failure) kept. ``images(sample)``
+    gives a sample's image bytes (or None), read only for metrics that look at it (``metrics.base.needs_image``).
     """
     outcomes = [Outcome(concepts=u.concepts) for u in units]
     applicable: list[list[Metric]] = []
@@ -245,10 +248,15 @@ def score_units(units: Sequence[Unit], extractor: CachedExtractor, *, extract_al
             outcomes[i].results[name] = found[k]
     _read_references(extractor, [units[i].sample for i in ready  # only where a result is left to compute
                                  if any(m.name not in outcomes[i].results for m in applicable[i])])
+    pictures: dict[str, bytes | None] = {}
     for metric in dict.fromkeys(m for i in ready for m in applicable[i]):
         todo = [i for i in ready if metric in applicable[i] and metric.name not in outcomes[i].results]
+        if needs_image(metric) and images is not None:
+            for i in todo:
+                if units[i].sample.id not in pictures:
+                    pictures[units[i].sample.id] = images(units[i].sample)
         items = [ScoringItem(units[i].key, units[i].text, units[i].sample, outcomes[i].concepts,  # type: ignore[arg-type]
-                             dict(units[i].signals)) for i in todo]
+                             dict(units[i].signals), pictures.get(units[i].sample.id)) for i in todo]
         for i, result in zip(todo, _score_many(metric, items)):
             outcomes[i].results[metric.name] = result
         if kept:  # never a failure
@@ -335,7 +343,11 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
         return {rid: ConceptSet.from_dict(s.evidence.get("concepts"))
                 for rid, s in store.get_scores_for(ids, CONCEPTS, concepts_key).items()}
 
-    outcomes = score_units(units, extractor, stored=stored, persist_concepts=False)
+    def image(sample: Sample) -> bytes | None:
+        found = store.get_image(sample.image_sha256) if sample.image_sha256 else None
+        return found[0] if found else None
+
+    outcomes = score_units(units, extractor, stored=stored, persist_concepts=False, images=image)
     for unit, outcome in zip(units, outcomes):
         report.not_applicable.update(outcome.not_applicable.keys())
         if isinstance(outcome.concepts, BaseException):

@@ -62,10 +62,30 @@ def _jsonl_sample(record: dict[str, Any], line_no: int) -> Sample:
                                               "reference_kind", "question") if record.get(k) is not None}
     sample = Sample(id=f"jsonl/{record['id']}", benchmark="jsonl", image_key=str(record.get("image", record["id"])),
                     task=str(record.get("task", "caption")), scene_graph=graph, **references)
-    if graph.is_empty() and not sample.reference_captions and not sample.reference_objects:
-        raise ValidationError("needs a non-empty 'scene_graph', a 'reference_text' (one caption or a list) or "
-                              "'reference_objects'")
+    if graph.is_empty() and not sample.reference_captions and not sample.reference_objects \
+            and not record.get("image_path"):
+        raise ValidationError("needs a non-empty 'scene_graph', a 'reference_text' (one caption or a list), "
+                              "'reference_objects', or an 'image_path' for an image judge")
     return sample
+
+
+def _line_image(record: dict[str, Any], sample: Sample, root: Path | None) -> bytes | None:
+    """The image a line's ``image_path`` names (relative to the input file's folder), validated; its sha256 set on
+    the sample (what an image judge's answers are cached under). None when the line names none."""
+    path = record.get("image_path")
+    if path is None:
+        return None
+    if not isinstance(path, str) or not path.strip():
+        raise ValidationError("'image_path' must be a path to an image file")
+    from ..images import ImageRejected, read_image
+
+    target = Path(path) if Path(path).is_absolute() or root is None else root / path
+    try:
+        image = read_image(target)
+    except ImageRejected as exc:
+        raise ValidationError(f"image_path: {exc}") from exc
+    sample.image_sha256 = image.sha256
+    return image.data
 
 
 def _readable_samples(records: Iterable[tuple[int, str]]) -> list[Sample]:
@@ -90,7 +110,8 @@ def _jsonl_numbers(metric: Metric, score: Score) -> dict[str, Any]:
     return numbers
 
 
-def _parse_line(line_no: int, text: str) -> tuple[dict[str, Any], Sample, ConceptSet | None]:
+def _parse_line(line_no: int, text: str, root: Path | None = None
+                ) -> tuple[dict[str, Any], Sample, ConceptSet | None, bytes | None]:
     """A line's record, its sample and the concepts it gives; ``_LineError`` naming the record and the reason."""
     record_id = None
     try:
@@ -100,12 +121,13 @@ def _parse_line(line_no: int, text: str) -> tuple[dict[str, Any], Sample, Concep
         record_id = record.get("id")
         sample = _jsonl_sample(record, line_no)
         given = ConceptSet.from_dict(record["mentioned"]) if record.get("mentioned") is not None else None
+        image = _line_image(record, sample, root)
     except (json.JSONDecodeError, ValidationError, TypeError, ValueError) as exc:
         # a JSON error says its column and the text found there (its own message stops at "at")
         error = (f"not valid JSON at {json_error_text(exc, one_line=True)}"
                  if isinstance(exc, json.JSONDecodeError) else str(exc))
         raise _LineError(record_id, error) from exc
-    return record, sample, given
+    return record, sample, given, image
 
 
 class _LineError(ValueError):
@@ -116,12 +138,14 @@ class _LineError(ValueError):
 
 def score_records(records: Iterable[tuple[int, str]], settings: Settings, metrics: Sequence[str | Metric], *,
                   extractor: "ConceptExtractor | None" = None, batch_size: int | None = None,
-                  report: JsonlReport | None = None, cache: "ScoringCache | None" = None) -> Iterable[dict[str, Any]]:
+                  report: JsonlReport | None = None, cache: "ScoringCache | None" = None,
+                  image_root: Path | None = None) -> Iterable[dict[str, Any]]:
     """Score ``(line number, JSON text)`` records; yields one output record per input line, a batch at a time.
 
     ``cache`` keeps concepts, phrase vectors, LLM answers and each line's results between runs (``KeptResults``: a
     line scored before under the same settings is read back). Without one they are kept for this run only, so
     each distinct text (a reference caption that several lines carry) is extracted and each question asked once.
+    A line's ``image_path`` (for an image judge) is read relative to ``image_root`` (the input file's folder).
     """
     keeps_results = cache is not None
     cache = cache if cache is not None else MemoryCache()
@@ -138,19 +162,22 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
     for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):
         results: dict[int, dict[str, Any]] = {}
         units: list[tuple[int, dict[str, Any], Unit]] = []
+        pictures: dict[int, bytes | None] = {}  # by the sample object: two lines may share an id
         for line_no, text in chunk:
             report.lines += 1
             try:
-                record, sample, given = _parse_line(line_no, text)
+                record, sample, given, image = _parse_line(line_no, text, image_root)
             except _LineError as exc:
                 message = f"line {line_no}" + (f" (id {exc.record_id!r})" if exc.record_id is not None else "") + \
                           f": {exc.error}"
                 report.errors.append(message)
                 results[line_no] = {"line": line_no, "id": exc.record_id, "error": exc.error}
                 continue
+            pictures[id(sample)] = image
             units.append((line_no, record, Unit(str(record["id"]), record["response"], sample, given, resolved,
                                                 record=record)))
-        outcomes = score_units([u for _, _, u in units], extractor, extract_all=True, kept=kept)
+        outcomes = score_units([u for _, _, u in units], extractor, extract_all=True, kept=kept,
+                               images=lambda sample: pictures.get(id(sample)))
         for (line_no, record, unit), outcome in zip(units, outcomes):
             mentioned = outcome.concepts
             where = f"line {line_no} (id {record['id']!r})"
@@ -199,7 +226,8 @@ def score_jsonl(in_path: str | Path, out_path: str | Path, settings: Settings, m
             live_progress(bar) if progress else nullcontext():
         records = ((n, line) for n, line in enumerate(src, start=1) if line.strip())
         written = 0
-        for out in score_records(records, settings, metrics, extractor=extractor, report=report, cache=cache):
+        for out in score_records(records, settings, metrics, extractor=extractor, report=report, cache=cache,
+                                 image_root=in_path.resolve().parent):
             dst.write(json.dumps(out, ensure_ascii=False) + "\n")
             written += 1
             bar.update(1)

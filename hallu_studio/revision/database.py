@@ -12,7 +12,9 @@ does not say: keep the text) or what the database knows:
 
 "Does not exist" is what the reference settles (``reference_scope.Scope``): a scene graph or a dense
 description lacks the object; several captions or an object list only where the list's vocabulary
-names it and the list lacks it. An object they do not mention is KEEP: they cannot say it is not there.
+names it and the list lacks it. An object they do not mention is KEEP: they cannot say it is not there, unless an
+image judge is asked (``absent``: ``judges.vlm_judge``'s "There is a ... in the image." answered no), which makes it
+NONE.
 
 >>> from hallu_studio.model import SceneGraph
 >>> db = SceneGraphDatabase(SceneGraph.from_dict({"objects": [
@@ -35,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Callable
 from ..reference_scope import CLOSED, Scope
 from ..model import SceneGraph, SceneObject
 from .matching import ObjectMatcher, normalize_name
@@ -63,16 +66,20 @@ def _argument_name(raw: str) -> str:
 class SceneGraphDatabase:
     """Query one scene graph by object names (synonym-tolerant through ``matcher``)."""
 
-    def __init__(self, graph: SceneGraph, matcher: ObjectMatcher | None = None, scope: Scope = CLOSED) -> None:
+    def __init__(self, graph: SceneGraph, matcher: ObjectMatcher | None = None, scope: Scope = CLOSED,
+                 absent: Callable[[str], bool] | None = None) -> None:
         self.graph = graph
         self.matcher = matcher or ObjectMatcher()
         self.scope = scope
+        self.absent = absent  # the image judge's "not in the image", for what the reference leaves open
         self._by_id = graph.object_by_id()
 
     def _unknown(self, name: str) -> str:
         """The answer about an object no annotated one matches: NONE where the reference settles that it is not
         there, else KEEP."""
-        return NONE if self.scope.objects or self.scope.absence(name) else KEEP
+        if self.scope.objects or self.scope.absence(name):
+            return NONE
+        return NONE if self.absent is not None and self.absent(name) else KEEP
 
     def seen_objects(self) -> list[str]:
         """Object names with per-name numeral ids, as the Figure 12 prompt lists them ("plant_0")."""

@@ -25,7 +25,7 @@ counted as a parse failure, not cached; the pipeline records the response as fai
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..llm.dispatch import revise_caption_tokens, revise_queries_tokens
 from ..reference_scope import CLOSED, Scope
@@ -126,8 +126,9 @@ class LLMReviser:
         return {"reviser": self.name, "model": self.model_name, "prompt_version": PROMPT_VERSION, "open_world": 1,
                 "scene": self.scene, "matcher": self.matcher.config()}
 
-    def revise(self, text: str, graph: SceneGraph, scope: Scope = CLOSED) -> Revision:
-        db = SceneGraphDatabase(graph, self.matcher, scope)
+    def revise(self, text: str, graph: SceneGraph, scope: Scope = CLOSED,
+               absent: Callable[[str], bool] | None = None) -> Revision:
+        db = SceneGraphDatabase(graph, self.matcher, scope, absent)
         system = (INTRO if scope.objects else OPEN_WORLD_INTRO).format(scene=self.scene)
         first = QUERY_TASK.format(intro=system, caption=text, objects=", ".join(db.seen_objects()))
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": first}]
@@ -149,9 +150,11 @@ class LLMReviser:
                                             max_tokens=revise_caption_tokens(text))
         return Revision(original=text, revised=revised, reviser=self.name, queries=[r.to_dict() for r in results])
 
-    def revise_many(self, texts: list[str], graphs: list[SceneGraph],
-                    scopes: Sequence[Scope] | None = None) -> list[Revision]:
-        """``scopes``: what each reference can settle (a scene graph's, complete, by default)."""
+    def revise_many(self, texts: list[str], graphs: list[SceneGraph], scopes: Sequence[Scope] | None = None,
+                    absents: Sequence[Callable[[str], bool] | None] | None = None) -> list[Revision]:
+        """``scopes``: what each reference can settle (a scene graph's, complete, by default); ``absents``: per text,
+        the image judge's check of an object the reference leaves open."""
         if len(texts) != len(graphs):
             raise ValueError(f"got {len(texts)} texts and {len(graphs)} scene graphs")
-        return [self.revise(t, g, s) for t, g, s in zip(texts, graphs, scopes or [CLOSED] * len(texts))]
+        return [self.revise(t, g, s, a) for t, g, s, a in zip(texts, graphs, scopes or [CLOSED] * len(texts),
+                                                                 absents or [None] * len(texts))]

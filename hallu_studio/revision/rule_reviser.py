@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..extraction.parser import ParserExtractor
 from ..extraction.token_rules import is_thing, object_name
@@ -175,19 +175,22 @@ class SceneGraphRuleReviser:
         return self.revise_many([text], [graph], [scope])[0]
 
     def revise_many(self, texts: Sequence[str], graphs: Sequence[SceneGraph],
-                    scopes: Sequence[Scope] | None = None) -> list[Revision]:
+                    scopes: Sequence[Scope] | None = None,
+                    absents: Sequence[Callable[[str], bool] | None] | None = None) -> list[Revision]:
         """``scopes``: what each reference can settle (a scene graph's, complete, by default): against open-world
-        references an object is removed only where they settle that it is not there."""
+        references an object is removed only where they settle that it is not there, or (``absents``: per text, the
+        image judge's check) where the image judge says it is not in the image."""
         if len(texts) != len(graphs):
             raise ValueError(f"got {len(texts)} texts and {len(graphs)} scene graphs")
         docs = list(self.extractor.nlp.pipe(list(texts), batch_size=self.extractor.batch_size))
         concepts = self.extractor.extract(list(texts))
-        return [self._revise(doc, graph, cs, scope)
-                for doc, graph, cs, scope in zip(docs, graphs, concepts, scopes or [CLOSED] * len(texts))]
+        return [self._revise(doc, graph, cs, scope, absent) for doc, graph, cs, scope, absent in
+                zip(docs, graphs, concepts, scopes or [CLOSED] * len(texts), absents or [None] * len(texts))]
 
-    def _revise(self, doc: Any, graph: SceneGraph, concepts: Any, scope: Scope = CLOSED) -> Revision:
+    def _revise(self, doc: Any, graph: SceneGraph, concepts: Any, scope: Scope = CLOSED,
+                absent: Callable[[str], bool] | None = None) -> Revision:
         text = doc.text
-        db = SceneGraphDatabase(graph, self.matcher, scope)
+        db = SceneGraphDatabase(graph, self.matcher, scope, absent)
         queries: dict[str, QueryResult] = {}
 
         def ask(call: str, answer: Any) -> str:

@@ -11,11 +11,11 @@ a sample it does not apply to, is reported as coverage, never as an error.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
 
-from ..metrics.base import ScoringItem
+from ..metrics.base import ScoringItem, needs_image, not_applicable
 from ..metrics.keys import metric_config_key
-from ..metrics.registry import METRIC_NAMES, make_extractor, make_metrics, metric_spec, not_applicable_reason
+from ..metrics.registry import METRIC_NAMES, make_extractor, make_metrics, metric_spec
 from ..model import Sample
 from ..metrics.spec import NOT_SETTLED
 
@@ -42,7 +42,7 @@ class FactJudge:
     extractor, applied to fact texts."""
 
     def __init__(self, settings: "Settings", store: "Store | None" = None, extractor: Any = None,
-                 metric: str | None = None) -> None:
+                 metric: str | None = None, images: Callable[[Sample], bytes | None] | None = None) -> None:
         metric = metric or fact_metrics()[0]
         if metric not in fact_metrics():
             raise ValueError(f"facts are judged by one of {', '.join(fact_metrics())}, not {metric!r}")
@@ -50,6 +50,8 @@ class FactJudge:
         cache = store.cache if store is not None else None
         self.extractor = extractor if extractor is not None else make_extractor(settings, cache)
         self.metric = make_metrics([metric], settings, cache, self.extractor)[0]
+        # A sample's image, for a metric whose judge looks at it (the image judge): ``images(sample)`` -> bytes.
+        self.images = images
 
     @property
     def name(self) -> str:
@@ -69,7 +71,7 @@ class FactJudge:
         out: dict[Hashable, FactJudgement] = {}
         todo = []
         for key, text, sample in facts:
-            why = not_applicable_reason(self.metric.name, sample)
+            why = not_applicable(self.metric, sample)
             if why is not None:
                 out[key] = FactJudgement(NOT_SETTLED, why)
             else:
@@ -78,12 +80,32 @@ class FactJudge:
         for start in range(0, len(todo), size):
             chunk = todo[start:start + size]
             concepts = self.extractor.extract([text for _, text, _ in chunk])
-            items = [ScoringItem(f"fact-{i}", text, sample, cs) for i, ((_, text, sample), cs)
-                     in enumerate(zip(chunk, concepts, strict=True))]
-            many = getattr(self.metric, "update_many", None)
-            results = many(items) if many is not None else [self.metric.update(i) for i in items]
+            see = needs_image(self.metric) and self.images is not None
+            items = [ScoringItem(f"fact-{i}", text, sample, cs, image=self.images(sample) if see else None)  # type: ignore[misc]
+                     for i, ((_, text, sample), cs) in enumerate(zip(chunk, concepts, strict=True))]
+            results = self._results(items)
             read = self.metric.spec.fact_reading
             for (key, _, _), result in zip(chunk, results, strict=True):
+                if isinstance(result, Exception):  # a judge that could not answer (a server down): not settled
+                    out[key] = FactJudgement(NOT_SETTLED, f"the judge failed: {result}")
+                    continue
                 reading = read(result.values, result.evidence, result.undefined_reason)
                 out[key] = FactJudgement(reading.verdict, reading.reason, [dict(c) for c in reading.claims])
+        return out
+
+    def _results(self, items: list[ScoringItem]) -> list[Any]:
+        """Each item's result, through ``update_many`` where the metric has it; if that fails, one by one, so a
+        judge's failure (an image judge's server) fails only its facts."""
+        many = getattr(self.metric, "update_many", None)
+        if many is not None:
+            try:
+                return list(many(items))
+            except Exception:  # noqa: BLE001 - retried one by one below to find the failing facts
+                pass
+        out: list[Any] = []
+        for item in items:
+            try:
+                out.append(self.metric.update(item))
+            except Exception as exc:  # noqa: BLE001 - this fact's failure, reported as not settled
+                out.append(exc)
         return out

@@ -288,18 +288,41 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
     facts = labelled_facts(events)
     if facts and judge_facts:
         if fact_judges is None:
-            from .fact_judging import FactJudge, fact_metrics
-
-            fact_judges = []
-            for m in fact_metrics():  # one extractor for all of them
-                if not metrics or m in metrics:
-                    fact_judges.append(FactJudge(settings, extractor=fact_judges[0].extractor if fact_judges
-                                                 else None, metric=m))
+            fact_judges = default_fact_judges(store, settings, metrics)
         for judge in fact_judges:
             _fact_rows(report, store, facts, judge, n_boot, seed)
     elif facts:
         report.notes.append(f"{len(facts)} labelled facts not judged (judge_facts is off)")
     return report
+
+
+def default_fact_judges(store: "Store", settings: "Settings", metrics: Sequence[str] | None = None) -> list[Any]:
+    """The judges of labelled facts: each fact metric as configured (Tri-HE's judge, CHAIR beside it), and, where an
+    image judge is configured (``scoring.vlm_judge_model``), Tri-HE with the image judge alone beside them; those
+    that look at the image read it from the store."""
+    import dataclasses
+
+    from ..metrics.registry import metric_spec
+    from .fact_judging import FactJudge, fact_metrics
+
+    def image(sample: Any) -> bytes | None:
+        found = store.get_image(sample.image_sha256) if sample.image_sha256 else None
+        return found[0] if found else None
+
+    sc = settings.scoring
+    wanted = [m for m in fact_metrics() if not metrics or m in metrics]
+    # The image judge's answers kept in the store where it can be written: a second study asks nothing again.
+    keeps = None if store.read_only else store
+    # The fact metrics an image judge can judge (Tri-HE's judge), by what their specs say their keys read.
+    seeing = [m for m in wanted if "scoring.vlm_judge_model" in metric_spec(m).settings]
+    judges: list[Any] = []
+    for m in wanted:  # one extractor for all of them
+        judges.append(FactJudge(settings, store=keeps if m in seeing and sc.vlm_judge_model else None,
+                                extractor=judges[0].extractor if judges else None, metric=m, images=image))
+    if sc.vlm_judge_model and sc.trihe_judge != "vlm":
+        alone = dataclasses.replace(settings, scoring=dataclasses.replace(sc, trihe_judge="vlm"))
+        judges += [FactJudge(alone, store=keeps, extractor=judges[0].extractor, metric=m, images=image) for m in seeing]
+    return judges
 
 
 def _binary_rows(report: HumanAgreementReport, scored: ScoredResponses, calls: Mapping[str, bool],

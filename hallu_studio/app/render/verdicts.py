@@ -10,7 +10,8 @@ from .palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_words, empty_note
 
 def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
                           corrections: dict[int, str] | None = None) -> str:
-    """One table row per triplet and judge: the triplet, each judge's verdict, score and reason.
+    """One table row per triplet and judge: the triplet, each judge's verdict, score and reason (a verdict that
+    names the judge that decided it, where a reference judge and the image judge shared the claims, shows it).
 
     ``evidences`` are ``(judge label, trihe evidence)`` pairs (several judges may have scored
     the same response); ``corrections`` maps a triplet index to the current human verdict.
@@ -31,7 +32,7 @@ def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
             human_cell = badge(TRIHE_TO_VERDICT.get(human, UNCERTAIN), claim_words(human, kind)) if human else ""
             rows.append(
                 f'<tr><td>{i}</td><td>{esc(" | ".join(str(x) for x in t.get("triplet") or []))}</td>'
-                f'<td>{esc(kind or "—")}</td><td>{esc(judge)}</td><td>{_verdict_badge(label, kind)}</td>'
+                f'<td>{esc(kind or "—")}</td><td>{esc(t.get("judge") or judge)}</td><td>{_verdict_badge(label, kind)}</td>'
                 f'<td>{number_html(t.get("score"))}</td><td class="hs-reason">{esc(t.get("reason"))}</td>'
                 f'<td>{human_cell}</td></tr>')
     return ('<table class="hs-verdicts"><thead><tr><th>#</th><th>claim</th><th>about</th><th>judge</th>'

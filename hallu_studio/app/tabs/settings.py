@@ -61,7 +61,8 @@ def configs_html(ctx: AppContext) -> str:
 
 # The settings a person edits here, in the form's order; their help, kind and choices are config.py's.
 EDITABLE: tuple[str, ...] = (
-    "llm.base_url", "llm.model", "scoring.trihe_judge", "scoring.trihe_extraction", "scoring.unverifiable",
+    "llm.base_url", "llm.model", "scoring.trihe_judge", "scoring.vlm_judge_model", "scoring.vlm_judge_template",
+    "scoring.vlm_judge_unsettled", "scoring.vlm_judge_concurrency", "scoring.trihe_extraction", "scoring.unverifiable",
     "scoring.unverifiable_weight", "scoring.extractor", "scoring.reviser", "scoring.halfscore_matcher", "scoring.emd_empty_side",
     "scoring.emd_ground_cost", "scoring.pope_reading", "scoring.accuracy_reading", "scoring.reefknot_reading",
     "decoding.entropy_reading",
