@@ -46,9 +46,7 @@ from ..model import ConceptSet, Sample
 from .base import ItemResult, ScoringItem
 from . import halfscore_image as by_image
 from .reference_concepts import open_world_concepts
-from ..lexicon.forms import number_word
-from .halfscore_evidence import evidence_rows
-from .flagging import distinctive_word, find_phrase, spans_of
+from .halfscore_evidence import evidence_rows, flagged_spans
 from .spec import MetricSpec, Number, as_number
 
 if TYPE_CHECKING:
@@ -265,33 +263,6 @@ def build_matcher(settings: "Settings", matcher: str | None = None, *, cache: "S
 
         return LLMConceptMatcher(llm_client or LLMClient(settings.llm, cache))
     raise ValueError(f"unknown HalFscore matcher {name!r}; choose one of {', '.join(MATCHERS)}")
-
-
-def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
-                  concepts: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
-    """For each hallucinated concept, the words its evidence points at (the object's mention, the attribute word,
-    the relation's predicate, the count word), else every mention of its distinctive word.
-
-    >>> flagged_spans({}, {"hallucinated": [["attribute", "mat", "red"]]}, "A dog on a red mat")
-    [(11, 14)]
-    """
-    out: list[tuple[int, int]] = []
-    pointers = evidence.get("hallucinated_spans") or []
-    for i, concept in enumerate(evidence.get("hallucinated") or []):
-        located = spans_of(pointers[i]) if i < len(pointers) else []
-        if located:
-            out.extend(located)
-            continue
-        parts = [str(p) for p in (concept if isinstance(concept, (list, tuple)) else [concept])]
-        kind = parts[0] if parts and parts[0] in KINDS else None
-        if kind:
-            parts = parts[1:]  # a kind-tagged concept list
-        word = distinctive_word(parts)
-        if kind == "count" and word.isdigit():
-            word = number_word(int(word))
-        out.extend(find_phrase(text, word))
-    return out
-
 
 
 def _one_minus_precision(values: Mapping[str, Any]) -> float | None:

@@ -1,5 +1,6 @@
 """What HalFscore's evidence says of each concept of one response, as ``EvidenceRow`` (its spec's
-``evidence_rows``): the response's hallucinated, unsettled and matched concepts, the reference's omitted ones."""
+``evidence_rows``): the response's hallucinated, unsettled and matched concepts, the reference's omitted ones;
+and the words its hallucinated concepts point at (its spec's ``flagged_spans``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Mapping
 from ..concepts import KINDS, Concept
 from ..lexicon.forms import number_word
 from .evidence import HALLUCINATED, NOT_SETTLED, OMITTED, SUPPORTED, EvidenceRow, concept_key, span_of
+from .flagging import distinctive_word, find_phrase, spans_of
 from .spec import as_number
 
 
@@ -59,3 +61,29 @@ def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
                                 reason=str(why[i] or "") if i < len(why) and why[i] else
                                 "in the reference, said in no form by the response (recall)"))
     return rows
+
+
+def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str,
+                  concepts: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
+    """For each hallucinated concept, the words its evidence points at (the object's mention, the attribute word,
+    the relation's predicate, the count word), else every mention of its distinctive word.
+
+    >>> flagged_spans({}, {"hallucinated": [["attribute", "mat", "red"]]}, "A dog on a red mat")
+    [(11, 14)]
+    """
+    out: list[tuple[int, int]] = []
+    pointers = evidence.get("hallucinated_spans") or []
+    for i, concept in enumerate(evidence.get("hallucinated") or []):
+        located = spans_of(pointers[i]) if i < len(pointers) else []
+        if located:
+            out.extend(located)
+            continue
+        parts = [str(p) for p in (concept if isinstance(concept, (list, tuple)) else [concept])]
+        kind = parts[0] if parts and parts[0] in KINDS else None
+        if kind:
+            parts = parts[1:]  # a kind-tagged concept list
+        word = distinctive_word(parts)
+        if kind == "count" and word.isdigit():
+            word = number_word(int(word))
+        out.extend(find_phrase(text, word))
+    return out

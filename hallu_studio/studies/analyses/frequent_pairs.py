@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ...config import Settings
-from ...metrics.trihe import ATTRIBUTE_PREDICATE
+from ...metrics.trihe_evidence import ATTRIBUTE_PREDICATE
 from .common import run_labels, select_runs
 from .grouping import object_grouper
 from .result import AnalysisResult, empty_result, figure
