@@ -24,13 +24,10 @@ STILL_NAMING: dict[str, set[str]] = {
     "app/render/plots.py": {"trihe", "edit", "reefknot", "emd"},
     "app/report.py": {"trihe", "emd", "reefknot", "chair"},
     "app/tabs/inspect.py": {"halfscore", "reefknot"},
-    "app/tabs/run.py": {"emd", "trihe"},
-    "app/tabs/study_compute.py": {"trihe"},
     "cli/derive_cmd.py": {"pope"},
     "extraction/llm.py": {"trihe"},  # the prompt's name
     "judges/llm_judge.py": {"trihe"},  # the prompts' names
     "pipelines/scoring_jsonl.py": {"edit"},
-    "studies/collect.py": {"trihe"},  # the judge-accuracy table reads Tri-HE's corrected claims
 }
 EXEMPT_PREFIXES = ("metrics/", "studies/analyses/", "importers/", "sample/", "lexicon/", "backends/probe_text.py")
 

@@ -138,6 +138,10 @@ class MetricSpec:
     # How one atomic fact is judged with this metric (FaithScore-style fact tables):
     # ``(values, evidence, undefined_reason) -> FactReading``; None: the metric does not judge facts.
     fact_reading: Callable[[Mapping[str, Any], Mapping[str, Any], str | None], "FactReading"] | None = None
+    # People may correct this metric's per-claim verdicts (Annotate's claim corrections, index ``i`` of target
+    # ``"triplet:<i>"``): how to read the judge and each claim's verdict off a score's evidence, in that order.
+    # None: people do not correct its claims. The judge-accuracy table (``studies.collect``) reads it.
+    corrected_claims: Callable[[Mapping[str, Any]], "JudgedClaims"] | None = None
 
     def __post_init__(self) -> None:
         if not self.family:
@@ -172,6 +176,15 @@ ANSWER_WRONG = Number("correct", "answer wrong", "1 = yes", lower_is_better=True
                       derive=lambda v: None if v.get("correct") is None else float(not v["correct"]))
 ANSWER_METRIC: Mapping[str, Any] = {"agreement": ANSWER_WRONG, "higher_is_better_values": frozenset({"correct"}),
                                     "flags_words": False, "flagged_spans": wrong_answer_spans}
+
+
+@dataclass(frozen=True)
+class JudgedClaims:
+    """A score's claims as people correct them: the judge that gave the verdicts, and each claim's verdict in the
+    order people's corrections index them."""
+
+    judge: str
+    verdicts: tuple[str, ...]
 
 
 # A fact's verdicts, whichever metric judges it: what the reference says is false, what it states, and what it

@@ -48,7 +48,7 @@ from ..lexicon.nouns import is_adjective_only
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
 from .flagging import find_phrase, spans_of
-from .spec import (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number,
+from .spec import (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, JudgedClaims, MetricSpec, Number,
                    as_number)
 
 if TYPE_CHECKING:
@@ -213,6 +213,16 @@ def fact_reading(values: Mapping[str, Any], evidence: Mapping[str, Any], undefin
     return FactReading(fact_verdict([str(t.get("verdict")) for t in triplets]), reason, triplets)
 
 
+def judged_claims(evidence: Mapping[str, Any]) -> JudgedClaims:
+    """The judge and its verdict on each claim (triplet), in the order people's corrections index them.
+
+    >>> judged_claims({"judge": "graph", "triplets": [{"verdict": "supported"}, {"verdict": "object"}]})
+    JudgedClaims(judge='graph', verdicts=('supported', 'object'))
+    """
+    return JudgedClaims(str(evidence.get("judge", "?")),
+                        tuple(str(t.get("verdict")) for t in evidence.get("triplets") or []))
+
+
 def _needs_reference(sample: Sample) -> str | None:
     if sample.scene_graph.is_empty() and not sample.gold_triplets and not sample.reference_captions \
             and sample.reference_objects is None:
@@ -235,7 +245,7 @@ class TriHEMetric:
                             "claims)."),
         agreement=Number("hallucinated", "share of claims hallucinated", "share", lower_is_better=True,
                          derive=_hallucinated_share),
-        flagged_spans=flagged_spans, fact_reading=fact_reading,
+        flagged_spans=flagged_spans, fact_reading=fact_reading, corrected_claims=judged_claims,
         hallucination_scores=(Number("hallucinated", "trihe share", "share", lower_is_better=True,
                                      meaning="Tri-HE: claims counted as hallucinated / claims",
                                      derive=_hallucinated_share),),

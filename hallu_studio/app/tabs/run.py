@@ -191,6 +191,9 @@ def build_scoring(ctx: AppContext) -> None:
 
     for event in (runs.input, metrics.input):
         event(choose, [runs, metrics], [metrics, plan], api_visibility="private")
+    # on page load: runs imported or made since the app started are offered too
+    gr.on(None, lambda: gr.update(choices=[(label, rid) for rid, label in run_labels(ctx).items()]), None, [runs],
+          api_visibility="private")
 
     @toast_mistakes(3)
     def on_score(run_ids: list[str], chosen: list[str]) -> list[Any]:
@@ -199,7 +202,7 @@ def build_scoring(ctx: AppContext) -> None:
         labels = run_labels(ctx)
         job = submit_scoring(ctx, plan_for_runs(ctx, run_ids, chosen),
                              " + ".join(labels.get(r, r) for r in run_ids))
-        return [f"queued job {job.id}: {md(job.title)}", job.id, scoring_status(ctx, run_ids, chosen)[1]]
+        return [f"queued job {int(job.id)}: {md(job.title)}", job.id, scoring_status(ctx, run_ids, chosen)[1]]
 
     start.click(on_score, [runs, metrics], [status, watching, plan], api_visibility="private")
 
@@ -207,7 +210,7 @@ def build_scoring(ctx: AppContext) -> None:
         job = next((j for j in ctx.jobs.jobs() if j.id == job_id), None)
         if job is None or not run_ids:
             return [gr.skip(), gr.skip(), gr.skip()]
-        line = f"job {job.id}: **{md(job.state_text())}** {md(job.progress_text())}"
+        line = f"job {int(job.id)}: **{md(job.state_text())}** {md(job.progress_text())}"
         if not job.active:
             line += f" — {md(job.message)}"
         # the plan fills in while the job scores, and once more when it ends; then the timer stops following it
