@@ -80,10 +80,10 @@ def test_the_study_says_what_is_not_scored_then_scores_it_with_the_run_views_job
     ctx = AppContext(store)
     plan = [row for row in study_compute.not_scored_plan(ctx, "pilot") if row.metric == "chair"]
     before = study_compute.coverage_html(ctx, "pilot", plan)
-    assert "Not scored yet under the current settings: CHAIR on 3 of 3 responses of m1" in before
+    assert "Not scored yet under the current settings, responses of m1 · pilot: CHAIR (3 of 3 left)" in before
     assert "naive similarity baseline" in before
     job = submit_scoring(ctx, plan, "pilot's judged responses")
-    assert "score 3 responses of pilot" in job.title
+    assert job.title == "score 3 responses of pilot's judged responses with CHAIR"
     done = ctx.jobs.wait(job.id, timeout=300)
     assert done.status == "completed", done.message
     assert done.message.startswith("scored 3 (chair 3)") and (done.done, done.total) == (3, 3)

@@ -19,10 +19,11 @@ from .render.palette import esc
 from .toasts import Mistake
 
 
-def run_labels(ctx: AppContext) -> dict[str, str]:
-    """Each stored run's label in the views' choosers: "model · benchmark · N responses" (imported runs too)."""
-    return {r["id"]: f"{short_model_label(r['model'], r.get('synthetic'))} · {r['benchmark']} · "
-                     f"{int(r['responses']):,} responses" for r in ctx.store.list_runs()}
+def run_labels(ctx: AppContext, counts: bool = True) -> dict[str, str]:
+    """Each stored run's label in the views' choosers: "model · benchmark · N responses" (imported runs too;
+    without ``counts``, "model · benchmark")."""
+    return {r["id"]: f"{short_model_label(r['model'], r.get('synthetic'))} · {r['benchmark']}"
+                     + (f" · {int(r['responses']):,} responses" if counts else "") for r in ctx.store.list_runs()}
 
 
 def submit_scoring(ctx: AppContext, plan: Sequence[MetricPlan], title: str) -> Job:
@@ -42,7 +43,10 @@ def submit_scoring(ctx: AppContext, plan: Sequence[MetricPlan], title: str) -> J
                              on_progress=lambda done, total: progress(done, total, SCORING))
         return JobResult(CANCELLED if report.stopped_early else COMPLETED, report.summary())
 
-    return ctx.jobs.submit(f"score {len(only):,} responses of {title} with {', '.join(metrics)}", job)
+    from ..metrics.registry import metric_spec
+
+    names = ", ".join(metric_spec(m).display_name for m in metrics)
+    return ctx.jobs.submit(f"score {len(only):,} responses of {title} with {names}", job)
 
 
 def plan_for_runs(ctx: AppContext, run_ids: Sequence[str] | None, metrics: Sequence[str] | None = None,

@@ -137,11 +137,11 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> dict[str, Any]:
     outputs: list[Any] = []
     for key, title in study_compute.SECTIONS:
         with gr.Accordion(title, open=True, visible=key != "imported", elem_id=f"study-{key}-section") as fold:
-            outputs.append(gr.HTML(elem_id=f"study-{key}"))
-            if key == "imported":
-                imported_fold = fold
+            if key == "imported":  # what is not scored yet, and the button that scores it, above the tables
+                imported_fold, coverage = fold, gr.HTML(elem_id="study-coverage")
                 score_btn = gr.Button("score", variant="primary", visible=False, elem_id="study-score")
                 score_status = gr.HTML(elem_id="study-score-status")  # HTML: the tables recompute into it too
+            outputs.append(gr.HTML(elem_id=f"study-{key}"))
             if key == "studies":
                 inputs, create_btn, created = _design_controls(ctx)
     gr.Markdown("**each metric against the mean human rating**")
@@ -157,7 +157,7 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> dict[str, Any]:
                 gr.update(choices=study_compute.source_choices(ctx)),
                 gr.update(choices=study_compute.study_choices(ctx), interactive=(src or APP_SOURCE) == APP_SOURCE)]
 
-    everything = [*outputs, scatter, imported_fold, score_btn, source, which]
+    everything = [*outputs, scatter, imported_fold, coverage, score_btn, source, which]
     for trigger in (compute_btn.click, source.input, which.input):
         trigger(recompute, [source, which], everything, api_visibility="private")
     if tab is not None:

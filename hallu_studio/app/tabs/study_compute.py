@@ -366,32 +366,39 @@ def coverage_html(ctx: AppContext, source: str, plan: list[MetricPlan]) -> str:
     from ...metrics.registry import metric_spec
 
     left = [row for row in plan if row.to_score]
-    labels = run_labels(ctx)
+    labels = run_labels(ctx, counts=False)
     if not left:
         scored = sorted({metric_spec(r.metric).display_name for r in plan if r.applicable and not r.problem})
         return (f'<p class="hs-note">Scored under the current settings: {esc(", ".join(scored) or "no metric")} on '
                 f'every response of {esc(source)} they apply to.</p>')
-    items = "; ".join(f"{metric_spec(r.metric).display_name} on {r.to_score:,} of {r.applicable:,} responses of "
-                      f"{labels.get(r.run_id, r.run_id)}" for r in left)
-    return (f'<p class="hs-warn">Not scored yet under the current settings: {esc(items)}. Until they are, the '
-            'tables below hold only what is scored (the naive similarity baseline needs no scoring). The button '
-            'below scores them (a job in the Run view\'s queue; these tables recompute when it ends).</p>'
+    by_run: dict[str, list[str]] = defaultdict(list)
+    for r in left:
+        by_run[r.run_id].append(f"{metric_spec(r.metric).display_name} ({r.to_score:,} of {r.applicable:,} left)")
+    items = "; ".join(f"{labels.get(run, run)}: {', '.join(names)}" for run, names in by_run.items())
+    return (f'<p class="hs-warn">Not scored yet under the current settings, responses of {esc(items)}. Until they '
+            'are, the tables below hold only what is scored (the naive similarity baseline needs no scoring). The '
+            'button below scores them (a job in the Run view\'s queue; these tables recompute when it ends).</p>'
             + plan_table_html(plan, None, labels))
 
 
 def score_button(plan: list[MetricPlan]) -> dict[str, Any]:
     """The Study view's "score them" button: what it would score, hidden when nothing is left."""
+    from ...metrics.registry import metric_spec
+
     n = len(plan_response_ids(plan))
-    return gr.update(value=f"score {n:,} responses with {', '.join(plan_metrics(plan))}", visible=bool(n))
+    names = ", ".join(metric_spec(m).display_name for m in plan_metrics(plan))
+    return gr.update(value=f"score {n:,} responses with {names}", visible=bool(n))
 
 
 def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None,
-                    plan: list[MetricPlan] | None = None) -> dict[str, str]:
+                    coverage: bool = True) -> dict[str, str]:
+    """Every section's HTML; ``coverage``: the imported section begins with what the source holds and what of it is
+    not scored yet (the view shows those apart, above its button)."""
     labels = ctx.in_force().labels
     imported = ""
     if source != APP_SOURCE:
-        plan = not_scored_plan(ctx, source) if plan is None else plan
-        imported = source_note(ctx, source) + coverage_html(ctx, source, plan) + imported_html(ctx, source)
+        imported = (source_note(ctx, source) + coverage_html(ctx, source, not_scored_plan(ctx, source))
+                    if coverage else "") + imported_html(ctx, source)
     return {
         "studies": studies_html(ctx),
         "imported": imported,
@@ -405,12 +412,16 @@ def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None
 
 
 def compute(ctx: AppContext, source: str | None = APP_SOURCE, study: str | None = None) -> list[Any]:
-    """Every section's table, the scatter plot, then the imported section's visibility and its "score them"
-    button."""
+    """Every section's table, the scatter plot, then the imported section's visibility, what of it is not scored
+    yet and its "score them" button."""
     source = source or APP_SOURCE
     study = (study or None) if source == APP_SOURCE else None
     plan = not_scored_plan(ctx, source) if source != APP_SOURCE else []
-    tables = all_tables_html(ctx, source, study, plan)
+    tables = all_tables_html(ctx, source, study, coverage=False)
     fig = scatter_figure(ctx, source, study)
     plt.close(fig)
-    return [tables[key] for key, _ in SECTIONS] + [fig, gr.update(visible=source != APP_SOURCE), score_button(plan)]
+    imported = source != APP_SOURCE
+    return [tables[key] for key, _ in SECTIONS] + [fig, gr.update(visible=imported),
+                                                   source_note(ctx, source) + coverage_html(ctx, source, plan)
+                                                   if imported else "",
+                                                   score_button(plan)]
