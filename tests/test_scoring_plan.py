@@ -105,3 +105,31 @@ def test_annotator_counts_agree_with_the_agreement_table(store, tmp_path):
     assert "pilot holds no 1–5 ratings: α compares ratings only" in alpha and "annotators who rated" not in alpha
     titles = dict(study_compute.SECTIONS)
     assert "AUROC" in titles["imported"] and "AUROC" not in titles["correlations"]
+
+
+def test_chair_and_halfscore_flag_the_same_words_on_mhaldetect_and_the_study_says_why(store):
+    """M-HalDetect's only reference is a COCO-80 object list: HalFscore can call hallucinated only the objects of
+    COCO-80 the list lacks, which is CHAIR's rule, so their span rows coincide (true of the data, compared
+    response by response), and the spans table says so."""
+    from hallu_studio.pipelines.scoring import score_store
+    from hallu_studio.studies.human_sources import human_agreement
+    from hallu_studio.studies.probe_detection import flagged_spans
+    from conftest import shared_dataset
+
+    import_human_judgements(store, shared_dataset("human", "mhaldetect"))
+    some = sorted(store.response_ids())[:40]
+    score_store(store, Settings(), ["chair", "halfscore"], only=some, progress=False)
+    flags = {}
+    for metric in ("chair", "halfscore"):
+        concepts = {r.id: s.evidence.get("concepts") for r, s in store.iter_scores("concepts", with_evidence=True)}
+        flags[metric] = {r.id: flagged_spans(metric, s.values, s.evidence, r.text, concepts.get(r.id))
+                         for r, s in store.iter_scores(metric, with_evidence=True)}
+    assert len(flags["chair"]) == 40 and flags["chair"] == flags["halfscore"]
+    assert sum(map(len, flags["chair"].values())) > 0  # they do flag something
+    report = human_agreement(store, "mhaldetect", metrics=["chair", "halfscore"], baseline=False, judge_facts=False,
+                             n_boot=20)
+    rows = {r["metric"]: (r["flagged"], r["precision"], r["recall"]) for r in report.spans}
+    assert rows["chair"] == rows["halfscore"]
+    (note,) = report.span_notes
+    assert note.startswith("HalFscore and CHAIR flag the same spans on each of the 40 responses")
+    assert "object list complete within coco-80" in note

@@ -246,6 +246,7 @@ class HumanAgreementReport:
     facts: list[dict[str, Any]] = field(default_factory=list)
     groups: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    span_notes: list[str] = field(default_factory=list)  # what the spans table's rows share (``same_flags_notes``)
 
     def rows(self) -> list[dict[str, Any]]:
         """Every table's rows, each with ``table`` ("human_<name>") and ``source``."""
@@ -413,7 +414,7 @@ def _span_rows(report: HumanAgreementReport, store: "Store", marked: Mapping[str
                                  **_interval("precision", result.precision), "marked": result.marked,
                                  "marked_found": result.marked_found, **_interval("recall", result.recall)})
     samples = store.get_samples(sorted(set(sample_of.values())))
-    report.notes.extend(same_flags_notes(flags, [samples[sid] for sid in set(sample_of.values()) if sid in samples]))
+    report.span_notes.extend(same_flags_notes(flags, [samples[sid] for sid in set(sample_of.values()) if sid in samples]))
 
 
 def same_flags_notes(flags: Mapping[tuple[str, str], Mapping[str, Sequence[tuple[int, int]]]],

@@ -327,6 +327,7 @@ def imported_html(ctx: AppContext, source: str) -> str:
                                           "flagged": r["flagged"], "precision (95% CI)": _ci_text(r, "precision"),
                                           "marked": r["marked"], "recall (95% CI)": _ci_text(r, "recall")}
                                          for r in report.spans]))
+        parts.extend(f'<p class="hs-note">{esc(n)}</p>' for n in report.span_notes)
     if report.facts:
         parts.append("<h4>Judges on the facts people labelled (balanced accuracy on the facts each settles; the "
                      "others count in coverage, not as errors)</h4>")
