@@ -57,21 +57,16 @@ def submit_runs(ctx: AppContext, benchmark: str, tasks: list[str], limit: float 
             "at once")
 
 
-def metrics_for_tasks(tasks: set[str] | list[str]) -> list[str]:
-    """The metrics whose specs score any of ``tasks`` (what a new run is scored with unless told otherwise).
-
-    >>> "pope" in metrics_for_tasks(["yes_no"]), "pope" in metrics_for_tasks(["caption"])
-    (True, False)
-    """
-    from ...metrics.registry import metric_specs
-
-    return [spec.name for spec in metric_specs() if set(spec.tasks) & set(tasks)]
-
-
 def benchmark_metrics(ctx: AppContext, benchmark: str | None) -> list[str]:
-    """The metrics that score some task of ``benchmark`` (none for an unknown one)."""
-    info = next((b for b in ctx.store.benchmark_infos() if b.name == benchmark), None)
-    return metrics_for_tasks(info.tasks) if info is not None else []
+    """The metrics whose specs apply to some sample of ``benchmark`` (what a new run is scored with unless told
+    otherwise; none for an unknown benchmark)."""
+    from ...metrics.registry import METRIC_NAMES
+    from ...studies.ranking import applicability
+
+    if not benchmark or benchmark not in ctx.store.benchmark_names():
+        return []
+    _, none_of = applicability(ctx.store, benchmark)
+    return [m for m in METRIC_NAMES if m not in none_of]
 
 
 def jobs_table(ctx: AppContext) -> str:
@@ -97,6 +92,7 @@ def build(ctx: AppContext) -> None:
     from ...prompts import GENERATION_PRESETS, PROMPTS
 
     names = [b.name for b in ctx.store.benchmark_infos()]
+    gr.Markdown("**Run models** on a benchmark (then score their responses)")
     with gr.Row():
         benchmark = gr.Dropdown(names, value=names[0] if names else None, label="benchmark",
                                 elem_id="run-benchmark")
@@ -111,9 +107,10 @@ def build(ctx: AppContext) -> None:
         mitigation = gr.Dropdown(list(MITIGATIONS), value="none", label="mitigation")
         metrics = gr.Dropdown(list(METRIC_NAMES), value=benchmark_metrics(ctx, names[0] if names else None),
                               multiselect=True, label="score with (after the run; default: every metric that "
-                                                      "scores the benchmark's tasks)")
+                                                      "applies to the benchmark)")
     start = gr.Button("start", variant="primary", elem_id="run-start")
     status = gr.Markdown(elem_id="run-status")
+    build_scoring(ctx)
     gr.Markdown("**Jobs** — queued → running → scoring → completed (or cancelled / failed); one job runs at a "
                 "time, the others wait in the queue")
     active = gr.State([])
@@ -149,7 +146,6 @@ def build(ctx: AppContext) -> None:
     start.click(on_start, [benchmark, tasks, limit, models, prompt, preset, mitigation, metrics],
                 [status, table, active, runs], api_visibility="private")
     benchmark.input(lambda b: benchmark_metrics(ctx, b), [benchmark], [metrics], api_visibility="private")
-    build_scoring(ctx)
 
     def poll(shown: list[list[Any]]) -> list[Any]:
         now = cancellable(ctx)
@@ -165,15 +161,15 @@ def scoring_status(ctx: AppContext, run_ids: list[str] | None, metrics: list[str
         return [gr.update(), "<p class='hs-note'>choose one or more runs above: the table says what each metric "
                              "would score</p>"]
     plan = plan_for_runs(ctx, run_ids)
-    return [gr.update(choices=metric_choices(plan)), plan_table_html(plan, metrics, run_labels(ctx))]
+    return [gr.update(choices=metric_choices(plan)), plan_table_html(plan, metrics, run_labels(ctx, counts=False))]
 
 
 def build_scoring(ctx: AppContext) -> None:
     """Score stored runs: choose runs (imported ones too) and metrics, see what is left, start, follow the plan."""
     gr.Markdown("**Score stored runs** — any run in the store, imported responses included (a human study's, a "
                 "toolkit's): choose the runs and the metrics; the table says what each metric applies to and what "
-                "is scored under the current settings, and fills in as scores land. The job runs in the queue above "
-                "(progress in the jobs table; cancel keeps what was scored).")
+                "is scored under the current settings, and fills in as scores land. The job joins the queue below "
+                "(cancel keeps what was scored).")
     labels = run_labels(ctx)
     with gr.Row():
         runs = gr.Dropdown([(label, rid) for rid, label in labels.items()], multiselect=True,
