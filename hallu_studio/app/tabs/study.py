@@ -100,14 +100,16 @@ def _wire_scoring(ctx: AppContext, button: Any, progress_html: Any, source: Any,
     watching = gr.State(0)
     timer = gr.Timer(2.0)
 
-    @toast_mistakes(2)
+    @toast_mistakes(3)
     def on_score(src: str | None) -> list[Any]:
         if not src or src == APP_SOURCE:
             raise Mistake("pick an imported source above")
         job = submit_scoring(ctx, study_compute.not_scored_plan(ctx, src), f"{src}'s judged responses")
-        return [f'<p class="hs-note">queued job {int(job.id)}: {esc(job.title)}</p>', job.id]
+        # not twice: the button comes back (or goes) when the tables recompute after the job
+        return [f'<p class="hs-note">queued job {int(job.id)}: {esc(job.title)}</p>', job.id,
+                gr.update(interactive=False)]
 
-    button.click(on_score, [source], [progress_html, watching], api_visibility="private")
+    button.click(on_score, [source], [progress_html, watching, button], api_visibility="private")
 
     def follow(job_id: int, src: str | None, study_id: str | None) -> list[Any]:
         job = next((j for j in ctx.jobs.jobs() if j.id == job_id), None)

@@ -388,7 +388,7 @@ def score_button(plan: list[MetricPlan]) -> dict[str, Any]:
 
     n = len(plan_response_ids(plan))
     names = ", ".join(metric_spec(m).display_name for m in plan_metrics(plan))
-    return gr.update(value=f"score {n:,} responses with {names}", visible=bool(n))
+    return gr.update(value=f"score {n:,} responses with {names}", visible=bool(n), interactive=True)
 
 
 def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None,
