@@ -435,6 +435,8 @@ def span_table(result: SetResult) -> list[str]:
     for r in result.report.spans:
         out.append(f"| {r['metric']} | {r['responses']} | {r['flagged']} | {ci(r, 'precision')} | {r['marked']} | "
                    f"{ci(r, 'recall')} |")
+    if result.report.span_notes:  # rows that coincide, and why
+        out += [""] + [f"- note: {n}" for n in result.report.span_notes]
     return out
 
 

@@ -213,9 +213,9 @@ def test_study_view_shows_each_studys_agreement_and_progress_and_the_sources(app
 
     page.locator("#study-source input").first.click()
     page.get_by_role("option", name="imported: outside-study (5 judgements)").click()
-    page.wait_for_function("document.querySelector('#study-correlations')?.innerText.includes('Imported from')",
+    page.wait_for_function("document.querySelector('#study-coverage')?.innerText.includes('Imported from')",
                            timeout=60_000)
-    assert "rating (5) → correlations and agreement" in page.locator("#study-correlations").inner_text()
+    assert "rating (5) → correlations and agreement" in page.locator("#study-coverage").inner_text()
     page.close()
 
 

@@ -228,7 +228,7 @@ def test_the_study_view_shows_an_imported_sources_tables(store, tmp_path):
     _study_store(store, tmp_path)
     ctx = AppContext(store)
     assert [value for _, value in source_choices(ctx)] == ["app", "pilot"]
-    html = all_tables_html(ctx, "pilot")["correlations"]
+    html = all_tables_html(ctx, "pilot")["imported"]
     for shown in ("AUROC", "trihe share", "chair-i", "naive 1-cosine", "Flagged spans", "Mean score by group",
                   "Spearman"):
         assert shown in html, shown

@@ -16,13 +16,10 @@ PACKAGE = ROOT / "hallu_studio"
 
 # module (under hallu_studio/) -> the metrics it still names; each entry is work left for the spec-driven views.
 STILL_NAMING: dict[str, set[str]] = {
-    "app/tabs/run.py": {"emd", "trihe"},
-    "app/tabs/study_compute.py": {"trihe"},
     "cli/derive_cmd.py": {"pope"},
     "extraction/llm.py": {"trihe"},  # the prompt's name
     "judges/llm_judge.py": {"trihe"},  # the prompts' names
     "pipelines/scoring_jsonl.py": {"edit"},
-    "studies/collect.py": {"trihe"},  # the judge-accuracy table reads Tri-HE's corrected claims
 }
 EXEMPT_PREFIXES = ("metrics/", "studies/analyses/", "importers/", "sample/", "lexicon/", "backends/probe_text.py")
 

@@ -232,6 +232,8 @@ def print_human_agreement(report: Any) -> None:
             print(f"  {r['metric']:<12} {r['config_key']:<17} {r['responses']:>9}  "
                   f"{with_interval(r['precision'], r['precision_low'], r['precision_high']):<22} {r['flagged']:>10}  "
                   f"{with_interval(r['recall'], r['recall_low'], r['recall_high']):<22} {r['marked']:>9}")
+        for note in report.span_notes:
+            print(f"  note: {note}")
     if report.facts:
         print("  Judges on labelled facts (balanced accuracy on the facts each settles; the rest: coverage)")
         for r in report.facts:

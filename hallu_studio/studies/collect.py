@@ -192,22 +192,39 @@ def human_triplet_verdicts(store: "Store", source: str = APP_SOURCE) -> tuple[di
     return out, ties
 
 
+def corrected_metrics() -> list[str]:
+    """The metrics whose claims people correct (a spec with ``corrected_claims``), in the registry's order.
+
+    >>> corrected_metrics()
+    ['trihe']
+    """
+    from ..metrics.registry import metric_specs
+
+    return [spec.name for spec in metric_specs() if spec.corrected_claims is not None]
+
+
 def judge_accuracy_table(store: "Store", source: str = APP_SOURCE) -> dict[str, JudgeAccuracy]:
-    """Each Tri-HE judge (judge name @ config key) against the people's majority verdicts.
+    """Each judge of the metrics whose claims people correct (judge name @ config key) against the people's
+    majority verdicts.
 
     Every judge that scored a corrected response is listed, with every verdict it gives
     (the scene-graph judge's ``unverifiable`` and ``inference`` included)."""
+    from ..metrics.registry import metric_spec
+
     human, _ = human_triplet_verdicts(store, source)
     if not human:
         return {}
     wanted = {rid for rid, _ in human}
     judges: dict[str, dict[tuple[str, int], str]] = defaultdict(dict)
-    for response, score in store.iter_scores("trihe", with_evidence=True):
-        if response.id not in wanted:
-            continue
-        name = f"{score.evidence.get('judge', '?')}@{score.config_key}"
-        for i, t in enumerate(score.evidence.get("triplets") or []):
-            judges[name][(response.id, i)] = str(t.get("verdict"))
+    for metric in corrected_metrics():
+        read = metric_spec(metric).corrected_claims
+        for response, score in store.iter_scores(metric, with_evidence=True):
+            if response.id not in wanted:
+                continue
+            # The judge that gave the verdicts is named in the evidence; each claim in the order corrections index it.
+            name = f"{(score.evidence or {}).get('judge', '?')}@{score.config_key}"
+            for i, (_claim, verdict) in enumerate(read(score.evidence)):  # type: ignore[misc]
+                judges[name][(response.id, i)] = verdict
     return judge_accuracy(judges, human)
 
 

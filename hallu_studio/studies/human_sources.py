@@ -56,6 +56,17 @@ def span_metrics() -> list[str]:
     from ..metrics.registry import METRIC_NAMES, metric_spec
 
     return [m for m in METRIC_NAMES if metric_spec(m).flagged_spans is not None and metric_spec(m).flags_words]
+
+
+def metrics_read() -> list[str]:
+    """The metrics whose stored scores these tables read (a spec with ``hallucination_scores``, or one that points
+    at words), in the registry's order: what scoring an imported study's responses should compute."""
+    from ..metrics.registry import METRIC_NAMES, metric_spec
+
+    spans = set(span_metrics())
+    return [m for m in METRIC_NAMES if metric_spec(m).hallucination_scores or m in spans]
+
+
 TABLES: tuple[str, ...] = ("binary", "rank", "spans", "facts", "groups")
 
 
@@ -153,6 +164,19 @@ class ScoredResponses:
     undefined: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
+def judged_responses(events: Iterable[HumanEvent]) -> set[str]:
+    """The responses a source's events (in force) judge."""
+    return {e.response_id for e in active_events(events) if e.response_id}
+
+
+def responses_read(store: "Store", source: str) -> set[str]:
+    """The responses the tables of imported ``source`` read scores of: those it judged, and people's own outputs on
+    the same samples (a held-out reference caption, say; compared with the machines' in the groups table even when
+    the study judged only the machines')."""
+    judged = judged_responses(store.list_events_of_kinds(HUMAN_KINDS, source=source))
+    return judged | human_written_peers(store, judged)
+
+
 def human_written_peers(store: "Store", response_ids: set[str]) -> set[str]:
     """Responses of runs written by people (``Run.meta["written_by"] == "human"``) to the samples of
     ``response_ids``, those themselves left out."""
@@ -222,6 +246,7 @@ class HumanAgreementReport:
     facts: list[dict[str, Any]] = field(default_factory=list)
     groups: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    span_notes: list[str] = field(default_factory=list)  # what the spans table's rows share (``same_flags_notes``)
 
     def rows(self) -> list[dict[str, Any]]:
         """Every table's rows, each with ``table`` ("human_<name>") and ``source``."""
@@ -261,10 +286,8 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
         raise ValueError(unknown_name("human judgement source", source, known, listing="imported sources"))
     settings = settings or Settings()
     events = store.list_events_of_kinds(HUMAN_KINDS, source=source)
-    judged = {e.response_id for e in active_events(events) if e.response_id}
+    judged = judged_responses(events)
     report = HumanAgreementReport(source, len(judged))
-    # People's own outputs on the same samples (a held-out reference caption, say): compared with the machines'
-    # in the groups table even when the study judged only the machines'.
     peers = human_written_peers(store, judged)
     scored = stored_scores(store, judged | peers, metrics)
     if baseline and judged:
@@ -276,8 +299,7 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
                                batch_size=settings.scoring.batch_size)
         add_naive_baseline(store, scored, judged | peers, encoder)
     if not scored.values:
-        report.notes.append(f"no stored score of the {len(judged)} responses {source} judged: run "
-                            "`hallu-studio score` first")
+        report.notes.append(f"no stored score of the {len(judged)} responses {source} judged: score them first")
     for name, (n, reason) in scored.undefined.items():
         report.notes.append(f"{name}: undefined for {n} scored responses (e.g. {reason})")
     calls, how = response_calls(events)
@@ -388,6 +410,7 @@ def _span_rows(report: HumanAgreementReport, store: "Store", marked: Mapping[str
         if response.id in wanted:
             concepts[response.id] = score.evidence.get("concepts") or {}
     sample_of: dict[str, str] = {}
+    flags: dict[tuple[str, str], dict[str, list[tuple[int, int]]]] = {}
     for metric in span_metrics():
         if metrics and metric not in metrics:
             continue
@@ -405,6 +428,7 @@ def _span_rows(report: HumanAgreementReport, store: "Store", marked: Mapping[str
         image_of = {rid: f"{samples[sid].benchmark}/{samples[sid].image_key}" if sid in samples else sid
                     for rid, sid in sample_of.items()}
         for key, rows in sorted(by_key.items()):
+            flags[(metric, key)] = {rid: sorted(spans) for rid, spans in rows}
             ids = [rid for rid, _ in rows]
             result = span_agreement([spans for _, spans in rows], [marked[rid] for rid in ids],
                                     [image_of[rid] for rid in ids], n_boot=n_boot, seed=seed)
@@ -412,6 +436,49 @@ def _span_rows(report: HumanAgreementReport, store: "Store", marked: Mapping[str
                                  "of": len(marked), "flagged": result.flagged, "flagged_right": result.flagged_right,
                                  **_interval("precision", result.precision), "marked": result.marked,
                                  "marked_found": result.marked_found, **_interval("recall", result.recall)})
+    samples = store.get_samples(sorted(set(sample_of.values())))
+    report.span_notes.extend(same_flags_notes(flags, [samples[sid] for sid in set(sample_of.values()) if sid in samples]))
+
+
+def same_flags_notes(flags: Mapping[tuple[str, str], Mapping[str, Sequence[tuple[int, int]]]],
+                     samples: Sequence[Any]) -> list[str]:
+    """A note for each group of metrics (and configurations) that flag exactly the same spans on every response
+    they scored, so that their identical span rows read as what they are, and why where the references say it:
+    an object list alone settles only which objects of its vocabulary are absent, so every metric can flag only
+    those, on the same words.
+
+    >>> from hallu_studio.model import Sample
+    >>> s = Sample(id="b/1", benchmark="b", image_key="1", reference_objects=["dog"], reference_vocabulary="coco-80")
+    >>> same_flags_notes({("trihe", "k"): {"r": [(0, 3)]}, ("chair", "k"): {"r": [(0, 3)]},
+    ...                   ("emd", "k"): {"r": [(4, 6)]}}, [s])[0][:62]
+    'Tri-HE and CHAIR flag the same spans on each of the 1 response'
+    """
+    from ..metrics.registry import metric_spec
+    from ..reference_scope import Scope
+
+    groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for name, by_response in flags.items():
+        if any(by_response.values()):
+            groups[repr(sorted((rid, list(spans)) for rid, spans in by_response.items()))].append(name)
+    scopes = [Scope.of_sample(sample) for sample in samples]
+    # basis None: an empty list, which still settles that no object of its vocabulary is there
+    lists_alone = bool(scopes) and all(sc.vocabulary is not None and not sc.captions
+                                       and sc.basis in ("reference_objects", None) for sc in scopes)
+    notes = []
+    for same in (g for g in groups.values() if len(g) > 1):
+        names = [metric_spec(m).display_name + (f" ({k})" if sum(x == m for x, _ in same) > 1 else "")
+                 for m, k in same]
+        n = len(flags[same[0]])
+        text = (f"{' and '.join(names)} flag the same spans on each of the {n} response{'s' if n != 1 else ''} "
+                "they scored, so their span rows are identical")
+        if lists_alone:
+            vocab = scopes[0].vocabulary.describe()  # type: ignore[union-attr]
+            text += (f": these responses' only reference is an object list complete within {vocab}, which settles "
+                     "only whether an object of that vocabulary is in the picture, so a judge of concepts can call "
+                     "hallucinated only the objects of the vocabulary the list lacks; these flag exactly those, on "
+                     "the words that name them (compared response by response)")
+        notes.append(text + ".")
+    return notes
 
 
 def _fact_rows(report: HumanAgreementReport, store: "Store", facts: Mapping[tuple[str, int], tuple[str, str]],

@@ -1,4 +1,5 @@
-"""Run: choose a benchmark subset, models, prompt, generation preset and mitigation; start, watch, cancel.
+"""Run: choose a benchmark subset, models, prompt, generation preset and mitigation; start, watch, cancel; and score
+stored runs (imported responses included) with the metrics chosen, watching the plan fill in as scores land.
 
 Jobs go through the process's one ``JobQueue``: a second run waits until the first ends.
 """
@@ -15,6 +16,7 @@ from ..context import AppContext
 from ..jobs import COMPLETED, CANCELLED, SCORING, JobResult, Progress
 from ..render import records_table_html
 from ..render.palette import md
+from ..scoring_jobs import metric_choices, plan_for_runs, plan_table_html, run_labels, submit_scoring
 from ..toasts import Mistake, toast_mistakes
 
 DEFAULT_MODELS = ["probe:rate=0.0", "probe:rate=0.3"]
@@ -55,6 +57,18 @@ def submit_runs(ctx: AppContext, benchmark: str, tasks: list[str], limit: float 
             "at once")
 
 
+def benchmark_metrics(ctx: AppContext, benchmark: str | None) -> list[str]:
+    """The metrics whose specs apply to some sample of ``benchmark`` (what a new run is scored with unless told
+    otherwise; none for an unknown benchmark)."""
+    from ...metrics.registry import METRIC_NAMES
+    from ...studies.ranking import applicability
+
+    if not benchmark or benchmark not in ctx.store.benchmark_names():
+        return []
+    _, none_of = applicability(ctx.store, benchmark)
+    return [m for m in METRIC_NAMES if m not in none_of]
+
+
 def jobs_table(ctx: AppContext) -> str:
     rows = [{"job": j.id, "what": j.title, "state": j.state_text(), "progress": j.progress_text(),
              "message": j.message} for j in reversed(ctx.jobs.jobs())]
@@ -77,8 +91,10 @@ def build(ctx: AppContext) -> None:
     from ...metrics.registry import METRIC_NAMES
     from ...prompts import GENERATION_PRESETS, PROMPTS
 
+    names = [b.name for b in ctx.store.benchmark_infos()]
+    gr.Markdown("**Run models** on a benchmark (then score their responses)")
     with gr.Row():
-        benchmark = gr.Dropdown([b.name for b in ctx.store.benchmark_infos()], label="benchmark",
+        benchmark = gr.Dropdown(names, value=names[0] if names else None, label="benchmark",
                                 elem_id="run-benchmark")
         tasks = gr.Dropdown(list(TASKS), multiselect=True, label="tasks (all when empty)")
         limit = gr.Number(value=0, precision=0, minimum=0, label="first N samples (0: all)")
@@ -89,10 +105,12 @@ def build(ctx: AppContext) -> None:
                              label="prompt (name or text; empty: per-task default)")
         preset = gr.Dropdown(sorted(GENERATION_PRESETS), value="greedy", label="generation preset")
         mitigation = gr.Dropdown(list(MITIGATIONS), value="none", label="mitigation")
-        metrics = gr.Dropdown(list(METRIC_NAMES), value=["emd", "trihe"], multiselect=True,
-                              label="score with (after the run)")
+        metrics = gr.Dropdown(list(METRIC_NAMES), value=benchmark_metrics(ctx, names[0] if names else None),
+                              multiselect=True, label="score with (after the run; default: every metric that "
+                                                      "applies to the benchmark)")
     start = gr.Button("start", variant="primary", elem_id="run-start")
     status = gr.Markdown(elem_id="run-status")
+    build_scoring(ctx)
     gr.Markdown("**Jobs** — queued → running → scoring → completed (or cancelled / failed); one job runs at a "
                 "time, the others wait in the queue")
     active = gr.State([])
@@ -127,6 +145,7 @@ def build(ctx: AppContext) -> None:
 
     start.click(on_start, [benchmark, tasks, limit, models, prompt, preset, mitigation, metrics],
                 [status, table, active, runs], api_visibility="private")
+    benchmark.input(lambda b: benchmark_metrics(ctx, b), [benchmark], [metrics], api_visibility="private")
 
     def poll(shown: list[list[Any]]) -> list[Any]:
         now = cancellable(ctx)
@@ -134,3 +153,64 @@ def build(ctx: AppContext) -> None:
         return [jobs_table(ctx), now if now != shown else gr.skip(), runs_table(ctx)]
 
     timer.tick(poll, [active], [table, active, runs], api_visibility="private", show_progress="hidden")
+
+
+def scoring_status(ctx: AppContext, run_ids: list[str] | None, metrics: list[str] | None) -> list[Any]:
+    """The metric chooser (labels saying which metrics do not apply) and the plan table of the chosen runs."""
+    if not run_ids:
+        return [gr.update(), "<p class='hs-note'>choose one or more runs above: the table says what each metric "
+                             "would score</p>"]
+    plan = plan_for_runs(ctx, run_ids)
+    return [gr.update(choices=metric_choices(plan)), plan_table_html(plan, metrics, run_labels(ctx, counts=False))]
+
+
+def build_scoring(ctx: AppContext) -> None:
+    """Score stored runs: choose runs (imported ones too) and metrics, see what is left, start, follow the plan."""
+    gr.Markdown("**Score stored runs** — any run in the store, imported responses included (a human study's, a "
+                "toolkit's): choose the runs and the metrics; the table says what each metric applies to and what "
+                "is scored under the current settings, and fills in as scores land. The job joins the queue below "
+                "(cancel keeps what was scored).")
+    labels = run_labels(ctx)
+    with gr.Row():
+        runs = gr.Dropdown([(label, rid) for rid, label in labels.items()], multiselect=True,
+                           label="runs to score", elem_id="score-runs", scale=3)
+        metrics = gr.Dropdown([], multiselect=True, label="metrics (empty: every one that applies)",
+                              elem_id="score-metrics", scale=3)
+        start = gr.Button("score", variant="primary", elem_id="score-start", scale=0, min_width=120)
+    status = gr.Markdown(elem_id="score-status")
+    plan = gr.HTML(elem_id="score-plan")
+    watching = gr.State(0)  # the id of the last scoring job started here (0: none)
+    timer = gr.Timer(2.0)
+
+    def choose(run_ids: list[str], chosen: list[str]) -> list[Any]:
+        return scoring_status(ctx, run_ids, chosen)
+
+    for event in (runs.input, metrics.input):
+        event(choose, [runs, metrics], [metrics, plan], api_visibility="private")
+    # on page load: runs imported or made since the app started are offered too
+    gr.on(None, lambda: gr.update(choices=[(label, rid) for rid, label in run_labels(ctx).items()]), None, [runs],
+          api_visibility="private")
+
+    @toast_mistakes(3)
+    def on_score(run_ids: list[str], chosen: list[str]) -> list[Any]:
+        if not run_ids:
+            raise Mistake("choose the runs to score")
+        labels = run_labels(ctx)
+        job = submit_scoring(ctx, plan_for_runs(ctx, run_ids, chosen),
+                             " + ".join(labels.get(r, r) for r in run_ids))
+        return [f"queued job {int(job.id)}: {md(job.title)}", job.id, scoring_status(ctx, run_ids, chosen)[1]]
+
+    start.click(on_score, [runs, metrics], [status, watching, plan], api_visibility="private")
+
+    def follow(job_id: int, run_ids: list[str], chosen: list[str]) -> list[Any]:
+        job = next((j for j in ctx.jobs.jobs() if j.id == job_id), None)
+        if job is None or not run_ids:
+            return [gr.skip(), gr.skip(), gr.skip()]
+        line = f"job {int(job.id)}: **{md(job.state_text())}** {md(job.progress_text())}"
+        if not job.active:
+            line += f" — {md(job.message)}"
+        # the plan fills in while the job scores, and once more when it ends; then the timer stops following it
+        return [line, scoring_status(ctx, run_ids, chosen)[1], job_id if job.active else 0]
+
+    timer.tick(follow, [watching, runs, metrics], [status, plan, watching], api_visibility="private",
+               show_progress="hidden")

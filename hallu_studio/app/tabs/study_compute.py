@@ -10,6 +10,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+import gradio as gr
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
@@ -19,14 +20,18 @@ from ...studies import collect
 from ...studies.in_force import config_label
 from ..context import AppContext
 from ..render import records_table_html
+from ..scoring_jobs import plan_for_runs, plan_table_html, run_labels
+from ...pipelines.scoring_plan import MetricPlan, plan_metrics, plan_response_ids
 from ...presentation import UNDEFINED, number, short_model_label, with_interval
 from ..render.palette import esc
 from ..render.tables import cell_text
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("studies", "studies: their design and progress (ratings made of those needed, agreement so far)"),
-    ("correlations", "metric vs human ratings (Pearson, Spearman, Kendall with bootstrap CIs by image)"),
-    ("agreement", "agreement between annotators (Krippendorff's alpha)"),
+    ("imported", "the imported study against the scores: what is scored, AUROC and AP of its labels, rank "
+                 "correlations, flagged spans against its marked spans, facts, group means"),
+    ("correlations", "metric vs 1–5 human ratings (Pearson, Spearman, Kendall with bootstrap CIs by image)"),
+    ("agreement", "agreement between annotators on 1–5 ratings (Krippendorff's alpha)"),
     ("judges", "judge accuracy and confusion against human corrections"),
     ("probes", "detection rate of each metric on the probes' injected hallucinations"),
     ("preferences", "pairwise A/B preferences with Bradley–Terry strengths"),
@@ -128,14 +133,29 @@ def correlations_html(ctx: AppContext, labels: dict[tuple[str, str], str], sourc
 
 def agreement_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None) -> str:
     a = collect.annotator_agreement(ctx.store, source=source, study=study)
+    found = next((s for s in ctx.store.event_sources() if s["source"] == source), None)
+    if source != APP_SOURCE and found is not None and not found["kinds"].get("rating"):
+        # the source's annotators judged in other ways: α has no rating to compare, and says so instead of "0"
+        return (f'<p class="hs-note">{esc(source)} holds no 1–5 ratings: α compares ratings only. Its '
+                f'{_annotators(found["annotators"])} gave {esc(_kinds_text(found["kinds"]))} (read in the section '
+                'above).</p>')
     row = {"ratings of": study and f"study {study}" or (source if source != APP_SOURCE else "this studio"),
-           "Krippendorff's α": a.get("alpha"), "level": a.get("level"), "annotators": a.get("annotators"),
+           "Krippendorff's α": a.get("alpha"), "level": a.get("level"), "annotators who rated": a.get("annotators"),
            "responses rated": a.get("items"), "rated by two or more": a.get("items_rated_twice")}
     alpha = a.get("alpha")
     why = ""
     if isinstance(alpha, float) and math.isnan(alpha):
         why = f'<p class="hs-note">α is {UNDEFINED}: {esc(ALPHA_NOTE)}.</p>'
     return records_table_html([row], undefined_note=ALPHA_NOTE) + why
+
+
+def _annotators(n: int) -> str:
+    return f"{n:,} annotator{'s' if n != 1 else ''}"
+
+
+def _kinds_text(kinds: dict[str, int]) -> str:
+    """"363 label, 759 span_label": what a source's judgements are, kind by kind."""
+    return ", ".join(f"{n:,} {kind}" for kind, n in kinds.items())
 
 
 def studies_html(ctx: AppContext) -> str:
@@ -162,9 +182,11 @@ def studies_html(ctx: AppContext) -> str:
 def judges_html(ctx: AppContext, labels: dict[tuple[str, str], str], source: str = APP_SOURCE) -> str:
     table = collect.judge_accuracy_table(ctx.store, source)
     rows, confusions = [], []
+    corrected = collect.corrected_metrics()
     for name, acc in table.items():
         judge, _, key = name.partition("@")
-        title = f"{judge} ({config_label(labels, 'trihe', key)})" if key else judge
+        metric = next((m for m in corrected if (m, key) in labels), corrected[0] if len(corrected) == 1 else None)
+        title = f"{judge} ({config_label(labels, metric, key)})" if key and metric else judge
         rows.append({"judge": title, "triplets corrected": acc.n, "accuracy": acc.accuracy,
                      "binary accuracy": acc.binary_accuracy, "Cohen's κ": acc.kappa})
         used = [i for i, label in enumerate(acc.labels)
@@ -222,7 +244,7 @@ def source_note(ctx: AppContext, source: str) -> str:
     kinds = found["kinds"]
     shown = [f"{k} ({n:,}) → {SHOWN_KINDS[k]}" for k, n in kinds.items() if k in SHOWN_KINDS]
     other = [f"{k} ({n:,})" for k, n in kinds.items() if k not in SHOWN_KINDS]
-    text = f"Imported from {esc(source)}: {found['annotators']:,} annotators. "
+    text = f"Imported from {esc(source)}: {_annotators(found['annotators'])} (any kind of judgement). "
     text += ("Shown here: " + esc("; ".join(shown)) + ". ") if shown else ""
     text += ("Kinds no table of this view reads yet: " + esc(", ".join(other)) + ".") if other else ""
     return f'<p class="hs-note">{text}</p>'
@@ -305,6 +327,7 @@ def imported_html(ctx: AppContext, source: str) -> str:
                                           "flagged": r["flagged"], "precision (95% CI)": _ci_text(r, "precision"),
                                           "marked": r["marked"], "recall (95% CI)": _ci_text(r, "recall")}
                                          for r in report.spans]))
+        parts.extend(f'<p class="hs-note">{esc(n)}</p>' for n in report.span_notes)
     if report.facts:
         parts.append("<h4>Judges on the facts people labelled (balanced accuracy on the facts each settles; the "
                      "others count in coverage, not as errors)</h4>")
@@ -330,12 +353,58 @@ def collect_metrics() -> frozenset[str]:
     return frozenset(METRIC_NAMES)
 
 
-def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None) -> dict[str, str]:
+def not_scored_plan(ctx: AppContext, source: str) -> list[MetricPlan]:
+    """What scoring the responses imported ``source`` judged would do, with the metrics its tables read."""
+    from ...studies.human_sources import metrics_read, responses_read
+
+    ids = responses_read(ctx.store, source)
+    runs = sorted({r.run_id for r in ctx.store.get_responses(sorted(ids)).values()})
+    return plan_for_runs(ctx, runs, metrics_read(), ids)
+
+
+def coverage_html(ctx: AppContext, source: str, plan: list[MetricPlan]) -> str:
+    """What of the source's responses is not scored yet (by which metric, on which imported set), or that all is."""
+    from ...metrics.registry import metric_spec
+
+    left = [row for row in plan if row.to_score]
+    labels = run_labels(ctx, counts=False)
+    if not left:
+        scored = sorted({metric_spec(r.metric).display_name for r in plan if r.applicable and not r.problem})
+        return (f'<p class="hs-note">Scored under the current settings: {esc(", ".join(scored) or "no metric")} on '
+                f'every response of {esc(source)} they apply to.</p>')
+    by_run: dict[str, list[str]] = defaultdict(list)
+    for r in left:
+        by_run[r.run_id].append(f"{metric_spec(r.metric).display_name} ({r.to_score:,} of {r.applicable:,} left)")
+    items = "; ".join(f"{labels.get(run, run)}: {', '.join(names)}" for run, names in by_run.items())
+    return (f'<p class="hs-warn">Not scored yet under the current settings, responses of {esc(items)}. Until they '
+            'are, the tables below hold only what is scored (the naive similarity baseline needs no scoring). The '
+            'button below scores them (a job in the Run view\'s queue; these tables recompute when it ends).</p>'
+            + plan_table_html(plan, None, labels))
+
+
+def score_button(plan: list[MetricPlan]) -> dict[str, Any]:
+    """The Study view's "score them" button: what it would score, hidden when nothing is left."""
+    from ...metrics.registry import metric_spec
+
+    n = len(plan_response_ids(plan))
+    names = ", ".join(metric_spec(m).display_name for m in plan_metrics(plan))
+    return gr.update(value=f"score {n:,} responses with {names}", visible=bool(n), interactive=True)
+
+
+def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None = None,
+                    coverage: bool = True) -> dict[str, str]:
+    """Every section's HTML; ``coverage``: the imported section begins with what the source holds and what of it is
+    not scored yet (the view shows those apart, above its button)."""
     labels = ctx.in_force().labels
-    imported = imported_html(ctx, source) if source != APP_SOURCE else ""
+    imported = ""
+    if source != APP_SOURCE:
+        imported = (source_note(ctx, source) + coverage_html(ctx, source, not_scored_plan(ctx, source))
+                    if coverage else "") + imported_html(ctx, source)
     return {
         "studies": studies_html(ctx),
-        "correlations": source_note(ctx, source) + imported + correlations_html(ctx, labels, source, study),
+        "imported": imported,
+        "correlations": (source_note(ctx, source) if source == APP_SOURCE else "")
+                        + correlations_html(ctx, labels, source, study),
         "agreement": agreement_html(ctx, source, study),
         "judges": judges_html(ctx, labels, source),
         "probes": probes_html(ctx, labels),
@@ -344,9 +413,16 @@ def all_tables_html(ctx: AppContext, source: str = APP_SOURCE, study: str | None
 
 
 def compute(ctx: AppContext, source: str | None = APP_SOURCE, study: str | None = None) -> list[Any]:
+    """Every section's table, the scatter plot, then the imported section's visibility, what of it is not scored
+    yet and its "score them" button."""
     source = source or APP_SOURCE
     study = (study or None) if source == APP_SOURCE else None
-    tables = all_tables_html(ctx, source, study)
+    plan = not_scored_plan(ctx, source) if source != APP_SOURCE else []
+    tables = all_tables_html(ctx, source, study, coverage=False)
     fig = scatter_figure(ctx, source, study)
     plt.close(fig)
-    return [tables[key] for key, _ in SECTIONS] + [fig]
+    imported = source != APP_SOURCE
+    return [tables[key] for key, _ in SECTIONS] + [fig, gr.update(visible=imported),
+                                                   source_note(ctx, source) + coverage_html(ctx, source, plan)
+                                                   if imported else "",
+                                                   score_button(plan)]

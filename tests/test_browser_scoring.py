@@ -1,0 +1,93 @@
+"""In headless Chromium: an imported human study's responses scored from the app, as a researcher would.
+
+The Run view's "score stored runs" scores the imported run with CHAIR (progress in its status line, the plan
+filling in); the Study view then says what is still not scored for the study's tables, and its button scores
+the rest with the same job, after which the tables recompute. Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from reliability_helpers import free_port
+from test_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (browser: fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TEXTS = {"img-1": ("A dog on the grass.", "accurate", []),
+         "img-2": ("A dog and a cat on the grass.", "hallucinated", [(12, 15)]),
+         "img-3": ("A cat on a sofa.", "hallucinated", [(2, 5)])}
+
+
+@pytest.fixture(scope="module")
+def imported_app(tmp_path_factory):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium is not installed")
+    pytest.importorskip("playwright.sync_api")
+    from hallu_studio.app import AppContext, build_app, launch_kwargs
+    from hallu_studio.pipelines.importing import import_human_judgements
+    from hallu_studio.store import Store
+
+    folder = tmp_path_factory.mktemp("scoring")
+    path = folder / "pilot.jsonl"
+    path.write_text("".join(json.dumps({"source": "pilot", "sample_id": sid, "reference_text": ["A dog on the grass."],
+                                        "model": "m1", "response": text, "label": label,
+                                        "spans": [{"start": a, "end": b, "label": "hallucinated"} for a, b in spans]})
+                            + "\n" for sid, (text, label, spans) in TEXTS.items()))
+    store = Store(folder / "scoring.duckdb")
+    import_human_judgements(store, path)
+    demo = build_app(AppContext(store=store))
+    demo.queue()
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
+                            footer_links=[], **launch_kwargs())
+    yield url
+    demo.close()
+    store.close()
+
+
+def _pick(page, field: str, option: str) -> None:
+    page.locator(f"#{field} input").first.click()
+    page.get_by_role("option", name=option).click()
+    page.keyboard.press("Escape")
+
+
+def test_an_imported_study_is_scored_from_the_run_view_and_the_study_view(imported_app, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(imported_app)
+    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=30_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    page.get_by_role("tab", name="Run").click()
+    _pick(page, "score-runs", "m1 · pilot · 3 responses")
+    page.wait_for_selector("#score-plan table", timeout=30_000)
+    _pick(page, "score-metrics", "CHAIR (chair)")
+    page.wait_for_function("document.querySelector('#score-plan')?.innerText.includes('0 of 3 scored; 3 to score')",
+                           timeout=30_000)
+    # the metrics that apply to none of these captions say so
+    assert "POPE: pope does not score caption samples" in page.locator("#score-plan").inner_text()
+    page.click("#score-start")
+    page.wait_for_function("document.querySelector('#score-status')?.innerText.includes('completed 3/3')",
+                           timeout=120_000)
+    assert "scored 3 (chair 3)" in page.locator("#score-status").inner_text()
+    page.wait_for_function("document.querySelector('#score-plan')?.innerText.includes('all 3 scored')",
+                           timeout=10_000)
+    page.screenshot(path=str(ARTIFACTS / "run-score-imported.png"), full_page=True)
+
+    page.get_by_role("tab", name="Study").click()
+    page.wait_for_selector("#study-correlations table, #study-correlations .hs-empty", timeout=60_000)
+    _pick(page, "study-source", "imported: pilot")
+    page.wait_for_function("document.querySelector('#study-coverage')?.innerText.includes('Not scored yet')",
+                           timeout=60_000)
+    coverage = page.locator("#study-coverage").inner_text()
+    assert "Tri-HE (3 of 3 left)" in coverage and "CHAIR (" not in coverage  # CHAIR was scored in the Run view
+    assert "chair settings" in page.locator("#study-imported").inner_text()  # its spans row is there already
+    page.click("#study-score")
+    page.wait_for_function("document.querySelector('#study-coverage')?.innerText.includes('Scored under the current "
+                           "settings')", timeout=240_000)
+    assert "completed 3/3" in page.locator("#study-score-status").inner_text()
+    assert not page.locator("#study-score").is_visible()  # nothing left to score
+    assert "trihe share" in page.locator("#study-imported").inner_text()  # the tables recomputed
+    page.locator("#study-imported-section").screenshot(path=str(ARTIFACTS / "study-imported-scored.png"))
+    page.close()
