@@ -10,8 +10,8 @@ from hallu_studio.cli import main
 from hallu_studio.model import HumanEvent, Sample, SceneGraph, Score
 from hallu_studio.pipelines.importing import import_human_judgements
 from hallu_studio.studies.human_agreement import binary_agreement, fact_agreement, group_means, span_agreement
-from hallu_studio.studies.human_sources import (human_agreement, human_sources, marked_spans, rating_targets,
-                                                response_calls)
+from hallu_studio.studies.human_labels import marked_spans, rating_targets, response_calls
+from hallu_studio.studies.human_sources import human_agreement, human_sources
 
 
 # --------------------------------------------------------------------------- pure functions
