@@ -54,6 +54,7 @@ from hallu_studio.config import Settings, apply_offline_env_defaults, load_setti
 apply_offline_env_defaults()
 
 from hallu_studio.backends.probe import INJECTION_TYPES, ProbeOptions, describe  # noqa: E402
+from hallu_studio.components import Components  # noqa: E402
 from hallu_studio.extraction import ParserExtractor  # noqa: E402
 from hallu_studio.metrics.aggregate import bootstrap_ci  # noqa: E402
 from hallu_studio.metrics.base import ScoringItem  # noqa: E402
@@ -363,7 +364,7 @@ def main() -> None:
     ap.add_argument("--config", default=None, help="a hallu-studio.toml; with an LLM endpoint, the LLM judge joins")
     ap.add_argument("--write", action="store_true", help="write the tables into docs/validity.md")
     args = ap.parse_args()
-    extractor = ParserExtractor()
+    extractor = Components(Settings()).parser()
     produced = (f"_Produced by `python benchmarks/bench_validity.py --sections {args.sections}` on "
                 f"{time.strftime('%Y-%m-%d')}. {install_note(Settings())}_")
     print(produced + "\n", flush=True)

@@ -165,3 +165,39 @@ def test_the_cli_and_the_metrics_import_without_the_slow_libraries_they_use_only
     from hallu_studio.lexicon.forms import plural
 
     assert plural("leaf") == "leaves"  # and the engine is there once a word is formed
+
+
+# The parts the settings name are built in ``components.py`` alone (issue 28); a caller asks ``Components``.
+# Benchmarks that build their own on purpose: cold or naive timings of a fresh part, a part of another model.
+BUILT_ELSEWHERE_ON_PURPOSE = {
+    "hallu_studio/embedding.py LLMClient",  # a served embedding model's own endpoint, not ``[llm]``
+    "benchmarks/bench_backends.py LLMClient",  # the client's own speed against a fake server, with its backoff
+    "benchmarks/bench_cold_scoring.py Embedder",  # cold start: a fresh encoder and parser per timing
+    "benchmarks/bench_cold_scoring.py ParserExtractor",
+    "benchmarks/bench_emd.py Embedder",  # fresh encoders (cold phrase caches) and another model's
+    "benchmarks/bench_emd.py ParserExtractor",
+    "benchmarks/bench_encoder_threads.py Embedder",  # the model itself, for torch thread timings
+    "benchmarks/bench_extraction.py ParserExtractor",  # a fresh parser's words per second
+    "benchmarks/bench_scoring.py ParserExtractor",  # the naive pipeline: forgetful parts, built fresh
+}
+BUILT_PARTS = ("Embedder", "ParserExtractor", "LLMClient")
+
+
+def constructions(paths: list[Path]) -> set[str]:
+    """``"path name"`` for each file under ROOT that calls one of ``BUILT_PARTS`` (a class built there)."""
+    out = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in BUILT_PARTS:
+                    out.add(f"{path.relative_to(ROOT).as_posix()} {name}")
+    return out
+
+
+def test_the_encoder_parser_and_llm_client_are_built_in_components_alone():
+    paths = [*PACKAGE.rglob("*.py"), *(ROOT / "benchmarks").glob("*.py"), ROOT / "app.py"]
+    found = constructions(paths) - {f"hallu_studio/components.py {name}" for name in BUILT_PARTS}
+    assert found <= BUILT_ELSEWHERE_ON_PURPOSE, sorted(found - BUILT_ELSEWHERE_ON_PURPOSE)
+    assert not BUILT_ELSEWHERE_ON_PURPOSE - found, "an entry no longer built there leaves the list"
+    assert constructions([PACKAGE / "components.py"]) == {f"hallu_studio/components.py {n}" for n in BUILT_PARTS}

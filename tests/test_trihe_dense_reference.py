@@ -62,7 +62,7 @@ class CaptionExtractor:
 @pytest.fixture
 def offline_encoder(monkeypatch):
     """The judge's phrase encoder without loading a model."""
-    monkeypatch.setattr(registry._Parts, "embedder", lambda self: BagOfWordsEncoder())
+    monkeypatch.setattr(registry.Components, "encoder", lambda self: BagOfWordsEncoder())
 
 
 def dci_sample(i: int = 1, caption: str | None = CAPTION) -> Sample:

@@ -23,15 +23,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from ..llm.dispatch import EXTRACT_ANSWER_TOKENS
 from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
 from .spans import find_span
-
-if TYPE_CHECKING:
-    from ..config import Settings
-    from ..caching import ScoringCache
 
 VISCON_PROMPT_VERSION = "viscon-fig11-v1"
 TRIHE_PROMPT_VERSION = "trihe-triplets-paraphrase-v1"
@@ -235,12 +231,6 @@ class LLMExtractor:
         self.llm = llm
         self.style = style
         self.model_name = model_name or getattr(llm, "name", type(llm).__name__)
-
-    @classmethod
-    def from_settings(cls, settings: "Settings", cache: "ScoringCache | None" = None) -> "LLMExtractor":
-        from ..llm.client import LLMClient
-
-        return cls(LLMClient(settings.llm, cache), model_name=settings.llm.model)
 
     def config(self) -> dict[str, Any]:
         version = VISCON_PROMPT_VERSION if self.style == "viscon" else TRIHE_PROMPT_VERSION

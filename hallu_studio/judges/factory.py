@@ -8,18 +8,15 @@ from ..config import Settings
 from .base import PhraseEncoder, TripletJudge
 
 if TYPE_CHECKING:
-    from ..llm import LLMClient
-    from ..caching import ScoringCache
+    from ..components import Components
 
 
-def build_triplet_judge(settings: Settings, *, cache: "ScoringCache | None" = None, encoder: PhraseEncoder | None = None,
-                        llm_client: "LLMClient | None" = None) -> TripletJudge:
+def build_triplet_judge(settings: Settings, parts: "Components") -> TripletJudge:
+    """The judge ``settings`` name, its encoder and LLM client asked of ``parts`` (``components.Components``:
+    built once there and shared; a judge that needs neither builds neither)."""
     sc = settings.scoring
     kind = sc.trihe_judge
-    if kind in ("embedding", "nli", "graph") and encoder is None:
-        from ..embedding import Embedder
-
-        encoder = Embedder(sc.embedding_model, cache=cache, batch_size=sc.batch_size)
+    encoder: PhraseEncoder | None = parts.encoder() if kind in ("embedding", "nli", "graph") else None
     if kind == "graph":
         from .graph_judge import SceneGraphAlignmentJudge
 
@@ -43,8 +40,7 @@ def build_triplet_judge(settings: Settings, *, cache: "ScoringCache | None" = No
                         reference_threshold=sc.trihe_reference_threshold, nli_threshold=sc.nli_threshold,
                         top_k=sc.trihe_top_k, object_threshold=sc.trihe_support_threshold)
     if kind == "llm":
-        from ..llm import LLMClient
         from .llm_judge import LLMJudge
 
-        return LLMJudge(llm_client or LLMClient(settings.llm, cache))
+        return LLMJudge(parts.llm_client())
     raise ValueError(f"unknown scoring.trihe_judge {kind!r}; choose graph, embedding, nli or llm")

@@ -28,9 +28,9 @@ from .edit_distance import edit_slope_alpha, word_edit_distance
 from .reference_concepts import reference_concepts_many, reference_source
 
 if TYPE_CHECKING:
+    from ..components import Components
     from ..config import Settings
     from ..revision.rule_reviser import Revision
-    from ..caching import ScoringCache
 
 
 class Reviser(Protocol):
@@ -88,28 +88,14 @@ class EvaluateByEditMetric:
         self.reference_extractor = reference_extractor
 
     @classmethod
-    def from_settings(cls, settings: "Settings", cache: "ScoringCache | None" = None) -> "EvaluateByEditMetric":
-        """``scoring.reviser``: ``rule`` (offline default) or ``llm`` (needs ``llm.base_url`` and ``llm.model``)."""
-        from ..extraction.parser import ParserExtractor
-        from ..revision.matching import ObjectMatcher
+    def from_settings(cls, settings: "Settings", *, components: "Components | None" = None) -> "EvaluateByEditMetric":
+        """``scoring.reviser``: ``rule`` (offline default) or ``llm`` (needs ``llm.base_url`` and ``llm.model``);
+        the reviser and the parser that reads reference captions come from ``components`` (built from
+        ``settings`` when not given)."""
+        from ..components import Components
 
-        from ..embedding import Embedder
-
-        extractor = ParserExtractor(batch_size=settings.scoring.batch_size)
-        # Synonyms ("puppy" ~ "dog", "couch" ~ "sofa") match by embedding; see ObjectMatcher.
-        matcher = ObjectMatcher(Embedder(settings.scoring.embedding_model, cache=cache,
-                                         batch_size=settings.scoring.batch_size))
-        kind = settings.scoring.reviser
-        if kind == "rule":
-            from ..revision.rule_reviser import SceneGraphRuleReviser
-
-            return cls(SceneGraphRuleReviser(extractor, matcher), extractor)
-        if kind == "llm":
-            from ..llm.client import LLMClient
-            from ..revision.llm_reviser import LLMReviser
-
-            return cls(LLMReviser(LLMClient(settings.llm, cache), matcher, model_name=settings.llm.model), extractor)
-        raise ValueError(f"unknown reviser {kind!r}; choose 'rule' or 'llm'")
+        parts = components if components is not None else Components(settings)
+        return cls(parts.reviser(), parts.parser())
 
     def config(self) -> dict[str, Any]:
         return {"metric": self.name, "reviser": self.reviser.config(), "words": "letters/digits/apostrophes, casefold"}

@@ -52,9 +52,9 @@ from .spec import (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, M
                    as_number)
 
 if TYPE_CHECKING:
+    from ..components import Components
     from ..config import Settings
     from ..extraction.base import ConceptExtractor
-    from ..caching import ScoringCache
 
 ATTRIBUTE_PREDICATE = "is"
 
@@ -257,15 +257,17 @@ class TriHEMetric:
         self._captions: dict[str, ConceptSet] = {}  # each caption read once, whatever the responses to it
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, cache: "ScoringCache | None" = None, encoder: Any = None,
-                      llm_client: Any = None,
+    def from_settings(cls, settings: "Settings", *, components: "Components | None" = None,
                       reference_extract: "Callable[[str], ConceptSet] | None" = None) -> "TriHEMetric":
-        """The judge named by ``settings.scoring.trihe_judge``, the claims ``scoring.trihe_extraction`` names."""
-        from ..judges.factory import build_triplet_judge
-        from .registry import make_trihe_extractor
+        """The judge named by ``settings.scoring.trihe_judge``, the claims ``scoring.trihe_extraction`` names, both
+        asked of ``components`` (built from ``settings`` when not given)."""
+        from ..components import Components
+        from .registry import check_llm_configured
 
-        return cls(build_triplet_judge(settings, cache=cache, encoder=encoder, llm_client=llm_client),
-                   make_trihe_extractor(settings, cache), reference_extract)
+        parts = components if components is not None else Components(settings)
+        if settings.scoring.trihe_extraction == "llm-trihe":
+            check_llm_configured(settings, ["trihe"], extraction=False)
+        return cls(parts.triplet_judge(), parts.trihe_extractor(), reference_extract)
 
     def config(self) -> dict[str, Any]:
         own = {"claims_extractor": self.extractor.config()} if self.extractor is not None else {}

@@ -22,10 +22,9 @@ from ..importers.reading import json_error_text
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..llm.errors import llm_failure
 from ..metrics.base import Metric
-from ..metrics.registry import make_extractor
 from ..model import ConceptSet, Sample, SceneGraph, Score, ValidationError, iter_chunks
 from .reports import LLMUsage
-from .scoring import (KeptResults, Unit, _cached, _error_text, _observe_benchmarks, _resolve, lexicon_warnings,
+from .scoring import (KeptResults, Unit, _parts, _error_text, _observe_benchmarks, _resolve, lexicon_warnings,
                       score_units)
 
 if TYPE_CHECKING:
@@ -125,8 +124,9 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
     """
     keeps_results = cache is not None
     cache = cache if cache is not None else MemoryCache()
-    extractor = _cached(extractor if extractor is not None else make_extractor(settings, cache), cache)
-    resolved = _resolve(metrics, settings, cache, extractor)
+    parts = _parts(settings, cache, extractor, None)
+    extractor = parts.extractor()
+    resolved = _resolve(metrics, parts)
     kept = KeptResults.for_metrics(cache, resolved, extractor) if keeps_results else None
     report = report if report is not None else JsonlReport()
     if any(getattr(m, "needs_benchmark", False) for m in resolved):
