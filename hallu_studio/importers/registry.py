@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .human import ParsedHumanStudy
 
 # The options a format may read, as the CLI names them (PATH is positional).
-OPTIONS: tuple[str, ...] = ("path", "images", "regions", "benchmark", "model")
+OPTIONS: tuple[str, ...] = ("path", "images", "regions", "benchmark", "model", "responses")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class ImportRequest:
     regions: Path | None = None
     benchmark: str | None = None
     model: str | None = None
+    responses: Path | None = None  # a file of responses to the images a format reads (image-folder)
 
 
 class StoredCorpus(Protocol):

@@ -58,7 +58,7 @@ from ..judges.base import unit_rows
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
 from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase, reference_list
-from .reference_concepts import reference_concepts_many
+from .reference_concepts import needs_reference, reference_concepts_many
 from .flagging import find_phrase, spans_of
 from .spec import MetricSpec, Number
 
@@ -207,7 +207,7 @@ class EMDMetric:
     """
 
     spec = MetricSpec(
-        "emd", "EMD", family="VISCON", tasks=("caption", "vqa"),
+        "emd", "EMD", family="VISCON", tasks=("caption", "vqa"), needs=needs_reference("emd"),
         headline=Number("total", "EMD", "×100", lower_is_better=True,
                         meaning="Earth Mover's Distance between the answer's concepts and the reference's, summed "
                                 "over objects, attributes and relations; the mean over all of a model's answers, "

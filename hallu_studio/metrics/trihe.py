@@ -48,6 +48,7 @@ from ..lexicon.nouns import is_adjective_only
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
 from .flagging import find_phrase, spans_of
+from .reference_concepts import needs_reference
 from .spec import (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number,
                    as_number)
 
@@ -213,16 +214,9 @@ def fact_reading(values: Mapping[str, Any], evidence: Mapping[str, Any], undefin
     return FactReading(fact_verdict([str(t.get("verdict")) for t in triplets]), reason, triplets)
 
 
-def _needs_reference(sample: Sample) -> str | None:
-    if sample.scene_graph.is_empty() and not sample.gold_triplets and not sample.reference_captions \
-            and sample.reference_objects is None:
-        return "trihe needs a scene graph, reference triplets, reference captions or an object list"
-    return None
-
-
 class TriHEMetric:
     spec = MetricSpec(
-        "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=_needs_reference,
+        "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=needs_reference("trihe"),
         headline=Number("hallu_q", "Hallu_Q", "% of claims", lower_is_better=True,
                         meaning="share of each answer's claims (triplets) the judge finds hallucinated, averaged "
                                 "over questions.",
