@@ -180,9 +180,3 @@ def concept_density(samples: Iterable[Sample], concepts: Sequence[ConceptSet] | 
     return out
 
 
-def concept_density_by_benchmark(samples: Iterable[Sample]) -> dict[str, dict[str, Any]]:
-    """``concept_density`` per benchmark name, over the samples' scene graphs."""
-    groups: dict[str, list[Sample]] = {}
-    for s in samples:
-        groups.setdefault(s.benchmark, []).append(s)
-    return {name: concept_density(group) for name, group in sorted(groups.items())}

@@ -203,17 +203,3 @@ def metrics_depending_on(setting: str) -> list[str]:
     return [spec.name for spec in metric_specs() if setting in spec.settings]
 
 
-def specs_markdown() -> str:
-    """Every metric's spec as a Markdown table (the docs' table of metrics, ``scripts/metric_tables.py``)."""
-    rows = ["| metric (`--metrics`) | name | scores tasks | headline number (Overview, leaderboard) | "
-            "per response (Browse) | its scores' key reads |", "|---|---|---|---|---|---|"]
-    for spec in metric_specs():
-        head = spec.headline
-        item = f"{spec.item.name} {spec.item.arrow} ({spec.item.unit})" if spec.item is not None else "—"
-        settings = ", ".join(f"`{s}`" for s in spec.settings)
-        name = spec.display_name if spec.family == spec.display_name else f"{spec.display_name} ({spec.family})"
-        rows.append(f"| `{spec.name}` | {name} | {', '.join(spec.tasks)} | {head.name} {head.arrow} ({head.unit}, "
-                    f"{head.better}): {head.meaning} | {item} | {settings} |")
-    extractor = ", ".join(f"`{s}`" for s in EXTRACTOR_SETTINGS)
-    return "\n".join(rows) + (f"\n\nEvery metric's key also reads the concept extractor's configuration ({extractor}); "
-                              "a setting no row names keys no score.")

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..store import Store
 
 
-def _error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     return llm_failure(exc) or f"{type(exc).__name__}: {exc}"
 
 
@@ -45,7 +45,7 @@ def _reason(metric: Metric, sample: Sample) -> str | None:
     return spec.not_applicable(sample) if spec is not None else None
 
 
-def _resolve(metrics: Sequence[str | Metric], parts: Components) -> list[Metric]:
+def resolve(metrics: Sequence[str | Metric], parts: Components) -> list[Metric]:
     """The metrics named (built from ``parts``, sharing its encoder and extractor) or given."""
     names = [m for m in metrics if isinstance(m, str)]
     built = iter(make_metrics(names, parts.settings, components=parts) if names else [])
@@ -72,7 +72,7 @@ def concept_score(response_id: str, key: str, extractor_name: str, concepts: Con
                  {"extractor": extractor_name, "concepts": concepts.to_dict(with_spans=True)})
 
 
-def _parts(settings: Settings, cache: "ScoringCache | None", extractor: "ConceptExtractor | None",
+def scoring_parts(settings: Settings, cache: "ScoringCache | None", extractor: "ConceptExtractor | None",
            components: Components | None) -> Components:
     """What a pass builds its metrics from: ``components`` (given ``settings`` and ``cache``), else new ones over
     ``extractor`` (if given); its ``extractor()`` the pipeline's, each distinct text extracted once and kept in
@@ -102,7 +102,7 @@ def _extract(extractor: "ConceptExtractor", texts: list[str], **options: Any) ->
         return out
 
 
-def _observe_benchmarks(metrics: Sequence[Metric], benchmarks: Iterable[str],
+def observe_benchmarks(metrics: Sequence[Metric], benchmarks: Iterable[str],
                         samples_of: Callable[[str], Iterable[Sample]], seen: set[str]) -> None:
     """Show each metric that needs a whole benchmark (CHAIR's ``benchmark`` vocabulary) the samples of every
     benchmark in ``benchmarks`` it has not seen yet (``seen``, updated)."""
@@ -287,9 +287,9 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     """
     check_llm_configured(settings, [m if isinstance(m, str) else m.name for m in metrics],  # before slow work
                          extraction=extractor is None, reachable=True)
-    parts = _parts(settings, store.cache, extractor, components)
+    parts = scoring_parts(settings, store.cache, extractor, components)
     extractor = parts.extractor()
-    resolved = _resolve(metrics, parts)
+    resolved = resolve(metrics, parts)
     keys = {m.name: metric_config_key(m, extractor) for m in resolved}
     store.describe_configs({(m.name, keys[m.name]): key_config(m, extractor) for m in resolved})
     concepts_key = concepts_config_key(extractor)
@@ -321,7 +321,7 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
                  report: ScoreReport, observed: set[str]) -> None:
     responses = store.get_responses(batch)
     samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
-    _observe_benchmarks(metrics, {s.benchmark for s in samples.values()},
+    observe_benchmarks(metrics, {s.benchmark for s in samples.values()},
                         lambda name: store.iter_samples(name), observed)
     scores: list[Score] = []
     stats: list[dict[str, float] | None] = []
@@ -351,7 +351,7 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
         report.not_applicable.update(outcome.not_applicable.keys())
         if isinstance(outcome.concepts, BaseException):
             fail(responses[unit.key], f"score:{CONCEPTS}",
-                 _error_text(outcome.concepts) + " (metrics skipped for this response)")
+                 error_text(outcome.concepts) + " (metrics skipped for this response)")
         elif outcome.extracted and outcome.concepts is not None:
             scores.append(concept_score(unit.key, concepts_key, extractor.name, outcome.concepts))
             stats.append(None)
@@ -362,7 +362,7 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
             if result is None:
                 continue
             if isinstance(result, BaseException):
-                fail(responses[unit.key], f"score:{metric.name}", _error_text(result))
+                fail(responses[unit.key], f"score:{metric.name}", error_text(result))
                 continue
             scores.append(Score(unit.key, metric.name, keys[metric.name], dict(result.values),
                                 dict(result.evidence), result.undefined_reason))

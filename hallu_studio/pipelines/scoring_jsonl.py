@@ -26,7 +26,7 @@ from ..llm.errors import llm_failure
 from ..metrics.base import Metric
 from ..model import ConceptSet, Sample, Score, ValidationError, iter_chunks
 from .reports import LLMUsage
-from .scoring import (KeptResults, Unit, _parts, _error_text, _observe_benchmarks, _resolve, lexicon_warnings,
+from .scoring import (KeptResults, Unit, scoring_parts, error_text, observe_benchmarks, resolve, lexicon_warnings,
                       score_units)
 
 # The benchmark of every stateless line: its lines are one benchmark (CHAIR's vocabulary is gathered over them).
@@ -116,15 +116,15 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
     """
     keeps_results = cache is not None
     cache = cache if cache is not None else MemoryCache()
-    parts = _parts(settings, cache, extractor, None)
+    parts = scoring_parts(settings, cache, extractor, None)
     extractor = parts.extractor()
-    resolved = _resolve(metrics, parts)
+    resolved = resolve(metrics, parts)
     kept = KeptResults.for_metrics(cache, resolved, extractor) if keeps_results else None
     report = report if report is not None else JsonlReport()
     if any(getattr(m, "needs_benchmark", False) for m in resolved):
         # The lines of one input are one benchmark; its object names are known only once every line is read.
         records = list(records)
-        _observe_benchmarks(resolved, [BENCHMARK], lambda _: _readable_samples(records), set())
+        observe_benchmarks(resolved, [BENCHMARK], lambda _: _readable_samples(records), set())
     llm_before = all_stats()
 
     for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):
@@ -158,9 +158,9 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                     continue
                 result = outcome.results[metric.name]
                 if isinstance(result, BaseException):
-                    out.setdefault("errors", {})[metric.name] = _error_text(result)
+                    out.setdefault("errors", {})[metric.name] = error_text(result)
                     (report.llm_failures if llm_failure(result) else report.errors).append(
-                        f"{where}: {metric.name}: {_error_text(result)}")
+                        f"{where}: {metric.name}: {error_text(result)}")
                     continue
                 score = Score(unit.key, metric.name, "", dict(result.values), dict(result.evidence),
                               result.undefined_reason)
