@@ -258,3 +258,19 @@ def test_the_uncalled_check_can_fail(tmp_path):
                      "def orphan():\n    pass\n__all__ = ['orphan']\n")
     names = _names_used(tree)
     assert "helper" in names and "orphan" not in names
+
+
+def private_imports() -> set[str]:
+    """``"module <- name"`` for each underscore name a module of the package imports from another: a name two
+    modules share has a public home (its module's public name), so a reader knows it is meant to be shared."""
+    out = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("hallu_studio")):
+                out.update(f"{path.relative_to(PACKAGE).as_posix()} <- {a.name}" for a in node.names
+                           if a.name.startswith("_") and not a.name.startswith("__"))
+    return out
+
+
+def test_no_module_imports_another_modules_private_names():
+    assert private_imports() == set(), sorted(private_imports())
