@@ -206,7 +206,7 @@ def test_the_encoder_parser_and_llm_client_are_built_in_components_alone():
 # only shrink. Code only tests or benchmarks use lives with them (tests/image_files.py, benchmarks/measured_with.py,
 # scripts/metric_tables.py ...).
 UNCALLED_ON_PURPOSE = {
-    "annotation/__init__.py current_edit_reviews": "revision reviews in force, beside current_ratings (docs/studies.md)",
+    "annotation/__init__.py current_edit_reviews": "revision reviews in force, beside current_ratings (studies.md)",
     "annotation/__init__.py current_notes": "notes in force; the Annotate view's rewrite (issue 29) shows them",
     "app/bootstrap.py bootstrap": "the demo set-up in one call (app.main runs its halves prepare_demo, finish_demo)",
     "config_edit.py describe_settings": "the settings of a file and environment, for scripts (docs/guide/settings.md)",

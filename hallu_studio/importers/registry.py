@@ -14,7 +14,7 @@ benchmark they answer sees that benchmark's samples when it asks the store for t
 >>> import_format("vlmevalkt")
 Traceback (most recent call last):
 ...
-ValueError: unknown import format 'vlmevalkt' (did you mean 'vlmevalkit'?); formats: sample, tri-he, reefknot, vg, gqa, halfscore, coco, pope, amber, lmms-eval, vlmevalkit, mme-eval-tool, llava, jsonl, human-judgements
+ValueError: unknown import format 'vlmevalkt' (did you mean 'vlmevalkit'?); formats: sample, tri-he, reefknot, vg, gqa, halfscore, coco, pope, amber, lmms-eval, vlmevalkit, mme-eval-tool, llava, jsonl, human-judgements, image-folder
 """
 
 from __future__ import annotations

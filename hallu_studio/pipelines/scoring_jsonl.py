@@ -1,7 +1,7 @@
 """Stateless scoring: a JSONL file of responses and their references in, one JSONL record per line out.
 
-Nothing is stored: each line is read as a sample (``importers.jsonl.sample_from_record``, as ``import --format jsonl`` reads a sample), scored by ``scoring.score_units`` in batches
-and written as it finishes; a bad line gets an ``error`` record naming it and the other lines still go through.
+Nothing is stored: each line is read as a sample (``importers.jsonl.sample_from_record``, as
+``import --format jsonl`` reads a sample), scored by ``scoring.score_units`` in batches and written as it finishes; a bad line gets an ``error`` record naming it and the other lines still go through.
 ``score_jsonl`` is ``hallu-studio score --input``; ``score_records`` is its core, over ``(line number, text)``.
 """
 
