@@ -1,11 +1,11 @@
 // HalluStudio keyboard shortcuts for the Annotate tab:
-//   1-5 rate · j next · k previous · u undo
+//   1-5 rate · j next · k previous · u undo · b back to the item an undo took something back from
 // They never fire while the user types in a field, and only while the Annotate
 // tab is visible; each one clicks the button with that elem_id, so a shortcut
 // does exactly what the button does (one library call, one event).
 (function () {
   const KEYS = { "1": "rate-1", "2": "rate-2", "3": "rate-3", "4": "rate-4", "5": "rate-5",
-                 "j": "ann-next", "k": "ann-prev", "u": "ann-undo" };
+                 "j": "ann-next", "k": "ann-prev", "u": "ann-undo", "b": "ann-undo-back" };
 
   function isTyping(target) {
     if (!target) return false;

@@ -4,7 +4,7 @@
 
 The store should hold the offline demo (start the app once on it and let the first start finish),
 and may hold a study (the documentation's has one, rated by scripted stand-ins); the script serves it
-on a free local port, opens each view as a user would (Inspect with its EMD panel open, Annotate in the
+on a free local port, opens each view as a user would (Inspect on a dense description, Annotate in the
 first study after a rating) and writes ``<view>.png``. Nothing is fetched from outside the machine.
 """
 
@@ -31,7 +31,19 @@ def _tab(page, name: str) -> None:
     page.wait_for_timeout(600)
 
 
-def shoot(page, view: str, out: Path) -> None:
+def _dense_response(store) -> str | None:
+    """The first described image (in store order) that every side-by-side drawing of Inspect has a score for."""
+    from hallu_studio.app.inspection import SIDE_BY_SIDE
+    from hallu_studio.metrics.registry import metric_specs
+
+    wanted = {s.name for s in metric_specs() if s.panel in SIDE_BY_SIDE}
+    for rid in store.browse_response_ids({"tasks": ["caption"]}, [])[:200]:
+        if wanted <= {s.metric for s in store.get_scores(rid)}:
+            return rid
+    return None
+
+
+def shoot(page, view: str, out: Path, inspect_id: str | None = None) -> None:
     _tab(page, view)
     if view == "overview":
         page.wait_for_selector("#overview-leaderboard table.hs-rank", timeout=120_000)
@@ -41,8 +53,13 @@ def shoot(page, view: str, out: Path) -> None:
     elif view == "inspect":
         page.wait_for_function("document.querySelector('#inspect-position')?.innerText.includes('of')",
                                timeout=30_000)
+        if inspect_id:  # a dense description: every panel side by side has something to show
+            box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
+            box.fill(inspect_id)
+            box.press("Enter")
+            page.wait_for_function(f"document.querySelector('#inspect-header')?.innerText.includes('{inspect_id}')",
+                                   timeout=30_000)
         page.frame_locator("#inspect-resp-graph iframe").locator("canvas").first.wait_for(timeout=30_000)
-        page.locator("#inspect-emd-panel button").first.click()
         page.wait_for_timeout(2500)  # the graphs settle and fit
     elif view == "annotate":
         page.locator("#annotator-name textarea, #annotator-name input").first.fill("demo-annotator")
@@ -92,11 +109,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(url)
             page.wait_for_timeout(3000)
+            dense = _dense_response(store)
             for view in [v.strip() for v in args.views.split(",") if v.strip()]:
-                shoot(page, view, out)
+                shoot(page, view, out, dense)
             browser.close()
     finally:
         demo.close()

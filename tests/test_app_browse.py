@@ -109,8 +109,10 @@ def test_inspect_panels_for_one_response(filled):
     p = inspect_response(store, yes_no)
     assert "[synthetic]" in p.header and "Is the dog on the table?" in p.header
     assert p.image.startswith("<img") and 'sandbox="allow-scripts"' in p.reference_graph
-    assert "<mark" in p.response_text and "hs-heatmap" in p.emd and "hs-diff" in p.edit
-    assert "prediction_error" in p.triplets and "<svg" in p.reefknot
+    assert "<mark" in p.response_text and "hs-heatmap" in p.drawings["transport_plan"]
+    assert "hs-diff" in p.drawings["edit_diff"]
+    # the claims drawing sets people's correction beside the judge's verdict; the logit lens is Reefknot's drawing
+    assert "wrong (prediction error)" in p.evidence and "<svg" in p.evidence
     assert len(p.triplet_choices) == 2 and p.edit_choices
     with pytest.raises(KeyError, match="not in the store"):
         inspect_response(store, "resp-nope")

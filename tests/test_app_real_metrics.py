@@ -28,12 +28,16 @@ def scored(tmp_path_factory):
 def test_every_response_renders_from_real_evidence(scored):
     rendered = [inspect_response(scored, rid) for rid in scored.response_ids()]
     assert len(rendered) == 8
-    captions = [p for p in rendered if "hs-heatmap" in p.emd]
+    captions = [p for p in rendered if "hs-heatmap" in p.drawings.get("transport_plan", "")]
     assert captions, "EMD heatmaps are drawn from the metric's own evidence"
     assert any("v-hallucinated" in p.response_text for p in rendered)  # the 0.6 probe injects hallucinations
     assert all("[synthetic]" in p.header for p in rendered)
-    assert any("hs-diff" in p.edit for p in captions) and any("<table" in p.triplets for p in captions)
-    assert any("hallucinated" in p.halfscore for p in captions)
+    assert any("hs-diff" in p.drawings.get("edit_diff", "") for p in captions)
+    # every scoring metric's rows, read by its spec from its real evidence
+    for p in captions:
+        assert {v.spec.name for v in p.metrics} >= {"emd", "edit", "trihe", "halfscore"}
+        assert all(v.rows for v in p.metrics if v.spec.name in ("emd", "trihe", "halfscore"))
+    assert any("hallucinated (" in p.evidence for p in captions)
 
 
 def test_settings_marks_the_configurations_in_force(scored):

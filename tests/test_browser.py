@@ -149,9 +149,18 @@ def test_hostile_response_is_shown_as_text_and_runs_nothing(app, browser):
     page.wait_for_timeout(1500)
     assert "<script>window.__xss=2</script>" in page.locator("#inspect-text").inner_text()
     assert page.evaluate("window.__xss") is None
-    assert page.locator("#inspect-text img, #inspect-triplets img, #inspect-text script").count() == 0
+    assert page.locator("#inspect-text img, #inspect-evidence img, #inspect-text script, #inspect-evidence script").count() == 0
     page.screenshot(path=str(ARTIFACTS / "xss-inspect.png"), full_page=True)
     page.close()
+
+
+def _rid(page) -> str:
+    return page.locator("#ann-response-id textarea, #ann-response-id input").first.input_value()
+
+
+def _wait_rid(page, test: str) -> None:
+    page.wait_for_function("(document.querySelector('#ann-response-id textarea, #ann-response-id input')?.value "
+                           f"|| '') {test}", timeout=15_000)
 
 
 def test_annotate_with_the_keyboard_correct_and_undo(app, browser):
@@ -161,23 +170,42 @@ def test_annotate_with_the_keyboard_correct_and_undo(app, browser):
     _tab(page, "Annotate")
     page.locator("#annotator-name textarea, #annotator-name input").first.fill("kim")
     page.click("#ann-start")
-    rid_box = page.locator("#ann-response-id textarea, #ann-response-id input").first
-    page.wait_for_function("document.querySelector('#ann-response-id textarea, #ann-response-id input')"
-                           "?.value.startsWith('resp-')", timeout=15_000)
-    rid = rid_box.input_value()
+    _wait_rid(page, ".startsWith('resp-')")
+    rid = _rid(page)
 
+    # a rating moves on: 4 rates this item and shows the next, 5 rates that one
     page.locator("#hs-title").click()  # focus leaves the text fields
     page.keyboard.press("4")
-    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('rated')", timeout=15_000)
-    page.wait_for_timeout(300)
+    _wait_rid(page, f"!== '{rid}'")
+    second = _rid(page)
+    page.keyboard.press("5")
+    _wait_rid(page, f"!== '{second}'")
+    third = _rid(page)
     ratings = store.list_events(annotator="kim", kind="rating")
-    assert [(e.response_id, e.value) for e in ratings] == [(rid, 4)]
+    assert [(e.response_id, e.value) for e in ratings] == [(rid, 4), (second, 5)] and third not in (rid, second)
+    # the model takes turns in the queue without a study
+    runs = [store.get_response(r).run_id for r in (rid, second, third)]
+    assert runs[0] != runs[1] != runs[2]
+
+    # undo on the next, unrated item names what it took back and where, and offers to go back there
+    page.keyboard.press("u")
+    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('undid')", timeout=15_000)
+    status = page.locator("#ann-status").inner_text()
+    assert "undid your rating 5 of" in status and "an earlier item, not the one on screen" in status, status
+    assert _rid(page) == third
+    undos = store.list_events(annotator="kim", kind="undo")
+    assert [u.undoes for u in undos] == [ratings[1].id]
+    page.locator("#ann-undo-back").wait_for(state="visible", timeout=15_000)
+    page.keyboard.press("b")
+    _wait_rid(page, f"=== '{second}'")
+    page.wait_for_selector("#ann-item .hs-unrated", timeout=15_000)
+    rid = second
 
     # typing a digit in a text field is text, not a rating
     page.locator("#ann-note textarea, #ann-note input").first.fill("")
     page.locator("#ann-note textarea, #ann-note input").first.type("5 objects")
     page.wait_for_timeout(500)
-    assert len(store.list_events(annotator="kim", kind="rating")) == 1
+    assert len(store.list_events(annotator="kim", kind="rating")) == 2
 
     # correct triplet 1 of this response: a separate task, which shows the judges' verdicts
     assert page.locator("#ann-triplet").count() == 0 or not page.locator("#ann-triplet").is_visible()
@@ -195,16 +223,24 @@ def test_annotate_with_the_keyboard_correct_and_undo(app, browser):
 
     page.locator("#hs-title").click()
     page.keyboard.press("u")
-    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('undid')", timeout=15_000)
+    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('undid your verdict')",
+                           timeout=15_000)
+    assert "not the one on screen" not in page.locator("#ann-status").inner_text()
     undos = store.list_events(annotator="kim", kind="undo")
-    assert len(undos) == 1 and undos[0].undoes == corrections[0].id
+    assert len(undos) == 2 and undos[-1].undoes == corrections[0].id
 
     page.keyboard.press("j")
-    page.wait_for_function(f"document.querySelector('#ann-response-id textarea, #ann-response-id input')"
-                           f"?.value !== '{rid}'", timeout=15_000)
+    _wait_rid(page, f"!== '{rid}'")
     page.keyboard.press("k")
-    page.wait_for_function(f"document.querySelector('#ann-response-id textarea, #ann-response-id input')"
-                           f"?.value === '{rid}'", timeout=15_000)
+    _wait_rid(page, f"=== '{rid}'")
     page.screenshot(path=str(ARTIFACTS / "annotate-after.png"), full_page=True)
+
+    # a reload comes back to the Annotate tab, the item and the task in use
+    page.reload()
+    _wait_rid(page, f"=== '{rid}'")
+    page.wait_for_selector("#ann-correction-box", state="visible", timeout=15_000)
+    assert page.locator("#tab-annotate").is_visible() and "back at" in page.locator("#ann-status").inner_text()
+    assert page.locator("#ann-task input[type=radio]:checked").first.evaluate("e => e.value") == "correct"
+    assert len(store.list_events(annotator="kim")) == 5  # 2 ratings, 1 correction, 2 undos: nothing lost
     assert hosts <= {urlparse(url).netloc, "data"}
     page.close()

@@ -139,19 +139,28 @@ def test_inspect_fits_graphs_closes_panels_and_shows_ab_only_when_comparing(app,
             pass
         fit = frame.evaluate(_FITTED)
         assert fit["inside"] and fit["scale"] >= 0.5, fit
-    # compact: evidence panels closed, no A/B buttons without a comparison
-    for panel in ("#inspect-triplets", "#inspect-emd", "#inspect-edit", "#inspect-halfscore"):
-        assert not page.locator(panel).is_visible()
+    # side by side, nothing to open: the transport plan and the edit diff show beside the graphs; no A/B buttons
+    # without a comparison
     assert not page.locator("#prefer-left").is_visible()
-    page.locator("#inspect-emd-panel").get_by_text("EMD transport plans").click()
-    page.wait_for_selector("#inspect-emd .hs-heatmap-legend", state="visible", timeout=10_000)
-    assert "rows: concepts of the response" in page.locator("#inspect-emd").inner_text()
-    box = page.locator("#inspect-emd .hs-scroll").first
-    assert box.evaluate("e => getComputedStyle(e).overflow") == "auto"
-    panel = page.locator("#inspect-emd").bounding_box()
-    inner = box.bounding_box()
-    assert inner["x"] + inner["width"] <= panel["x"] + panel["width"] + 1  # scrolls inside, never spills out
-
+    for panel in ("#inspect-transport-plan", "#inspect-edit-diff", "#inspect-evidence"):
+        assert page.locator(panel).is_visible()
+    if page.locator("#inspect-transport-plan .hs-heatmap-legend").count():
+        assert "mass moved: the share" in page.locator("#inspect-transport-plan").inner_text()
+        box = page.locator("#inspect-transport-plan .hs-scroll:visible").first
+        assert box.evaluate("e => getComputedStyle(e).maxHeight") == "none"  # no tiny box of its own
+        panel = page.locator("#inspect-transport-plan").bounding_box()
+        inner = box.bounding_box()
+        assert inner["x"] + inner["width"] <= panel["x"] + panel["width"] + 1  # never spills out
+        # one concept type at a time; a tab shows another (no script: radio buttons and CSS)
+        tabs = page.locator("#inspect-transport-plan label.hs-emd-tab")
+        if tabs.count() > 1:
+            shown = page.locator("#inspect-transport-plan .hs-emd-pane:visible")
+            assert shown.count() == 1
+            before = shown.first.get_attribute("data-type")
+            other = next(i for i in range(tabs.count()) if not tabs.nth(i).inner_text().startswith(before))
+            tabs.nth(other).click()
+            page.wait_for_timeout(200)
+            assert shown.count() == 1 and shown.first.get_attribute("data-type") != before
     page.locator("#inspect-compare-choice input").first.click()
     page.locator("ul[role=listbox] li").first.click()
     page.wait_for_selector("#prefer-left", state="visible", timeout=15_000)
@@ -178,6 +187,7 @@ def test_annotate_toasts_mistakes_and_marks_your_current_rating(app, browser, ca
                            "?.value.startsWith('resp-')", timeout=15_000)
     rid = _value(page, "ann-response-id")
     assert page.locator("#ann-item .hs-unrated").count() == 1
+    page.locator("#ann-advance input").uncheck()  # stay on the item after rating it, to rate it again
     page.locator("#hs-title").click()
     page.keyboard.press("4")
     page.wait_for_selector("#ann-item .hs-your-rating[data-rating='4']", timeout=15_000)
@@ -280,4 +290,48 @@ def test_settings_are_validated_and_saved_to_the_file(app, browser):  # noqa: F8
     assert ctx.settings.scoring.trihe_support_threshold == 0.65
     assert "0.65" in page.locator("#settings-table").inner_text()
     assert page.get_by_text("mark the configurations these settings produce").count() == 0
+    page.close()
+
+
+_HEADERS = """() => [...document.querySelectorAll('#browse-table thead th')].map(e => {
+  const r = e.getBoundingClientRect(); return {text: e.innerText.trim(), left: r.left, right: r.right};
+})"""
+
+
+def test_browse_people_and_judges_disagree_on_screen_and_in_inspect(app, browser):  # noqa: F811
+    from hallu_studio.app.tabs.browse import PEOPLE
+    from hallu_studio.studies.people_judges import disagreeing_responses
+
+    ctx, _, url, _ = app
+    expected = disagreeing_responses(ctx.store, ctx.in_force())  # the fixture's ratings against the judges
+    assert expected
+    page = _page(browser, url, "Browse")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.wait_for_selector("#browse-table .body-cell", timeout=30_000)
+    assert "people and judges disagree:" in page.locator("#browse-people-rule").inner_text()  # the rule, said
+    page.locator("#browse-differs").get_by_text("people and judges disagree").click()
+    page.click("#browse-apply")
+    try:
+        page.wait_for_function(
+            f"document.querySelector('#browse-status')?.innerText.startsWith('{len(expected)} responses')",
+            timeout=60_000)
+    except Exception:  # noqa: BLE001 - the assertion says what the page showed instead
+        pass
+    assert page.locator("#browse-status").inner_text().startswith(f"{len(expected)} responses")
+    # The column filtered on and the one sorted on sit on screen at 1,400 px, right after the response.
+    heads = page.evaluate(_HEADERS)
+    on_screen = [h["text"] for h in heads if h["right"] <= 1400 and h["left"] >= 0]
+    assert PEOPLE in on_screen and any(h.startswith("Tri-HE") for h in on_screen), heads
+    assert "disagree (" in " ".join(page.locator("#browse-table .body-cell").all_inner_texts())
+    # Inspect, stepping through the filter, shows people's ratings beside the judges' calls.
+    page.get_by_role("tab", name="Inspect").click()
+    page.wait_for_function("document.querySelector('#inspect-position')?.innerText.includes('of')", timeout=30_000)
+    box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
+    rid = sorted(expected)[0]
+    box.fill(rid)
+    box.press("Enter")
+    page.wait_for_function(f"document.querySelector('#inspect-header')?.innerText.includes('{rid}')", timeout=30_000)
+    assert "people: app" in page.locator("#inspect-header").inner_text()
+    panel = page.locator("#inspect-people").inner_text()
+    assert "disagree" in panel and "rating" in panel and expected[rid][0] in panel
     page.close()

@@ -16,14 +16,9 @@ PACKAGE = ROOT / "hallu_studio"
 
 # module (under hallu_studio/) -> the metrics it still names; each entry is work left for the spec-driven views.
 STILL_NAMING: dict[str, set[str]] = {
-    "annotation/__init__.py": {"trihe", "edit"},  # people correct Tri-HE's claims and review edits
-    "app/actions.py": {"trihe", "edit"},
     "app/bootstrap.py": {"emd", "edit", "trihe", "halfscore", "reefknot", "chair"},
-    "app/columns.py": {"trihe", "edit"},
-    "app/inspection.py": {"trihe", "halfscore", "emd", "edit", "reefknot"},
     "app/render/plots.py": {"trihe", "edit", "reefknot", "emd"},
     "app/report.py": {"trihe", "emd", "reefknot", "chair"},
-    "app/tabs/inspect.py": {"halfscore", "reefknot"},
     "app/tabs/run.py": {"emd", "trihe"},
     "app/tabs/study_compute.py": {"trihe"},
     "cli/derive_cmd.py": {"pope"},

@@ -150,6 +150,7 @@ def test_hostile_data_and_hostile_typing_run_nothing_and_fetch_nothing(hostile_a
                     page.click("#ann-start")
                     page.wait_for_function("document.querySelector('#ann-response-id textarea, "
                                            "#ann-response-id input')?.value.startsWith('resp-')", timeout=15_000)
+                    page.locator("#ann-advance input").uncheck()  # the correction below is of the rated item
                     page.click("#rate-3")
                     _wait_text(page, "#ann-status", "rated")
                     assert REMOTE in page.locator("#ann-status").inner_text()  # the name, as text

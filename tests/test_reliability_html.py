@@ -42,15 +42,19 @@ def test_the_checker_itself_sees_unescaped_payload():
 def test_every_inspect_panel_of_a_hostile_response_is_inert(hostile):
     ctx, ids = hostile
     panels = inspect_response(ctx.store, ids["response"])
-    for name in ("header", "image", "reference_graph", "response_graph", "response_text", "emd", "edit",
-                 "triplets", "halfscore", "reefknot"):
+    for name in ("header", "image", "reference_graph", "response_graph", "response_text", "evidence",
+                 "disagreements"):
         _clean(name, getattr(panels, name))
+    for kind, drawing in panels.drawings.items():
+        _clean(kind, drawing)
     assert "&lt;script&gt;" in panels.response_text  # shown as text, not dropped
     # and every synthetic response of the hostile model and benchmark
     for rid in ctx.store.response_ids():
         p = inspect_response(ctx.store, rid, with_graphs=False)
-        for name in ("header", "response_text", "triplets", "emd", "edit", "halfscore", "reefknot"):
+        for name in ("header", "response_text", "evidence", "disagreements"):
             _clean(f"{rid} {name}", getattr(p, name))
+        for kind, drawing in p.drawings.items():
+            _clean(f"{rid} {kind}", drawing)
 
 
 def test_renderers_called_directly_with_hostile_evidence():

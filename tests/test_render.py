@@ -114,7 +114,7 @@ EMD_EVIDENCE = {"types": {"object": {"reference": ["cat", "mat"], "response": ["
 def test_heatmap_has_a_row_per_response_concept_with_its_cost():
     html = render.transport_heatmaps_html(EMD_EVIDENCE, {"object": 46.7})
     assert "object — EMD 46.7" in html
-    assert html.count('<th class="hs-row">') == 3
+    assert html.count('<th class="hs-row" ') == 3
     assert "<img" not in html and "&lt;img" in html
     assert "rgba(40,90,200,1.00)" in html  # the largest mass is the darkest cell
 
@@ -134,11 +134,11 @@ def test_heatmap_rows_are_response_concepts_and_a_bad_shape_is_named():
     ev = {"types": {"relation": {"reference": ["a", "b"], "response": ["c"], "cost": [[0.1], [0.2]],
                                  "plan": [[0.5], [0.5]]}}}
     html = render.transport_heatmaps_html(ev)
-    assert html.count('<th class="hs-row">') == 1 and ">0.1</td><td" in html and ">0.2</td>" in html
+    assert html.count('<th class="hs-row" ') == 1 and ">0.1</td><td" in html and ">0.2</td>" in html
     square = {"types": {"object": {"reference": ["a", "b"], "response": ["x", "y"], "cost": [[0.1, 0.9], [0.2, 0.3]],
                                    "plan": [[0.5, 0], [0, 0.5]]}}}
     # response x's row holds the reference column of the matrix: costs 0.1 (to a), 0.2 (to b)
-    assert '<th class="hs-row">x</th><td title="mass 0.5, cost 0.1"' in render.transport_heatmaps_html(square)
+    assert '<th class="hs-row" title="x">x</th><td title="mass 0.5, cost 0.1"' in render.transport_heatmaps_html(square)
     bad = {"types": {"attribute": {"reference": ["a", "b"], "response": ["c"], "cost": [[0.1, 0.2, 0.3]],
                                    "plan": [[1, 0, 0]]}}}
     with pytest.raises(ValueError, match="attribute"):
@@ -166,7 +166,7 @@ def test_triplet_table_shows_every_judge_and_the_human_correction_escaped():
     html = render.triplet_verdicts_html(evidences, {0: "object"})
     assert html.count("<tr>") == 3 and "embedding" in html and "llm" in html  # header + one row per judge
     assert "the cat is under the mat" in html and "<script>" not in html
-    assert ">object</span>" in html
+    assert ">hallucinated (object)</span>" in html
 
 
 def test_halfscore_reefknot_and_logit_lens_panels():

@@ -97,7 +97,7 @@ def test_verdicts_are_named_for_what_the_claim_is_about():
     assert (claim_label("relation", "attribute"), claim_label("object", "count")) == ("attribute", "count")
     html = render.triplet_verdicts_html([("graph", FLAG_TRIHE)])
     row = next(r for r in html.split("<tr>") if "burgundy" in r)
-    assert ">attribute<" in row and ">relation<" not in row
+    assert ">hallucinated (attribute)<" in row and "(relation)" not in row
 
 
 def test_the_edit_diff_keeps_punctuation_and_goes_sentence_by_sentence():
@@ -108,11 +108,49 @@ def test_the_edit_diff_keeps_punctuation_and_goes_sentence_by_sentence():
                  ["substitute", ["burgundy"], ["white"]],
                  ["equal", ["red", "and", "blue", "A", "pole", "stands"], ["red", "and", "blue", "A", "pole", "stands"]]]
     html = render.edit_diff_html({"original": original, "revised": revised, "alignment": alignment})
-    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", html)
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", re.sub(r"<sup[^>]*>.*?</sup>", "", html))
     text = [(re.sub(r"<[^>]+>", "", a), re.sub(r"<[^>]+>", "", b)) for a, b in rows]
     assert text == [("There is a cat, grey and small.", "(removed)"),
                     ("The flag is burgundy, red and blue!", "The flag is white, red and blue!")]
     assert 'title="edit 0: removed"' in html and 'title="edit 1: replaced"' in html
+    assert '<sup class="hs-edit-no">0</sup>' in html and '<sup class="hs-edit-no">1</sup>' in html
     assert "1 unchanged sentence" in html and "A pole stands." in html
     # evidence whose texts do not match its words falls back to the word diff
     assert "hs-diff-line" in render.edit_diff_html({"original": "x", "revised": "y", "alignment": alignment})
+
+
+def test_the_edit_diff_pairs_sentences_where_the_word_alignment_crosses_them():
+    # The word alignment (what the distance counts) matches the removed sentence's "the" to the next sentence's
+    # "The"; the diff still sets the removed sentence against nothing and the next one against itself.
+    original = ("The image shows a pagoda and a lake. There is also a lamp near the lake. The pagoda is tall and "
+                "multi-tiered. The eaves are white, blue and painted.")
+    revised = "The image shows a pagoda and a lake. The pagoda is tall and multi-tiered. The eaves are green, blue and painted."
+    alignment = [["equal", ["The", "image", "shows", "a", "pagoda", "and", "a", "lake"],
+                  ["The", "image", "shows", "a", "pagoda", "and", "a", "lake"]],
+                 ["delete", ["There", "is", "also", "a", "lamp", "near"], []], ["equal", ["the"], ["The"]],
+                 ["delete", ["lake", "The"], []],
+                 ["equal", ["pagoda", "is", "tall", "and", "multi", "tiered", "The", "eaves", "are"],
+                  ["pagoda", "is", "tall", "and", "multi", "tiered", "The", "eaves", "are"]],
+                 ["substitute", ["white"], ["green"]], ["equal", ["blue", "and", "painted"], ["blue", "and", "painted"]]]
+    html = render.edit_diff_html({"original": original, "revised": revised, "alignment": alignment})
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", html)
+    plain = [tuple(re.sub(r"<[^>]+>", "", re.sub(r"<sup[^>]*>.*?</sup>", "", cell)) for cell in row) for row in rows]
+    assert plain == [("There is also a lamp near the lake.", "(removed)"),
+                     ("The eaves are white, blue and painted.", "The eaves are green, blue and painted.")]
+    assert rows[0][0].count("hs-delete") == 1 and '<sup class="hs-edit-no">0, 1</sup>' in rows[0][0]
+    assert '<sup class="hs-edit-no">2</sup>' in rows[1][0] and ">white</span>" in rows[1][0]
+    assert "2 unchanged sentences" in html  # the pagoda's sentence is not "changed" into itself
+
+
+def test_objects_of_one_name_described_apart_are_drawn_apart():
+    concepts = {"objects": ["sphere", "cube"], "attributes": [["sphere", "red"], ["sphere", "blue"], ["sphere", "green"]],
+                "counts": [["sphere", 3]], "relations": [["cube", "behind", "sphere"]]}
+    text = "There are three spheres and a cube. The sphere is red. The sphere is blue. The sphere is green."
+    page = render.concept_graph_html(concepts, None, None, text=text)
+    nodes = _nodes(page)
+    assert {"sphere 1", "sphere 2", "sphere 3"} <= set(nodes) and "sphere" not in nodes
+    # each sphere carries its own colour, not the three: one attribute node per instance
+    assert sorted(k for k in nodes if k in ("red", "blue", "green")) == ["blue", "green", "red"]
+    assert "named in no relation" not in page.split("sphere 1")[0]  # the cube relates to a sphere
+    # without the text (or with one description), one node as before
+    assert "sphere" in _nodes(render.concept_graph_html(concepts, None, None))

@@ -109,7 +109,7 @@ def test_score_store_gives_dci_samples_trihe_values_and_refuses_bare_ones(store,
     assert not store.get_scores(bare.id, "trihe")
     assert sum(call.count(CAPTION) for call in extractor.calls) == 1  # once for two responses to it
     panels = inspect_response(store, wrong.id, with_graphs=False)  # Inspect names what the claims were judged on
-    assert "vs the reference caption" in panels.triplets and "no Tri-HE triplets" not in panels.triplets
+    assert "judged against the reference caption" in panels.evidence and "hallucinated (count)" in panels.evidence
     assert "reference: a dense description (what it doesn&#x27;t name is absent)" in panels.header
 
 

@@ -187,7 +187,8 @@ def _latest(events: Iterable[HumanEvent], kind: str) -> dict[tuple[Any, ...], Hu
 
 
 def _index(target: str, prefix: str) -> int:
-    return int(target.split(":", 1)[1]) if target.startswith(prefix + ":") else -1
+    """The number in a target such as ``"triplet:2"`` (``prefix`` with its colon), else -1."""
+    return int(target.split(":", 1)[1]) if target.startswith(prefix) else -1
 
 
 def current_rating_events(events: Iterable[HumanEvent]) -> dict[tuple[str, str], HumanEvent]:
@@ -226,13 +227,13 @@ def resolved_ratings(store: "Store") -> list[dict[str, Any]]:
 
 def current_corrections(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], dict[str, Any]]:
     """``{(response_id, annotator, triplet_index): {"verdict", "reason", "triplet"}}``."""
-    return {(rid, ann, _index(target, "triplet")): dict(e.value)
+    return {(rid, ann, _index(target, "triplet:")): dict(e.value)
             for (rid, ann, target), e in _latest(events, "correction").items()}
 
 
 def current_edit_reviews(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], bool]:
     """``{(response_id, annotator, edit_index): accepted}``."""
-    return {(rid, ann, _index(target, "edit")): bool(e.value["accept"])
+    return {(rid, ann, _index(target, "edit:")): bool(e.value["accept"])
             for (rid, ann, target), e in _latest(events, "revision_review").items()}
 
 
@@ -266,7 +267,7 @@ def current_span_labels(events: Iterable[HumanEvent]) -> dict[tuple[str, str, in
 
 def current_fact_labels(events: Iterable[HumanEvent]) -> dict[tuple[str, str, int], dict[str, str]]:
     """``{(response_id, annotator, fact_index): {"fact", "label"}}``: atomic facts of responses, labelled."""
-    return {(rid, ann, _index(target, "fact")): {"fact": str(e.value["fact"]), "label": str(e.value["label"])}
+    return {(rid, ann, _index(target, "fact:")): {"fact": str(e.value["fact"]), "label": str(e.value["label"])}
             for (rid, ann, target), e in _latest(events, "fact_label").items()}
 
 
@@ -307,25 +308,20 @@ def triplet_disagreements(judge_verdicts: dict[str, list[tuple[tuple[str, str, s
     return sum(1 for verdicts in seen.values() if len(verdicts) > 1)
 
 
-def _judge_verdicts(evidence: dict[str, Any]) -> list[tuple[tuple[str, str, str] | None, str]]:
-    out = []
-    for t in evidence.get("triplets") or []:
-        triplet = tuple(str(x) for x in t["triplet"]) if t.get("triplet") else None
-        out.append((triplet, str(t.get("verdict"))))
-    return out
-
-
 def triplet_disagreement_counts(store: "Store", response_ids: set[str] | None = None) -> dict[str, int]:
     """Per response, its triplet disagreements (``triplet_disagreements``): how many of its triplets get
     different verdicts from the Tri-HE judges (each stored configuration is one) and this studio's corrections
     in force. What Annotate's ``disagreement`` queue orders by; Browse's per-response "judges differ" and
     "human differs" flags are other, coarser tests (``Store.browse_responses``)."""
     judges: dict[str, dict[str, list[tuple[tuple[str, str, str] | None, str]]]] = {}
-    for response, score in store.iter_scores("trihe", with_evidence=True):
+    from ..metrics.registry import spec_with
+
+    spec = spec_with("corrected_claims")  # the metric whose claims people correct
+    for response, score in store.iter_scores(spec.name, with_evidence=True) if spec is not None else ():
         if response_ids is not None and response.id not in response_ids:
             continue
         judge = f"{score.evidence.get('judge', '?')}@{score.config_key}"
-        judges.setdefault(response.id, {})[judge] = _judge_verdicts(score.evidence)
+        judges.setdefault(response.id, {})[judge] = spec.corrected_claims(score.evidence)
     humans: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for (rid, _annotator, index), value in current_corrections(
             store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)).items():
@@ -339,17 +335,31 @@ def triplet_disagreement_counts(store: "Store", response_ids: set[str] | None = 
     return out
 
 
+def mixed_queue(store: "Store", annotator: str, run_id: str | None = None,
+                benchmark: str | None = None) -> list[str]:
+    """Every response (of ``run_id``, of ``benchmark``) in ``annotator``'s own order without a study
+    (``design.annotator_order``: seeded by their name, models, tasks and images take turns)."""
+    from .design import annotator_order
+
+    listed = store.response_ids(run_id=run_id, benchmark=benchmark)
+    wanted = set(listed)
+    rows = [r for r in store.study_candidates([r["id"] for r in store.list_runs()]) if r["response_id"] in wanted]
+    mixed = annotator_order(rows, _name(annotator))
+    return mixed + sorted(wanted - set(mixed), key=listed.index)  # a response whose sample is gone: last
+
+
 def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", ratings_per_item: int = 1,
                      limit: int = 50, run_id: str | None = None, benchmark: str | None = None,
                      study: str | None = None) -> list[str]:
     """The next responses for ``annotator`` to look at, best first.
 
     ``unrated``: responses this annotator has not rated that have fewer than
-    ``ratings_per_item`` ratings, least-rated first. ``disagreement``: responses with a triplet
+    ``ratings_per_item`` ratings, least-rated first, then in the annotator's own mixed order
+    (``mixed_queue``: models, tasks and images take turns). ``disagreement``: responses with a triplet
     disagreement (``triplet_disagreement_counts``: the Tri-HE judges disagree on a triplet with each other
     or with a person's correction), most first, leaving out those this annotator has already corrected.
     ``uncorrected``: every response with judged Tri-HE claims that this annotator has not
-    corrected, those with disagreements first (most first), then the rest in store order.
+    corrected, those with disagreements first (most first), then the rest in the annotator's mixed order.
     ``study``: the study's own queue (``study_queue``; ``mode`` and ``ratings_per_item`` are the study's).
     Only this studio's judgements count (source ``"app"``), never imported ones.
     """
@@ -360,7 +370,7 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
         raise ValidationError(f"queue mode must be one of {QUEUE_MODES}, got {mode!r}")
     if ratings_per_item < 1:
         raise ValidationError(f"ratings_per_item must be at least 1, got {ratings_per_item}")
-    candidates = store.response_ids(run_id=run_id, benchmark=benchmark)
+    candidates = mixed_queue(store, annotator, run_id=run_id, benchmark=benchmark)
     order = {rid: i for i, rid in enumerate(candidates)}
     # The queues are the studio's own annotators': ratings imported from an outside study do not fill them.
     if mode == "unrated":
@@ -374,9 +384,12 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
     corrected = {rid for rid, ann, _ in current_corrections(
         store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)) if ann == annotator}
     pool = set(disagreements)
-    if mode == "uncorrected":
-        pool |= {response.id for response, score in store.iter_scores("trihe", with_evidence=True)
-                 if response.id in order and score.evidence.get("triplets")}
+    from ..metrics.registry import spec_with
+
+    spec = spec_with("corrected_claims")
+    if mode == "uncorrected" and spec is not None:
+        pool |= {response.id for response, score in store.iter_scores(spec.name, with_evidence=True)
+                 if response.id in order and spec.corrected_claims(score.evidence)}
     todo = [rid for rid in pool if rid not in corrected]
     todo.sort(key=lambda rid: (-disagreements.get(rid, 0), order[rid]))
     return todo[:limit]

@@ -18,6 +18,8 @@ nothing yet, so the model furthest below its share comes first, alternating:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import random
 import re
 from collections import Counter, defaultdict
@@ -89,6 +91,7 @@ class Item:
     response_id: str
     model: str  # the run it belongs to
     image: str
+    task: str = ""  # its benchmark / task stratum (the default queue spreads these too)
 
 
 @dataclass
@@ -229,6 +232,78 @@ def queue_order(items: Sequence[Item], ratings: Mapping[str, int], history: Sequ
         last[items[best].model] = t
         t += 1
     return out
+
+
+def annotator_seed(annotator: str, salt: str = "") -> int:
+    """A seed of the annotator's own, the same in every process (``hash()`` of a string is not).
+
+    >>> annotator_seed("ann") == annotator_seed("ann") != annotator_seed("bob")
+    True
+    """
+    return int.from_bytes(hashlib.sha256(f"{salt}\x00{annotator}".encode()).digest()[:8], "big")
+
+
+def mixed_order(items: Sequence[Item], seed: int) -> list[int]:
+    """Indices into ``items``: every item once, in a seeded order where the models take turns, each model's
+    tasks take turns within it, and each task's images within that, so that in every prefix of the order each
+    model (and within a model, each task; within a model's task, each image) has its share of the prefix, give
+    or take one item. The models walk each task's images in one shuffled ring, each from its own starting
+    point, so that at any time they look at different images (a Latin square, as a study balances raters).
+
+    The queue of an annotator who rates without a study (``annotation_queue``): unlike ``queue_order``,
+    which looks at what each annotator has rated at every step (a study of some hundred responses), this
+    is one sort of the whole store, so that a queue of thousands of responses costs milliseconds. Another
+    seed (another annotator) gives another order, mixed alike.
+
+    >>> items = [Item(f"{m}-{i}-{t}", m, i, t) for m in "AB" for i in ("x", "y") for t in ("cap", "mcq")]
+    >>> [items[k].model for k in mixed_order(items, seed=1)]
+    ['B', 'A', 'B', 'A', 'B', 'A', 'B', 'A']
+    >>> sorted(mixed_order(items, seed=1)) == list(range(8)) and mixed_order(items, 1) != mixed_order(items, 2)
+    True
+    """
+    rng = random.Random(seed)
+    tree: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for k, item in enumerate(items):
+        tree[item.model][item.task][item.image].append(k)
+    rings = {}
+    for task in sorted({i.task for i in items}):
+        ring = sorted({i.image for i in items if i.task == task})
+        rng.shuffle(ring)
+        rings[task] = {image: r for r, image in enumerate(ring)}
+    models = []
+    for m, model in enumerate(sorted(tree)):
+        tasks = []
+        for task in sorted(tree[model]):
+            ring, shift = rings[task], m * len(rings[task]) / len(tree)
+            images = []
+            for image, ks in tree[model][task].items():
+                rng.shuffle(ks)
+                images.append((((ring[image] - shift) % len(ring) + 0.5) / len(ring), ks))
+            tasks.append((rng.random(), _merge(images, rng)))
+        models.append((rng.random(), _merge(tasks, rng)))
+    return _merge(models, rng)
+
+
+def annotator_order(candidates: Sequence[Mapping[str, Any]], annotator: str) -> list[str]:
+    """The response ids of ``candidates`` (``Store.study_candidates`` rows) in ``annotator``'s own mixed order
+    (``mixed_order`` seeded by ``annotator_seed``): the queue of someone rating without a study, where no stretch
+    comes from one model or one image, and a second annotator's is another order, mixed alike."""
+    items = tuple(Item(str(r["response_id"]), str(r["run_id"]), f"{r['benchmark']}/{r['image']}",
+                       f"{r['benchmark']}/{r['task']}") for r in candidates)
+    return list(_annotator_order(items, annotator))
+
+
+@functools.lru_cache(maxsize=16)
+def _annotator_order(items: tuple[Item, ...], annotator: str) -> tuple[str, ...]:
+    # Asked again at every rating (the queue's next item): the same responses give the same order, so keep it.
+    return tuple(items[k].response_id for k in mixed_order(items, annotator_seed(annotator)))
+
+
+def _merge(groups: Sequence[tuple[float, list[int]]], rng: random.Random) -> list[int]:
+    """The groups' items merged so that each group keeps its share of every prefix: a group of n items with
+    offset u in [0, 1) puts its j-th item at (j + u) / n (systematic sampling), and the merge sorts by place."""
+    placed = sorted(((j + offset) / len(ks), rng.random(), k) for offset, ks in groups for j, k in enumerate(ks))
+    return [k for _, _, k in placed]
 
 
 def _shares(keys: Sequence[str]) -> dict[str, float]:

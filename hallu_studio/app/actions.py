@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import annotation
+from ..annotation.rating import undo_latest
+from ..metrics.registry import spec_with
 from ..model import APP_SOURCE, ValidationError
 from .context import AppContext
 
@@ -51,13 +53,15 @@ def rate(ctx: AppContext, annotator: str, response_id: str, value: int, mode: st
 def correct_triplet(ctx: AppContext, annotator: str, response_id: str, triplet_index: int, verdict: str,
                     reason: str = "", mode: str = "api") -> dict[str, Any]:
     rid = _known_response(ctx, response_id)
+    spec = spec_with("corrected_claims")  # the metric whose claims people correct
     triplet = None
-    for score in ctx.store.get_scores(rid, "trihe"):
-        triplets = score.evidence.get("triplets") or []
-        if 0 <= int(triplet_index) < len(triplets):
-            triplet = triplets[int(triplet_index)].get("triplet")
+    for score in ctx.store.get_scores(rid, spec.name) if spec is not None else ():
+        claims = spec.corrected_claims(score.evidence)
+        if 0 <= int(triplet_index) < len(claims):
+            triplet = claims[int(triplet_index)][0]
     if triplet is None:
-        raise ValidationError(f"response {rid!r} has no Tri-HE triplet number {triplet_index}")
+        judged = f"{spec.display_name} triplet" if spec is not None else "judged triplet"
+        raise ValidationError(f"response {rid!r} has no {judged} number {triplet_index}")
     event = annotation.correct_triplet(ctx.store, annotator, rid, int(triplet_index), verdict, reason, triplet,
                                        mode=mode)
     return {"event_id": event, "annotator": annotator, "response_id": rid, "triplet_index": int(triplet_index),
@@ -67,8 +71,9 @@ def correct_triplet(ctx: AppContext, annotator: str, response_id: str, triplet_i
 def review_edit(ctx: AppContext, annotator: str, response_id: str, edit_index: int, accept: bool,
                 mode: str = "api") -> dict[str, Any]:
     rid = _known_response(ctx, response_id)
-    edits = max((sum(1 for step in s.evidence.get("alignment") or [] if step[0] != "equal")
-                 for s in ctx.store.get_scores(rid, "edit")), default=0)
+    spec = spec_with("reviewed_edits")  # the metric whose revision people review
+    edits = max((spec.reviewed_edits(s.evidence) for s in ctx.store.get_scores(rid, spec.name)), default=0) \
+        if spec is not None else 0
     if not 0 <= int(edit_index) < edits:
         raise ValidationError(f"response {rid!r} has no revision edit number {edit_index} ({edits} edits)")
     event = annotation.review_edit(ctx.store, annotator, rid, int(edit_index), bool(accept), mode=mode)
@@ -83,9 +88,15 @@ def note(ctx: AppContext, annotator: str, response_id: str, text: str) -> dict[s
 
 
 def undo(ctx: AppContext, annotator: str, response_id: str | None = None) -> dict[str, Any]:
+    """Undo the annotator's latest action (on ``response_id`` if given) with a new event; the answer says which
+    event it took back (``undone_event_id``), on which response, and what it was in words (``what``)."""
     rid = (response_id or "").strip() or None
-    undo_id = annotation.undo_last(ctx.store, annotator, rid)
-    return {"undo_event_id": undo_id, "annotator": annotator, "undone": undo_id is not None}
+    undone = undo_latest(ctx.store, annotator, rid)
+    if undone is None:
+        return {"undo_event_id": None, "annotator": annotator, "undone": False, "undone_event_id": None,
+                "response_id": None, "what": None}
+    return {"undo_event_id": undone.undo_id, "annotator": annotator, "undone": True,
+            "undone_event_id": undone.event.id, "response_id": undone.response_id, "what": undone.what}
 
 
 def prefer(ctx: AppContext, annotator: str, response_a: str, response_b: str, winner: str,

@@ -11,6 +11,7 @@ from ..config import ASSETS_DIR
 from ..lexicon.wordnet import lexicon_note
 from .context import AppContext
 from .render.palette import md
+from . import tab_memory
 from .security import app_kwargs
 from .tabs import annotate, browse, inspect, overview, run, settings, study
 
@@ -38,9 +39,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         gr.Markdown(f"**Lexicon:** {md(note)}" if note else "", visible=bool(note), elem_id="hs-lexicon")
         annotator_place = annotate.browser_session()
         with gr.Tabs(selected="overview") as tabs:
-            with gr.Tab("Overview", id="overview", elem_id="tab-overview"):
+            with gr.Tab("Overview", id="overview", elem_id="tab-overview") as overview_tab:
                 ov_inputs, ov_outputs, ov_fn = overview.build(ctx)
-            with gr.Tab("Browse", id="browse", elem_id="tab-browse"):
+            with gr.Tab("Browse", id="browse", elem_id="tab-browse") as browse_tab:
                 br = browse.build(ctx)
             with gr.Tab("Inspect", id="inspect", elem_id="tab-inspect") as inspect_tab:
                 ins = inspect.build(ctx)
@@ -50,11 +51,13 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 ann = annotate.build(ctx, annotator_place)
             with gr.Tab("Study", id="study", elem_id="tab-study") as study_tab:
                 study.build(ctx, study_tab)
-            with gr.Tab("Run", id="run", elem_id="tab-run"):
+            with gr.Tab("Run", id="run", elem_id="tab-run") as run_tab:
                 run.build(ctx)
-            with gr.Tab("Settings", id="settings", elem_id="tab-settings"):
+            with gr.Tab("Settings", id="settings", elem_id="tab-settings") as settings_tab:
                 settings.build(ctx)
         annotate.register_api(ctx)
+        every_tab = (overview_tab, browse_tab, inspect_tab, annotate_tab, study_tab, run_tab, settings_tab)
+        tab_in_use = tab_memory.remember_tabs(every_tab)
         # a study created in the Study view is in the Annotate view's list when that view is opened
         annotate_tab.select(lambda: gr.update(choices=annotate.study_choices(ctx)), None, [ann.study],
                             api_visibility="private", show_progress="hidden")
@@ -94,6 +97,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         demo.load(lambda: ov_fn("", False), None, ov_outputs, api_visibility="private")
         # The annotator's name and place come back from the browser's storage after a reload.
         demo.load(ann.restore, [ann.session], ann.restore_outputs, api_visibility="private")
+        demo.load(None, [tab_in_use], None, js=tab_memory.reopen_js(every_tab), api_visibility="private")
 
         watching = gr.State(False)  # this page has seen the background work running
         banner_timer = gr.Timer(2.0, active=ctx.background.running())

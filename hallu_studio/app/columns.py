@@ -42,9 +42,11 @@ def column_of(key: str) -> MetricColumn | None:
     return next((c for c in headline_columns() if c.key == key), None)
 
 
-# Browse opens on real failures: the responses with the most hallucinated claims first
-# (EMD ranks short correct answers high, since a one-word answer leaves the whole scene unmatched).
-DEFAULT_SORT = "trihe.hallucinated"
+def default_sort() -> str:
+    """Browse's first order: the first column in the registry's (the Overview's ranking) order, the claim-level
+    count of hallucinations, so that Browse opens on real failures (a distance such as EMD's ranks short correct
+    answers high, since a one-word answer leaves the whole scene unmatched)."""
+    return headline_columns()[0].key
 
 
 def metric_of(key: str) -> str:
@@ -60,10 +62,9 @@ def headline_keys() -> list[str]:
     return [c.key for c in headline_columns()]
 
 
-# The per-response values the Overview's plots read besides Browse's columns (``render.plots``).
-PLOT_COLUMNS: tuple[str, ...] = ("edit.distance", "edit.words", "trihe.n_triplets", "trihe.object", "trihe.relation")
-
-
 def all_keys() -> list[str]:
-    """Browse's columns and the plots' values: what the Overview and the report read per response."""
+    """Browse's columns and the plots' values (``render.plots.PLOT_COLUMNS``): what the Overview and the report
+    read per response."""
+    from .render.plots import PLOT_COLUMNS
+
     return list(dict.fromkeys([*headline_keys(), *PLOT_COLUMNS]))

@@ -59,11 +59,13 @@ Hal 100, Cog 1/1 = 100.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..model import Sample
 from .amber_nouns import noun_reader, response_nouns, word_similarity
 from .base import ItemResult, ScoringItem
+from .evidence import HALLUCINATED, SUPPORTED, EvidenceRow, answer_rows, concept_key
+from .flagging import find_phrase
 from .spec import Breakdown, MetricSpec, Number
 
 if TYPE_CHECKING:
@@ -172,6 +174,26 @@ def _rates(cells: dict[str, float], epsilon: float) -> dict[str, float]:
     return out
 
 
+def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str) -> list[EvidenceRow]:
+    """A description's counted nouns, each hallucinated or found among the image's objects; a yes/no answer read
+    against its label.
+
+    >>> [(r.text, r.verdict) for r in evidence_rows({"hallucinated": ["cat"]}, {"counted_nouns": ["dog", "cat"]}, "")]
+    [('dog', 'supported'), ('cat', 'hallucinated')]
+    """
+    if "counted_nouns" not in evidence:
+        return answer_rows(values, evidence, text)
+    bad = {str(n) for n in values.get("hallucinated") or []}
+    rows = []
+    for noun in dict.fromkeys(map(str, evidence.get("counted_nouns") or [])):
+        found = find_phrase(text, noun)
+        rows.append(EvidenceRow(noun, HALLUCINATED if noun in bad else SUPPORTED, kind="object",
+                                reason="names no object of AMBER's annotation of the image" if noun in bad else
+                                "an object of AMBER's annotation of the image", span=found[0] if found else None,
+                                concept=concept_key("object", noun)))
+    return rows
+
+
 class AmberMetric:
     spec = MetricSpec(
         "amber", TOOLKIT, tasks=("caption", "yes_no"), needs=_needs_annotation, reads_concepts=False,
@@ -186,7 +208,7 @@ class AmberMetric:
                     meaning="the share of this description's counted nouns that are hallucinated"),
         agreement=Number("any_hallucinated", "any hallucinated noun / wrong answer", "1 = yes",
                          lower_is_better=True),
-        settings=("scoring.amber_similarity",))
+        evidence_rows=evidence_rows, settings=("scoring.amber_similarity",))
     name = spec.name
 
     def __init__(self, nouns: Nouns | None = None, similarity: str = "same-word",

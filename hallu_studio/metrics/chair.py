@@ -64,6 +64,7 @@ from ..lexicon.vocabularies import CHAIR_TABLE, IMAGE_SOURCE_VOCABULARIES, Vocab
 from ..lexicon.words import FRAMING_NOUNS, PRONOUNS, QUANTIFIER_NOUNS
 from ..model import Sample
 from .base import ItemResult, ScoringItem
+from .evidence import HALLUCINATED, SUPPORTED, EvidenceRow, concept_key
 from .flagging import concept_object_spans, find_phrase
 from .spec import FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number
 
@@ -125,6 +126,34 @@ def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
     return out
 
 
+def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str) -> list[EvidenceRow]:
+    """One row per object mention CHAIR counted: hallucinated when it names no object of the ground truth.
+
+    >>> rows = evidence_rows({}, {"mentioned": ["dog", "lamp"], "hallucinated": ["lamp"], "vocabulary": "image objects",
+    ...                           "grounded": [["dog", "puppy", "synonym"]]}, "A dog and a lamp.")
+    >>> [(r.text, r.verdict_words, r.span) for r in rows]
+    [('dog', 'supported', (2, 5)), ('lamp', 'hallucinated (object)', (12, 16))]
+    """
+    bad = {str(m) for m in evidence.get("hallucinated") or []}
+    grounded = {str(g[0]): g for g in evidence.get("grounded") or [] if isinstance(g, (list, tuple)) and len(g) >= 3}
+    truth = str(evidence.get("ground_truth_from") or evidence.get("vocabulary") or "the image's objects")
+    rows, seen = [], set()
+    for name in map(str, evidence.get("mentioned") or []):
+        if name in seen:
+            continue
+        seen.add(name)
+        found = find_phrase(text, name)
+        if name in bad:
+            reason = f"names no object of the ground truth ({truth})"
+        elif name in grounded:
+            reason = f'the ground truth has it as "{grounded[name][1]}" ({grounded[name][2]})'
+        else:
+            reason = f"in the ground truth ({truth})"
+        rows.append(EvidenceRow(name, HALLUCINATED if name in bad else SUPPORTED, kind="object", reason=reason,
+                                span=found[0] if found else None, concept=concept_key("object", name)))
+    return rows
+
+
 def fact_verdict(values: Mapping[str, Any]) -> str:
     """A fact's verdict from CHAIR's values on it: hallucinated when an object it mentions is not in the image,
     accurate when it mentions objects and all are there, not settled when it mentions none.
@@ -156,7 +185,7 @@ class ChairMetric:
         summary=("chair_s",),
         item=Number("chair_i_item", "CHAIRi", "% of objects", lower_is_better=True,
                     meaning="share of this answer's mentioned objects that are not in the image."),
-        flagged_spans=flagged_spans, fact_reading=fact_reading,
+        flagged_spans=flagged_spans, fact_reading=fact_reading, evidence_rows=evidence_rows,
         hallucination_scores=(Number("chair_i_item", "chair-i", "% of objects", lower_is_better=True,
                                      meaning="CHAIR_i: mentioned objects counted as hallucinated / mentioned (x100)"),),
         settings=("scoring.chair_reading", "scoring.chair_vocabulary", "scoring.chair_ground_truth",

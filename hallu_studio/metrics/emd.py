@@ -59,6 +59,8 @@ from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
 from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase, reference_list
 from .reference_concepts import needs_reference, reference_concepts_many
+from ..lexicon.forms import count_of
+from .evidence import HALLUCINATED, NOT_SETTLED, SUPPORTED, EvidenceRow, concept_key, span_of
 from .flagging import find_phrase, spans_of
 from .spec import MetricSpec, Number
 
@@ -199,6 +201,56 @@ def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
     return out
 
 
+
+def _label_concept(kind: str, label: str) -> tuple[str, str]:
+    """(what it is about, ``concept_key``) of an evidence label ("dog", "sofa: red", "dog: two", "dog - on - sofa")."""
+    if kind == "attribute" and ": " in label:
+        subject, value = label.split(": ", 1)
+        about = "count" if count_of(value) is not None else "attribute"
+        return about, concept_key(about, subject, value)
+    if kind == "relation" and label.count(" - ") == 2:
+        return "relation", concept_key("relation", *label.split(" - "))
+    return kind, concept_key(kind, label)
+
+
+_WHY = {"matched": "the scene-graph grounding matched it (cost 0 to what it matches)",
+        "contradicted": "the reference contradicts it (cost 2 to every concept)",
+        "embedding": "the grounding cannot settle it: its cost is the embedding's 1 − cosine to the reference's "
+                     "concepts of its type"}
+
+
+def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str) -> list[EvidenceRow]:
+    """One row per response concept: the mean cost of moving it onto the reference's concepts of its type (×100, the
+    plan's), hallucinated from ``EMD_FLAG_COST`` or where the reference contradicts it, supported where the
+    grounding matched it, else not settled (a distance, not a verdict).
+
+    >>> rows = evidence_rows({}, {"types": {"attribute": {"response": ["pagoda: one", "roof: red"],
+    ...     "per_concept_cost": [46.1, 80.0], "response_grounding": ["embedding", "contradicted"]}}}, "")
+    >>> [(r.text, r.verdict_words, r.concept, r.score) for r in rows]
+    [('pagoda: one', 'not settled', 'count:pagoda|one', 46.1), ('roof: red', 'hallucinated (attribute)', 'attribute:roof|red', 80.0)]
+    """
+    rows = []
+    for kind, typed in (evidence.get("types") or {}).items():
+        costs, spans = typed.get("per_concept_cost") or [], typed.get("response_spans") or []
+        grounding = typed.get("response_grounding") or []
+        for i, label in enumerate(typed.get("response") or []):
+            cost = costs[i] if i < len(costs) else None
+            how = str(grounding[i]) if i < len(grounding) else ""
+            if how == "contradicted" or (cost is not None and cost >= EMD_FLAG_COST):
+                verdict = HALLUCINATED
+            elif how == "matched":
+                verdict = SUPPORTED
+            else:
+                verdict = NOT_SETTLED
+            about, key = _label_concept(str(kind), str(label))
+            reason = _WHY.get(how, "its cost is the embedding's 1 − cosine to the reference's concepts of its type")
+            reason += f"; flagged from {EMD_FLAG_COST:g}" if verdict != SUPPORTED else ""
+            rows.append(EvidenceRow(str(label), verdict, kind=about, reason=reason,
+                                    span=span_of(spans[i]) if i < len(spans) else None,
+                                    score=None if cost is None else float(cost), score_name="mean cost moved (×100)",
+                                    concept=key))
+    return rows
+
 class EMDMetric:
     """VISCON's EMD between a sample's reference concepts and the concepts its response mentions.
 
@@ -217,7 +269,7 @@ class EMDMetric:
         summary=("object", "attribute", "relation"),
         item=Number("total", "EMD", "×100", lower_is_better=True,
                     meaning="this answer's EMD (the Overview's EMD is the mean of these over a model's answers)."),
-        flagged_spans=flagged_spans,
+        flagged_spans=flagged_spans, evidence_rows=evidence_rows, panel="transport_plan",
         hallucination_scores=(Number("object", "emd object", "×100", lower_is_better=True,
                                      meaning="VISCON EMD of the objects (x100)"),
                               Number("total", "emd total", "×100", lower_is_better=True,

@@ -22,9 +22,10 @@ import numpy as np
 from ..reference_scope import Scope
 from ..model import ConceptSet, SceneGraph
 from .base import ItemResult, ScoringItem
+from .evidence import HALLUCINATED, OMITTED, EvidenceRow
 from .flagging import edited_word_spans
 from .spec import MetricSpec, Number
-from .edit_distance import edit_slope_alpha, word_edit_distance
+from .edit_distance import edit_slope_alpha, word_edit_distance, word_spans
 from .reference_concepts import reference_concepts_many, reference_source
 
 if TYPE_CHECKING:
@@ -64,6 +65,45 @@ def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
     return edited_word_spans(text, evidence.get("alignment") or [])
 
 
+def revision_edits(evidence: Mapping[str, Any]) -> int:
+    """How many edits the revision made (its alignment's steps other than "equal"): what people review in Annotate.
+
+    >>> revision_edits({"alignment": [["equal", ["a"], ["a"]], ["delete", ["red"], []], ["insert", [], ["blue"]]]})
+    2
+    """
+    return sum(1 for step in evidence.get("alignment") or [] if step[0] != "equal")
+
+
+def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str) -> list[EvidenceRow]:
+    """One row per edit of the minimal revision, numbered as Annotate's review list numbers them (from 0): what it
+    removed or replaced is hallucinated by the reviser's reading, what it inserted was missing (omitted).
+
+    >>> for r in evidence_rows({}, {"original": "A red car.", "alignment": [["equal", ["A"], ["A"]],
+    ...                         ["substitute", ["red"], ["blue"]], ["equal", ["car"], ["car"]]]}, "A red car."):
+    ...     print(r.text, "|", r.verdict_words, "|", r.span)
+    edit 0: red → blue | hallucinated (edit) | (2, 5)
+    """
+    original = evidence.get("original")
+    words = word_spans(original if isinstance(original, str) else text)
+    rows, at, number = [], 0, 0
+    for step in evidence.get("alignment") or []:
+        op, old, new = str(step[0]), [str(w) for w in step[1] or []], [str(w) for w in step[2] or []]
+        here = words[at:at + len(old)]
+        at += len(old)
+        if op == "equal":
+            continue
+        span = (here[0][0], here[-1][1]) if here and len(here) == len(old) else None
+        if op == "insert":
+            rows.append(EvidenceRow(f"edit {number}: + {' '.join(new)}", OMITTED, kind="edit", reason="the reviser "
+                                    "inserted it to make the response agree with the reference"))
+        else:
+            said = f"{' '.join(old)} → {' '.join(new)}" if op == "substitute" else f"− {' '.join(old)}"
+            rows.append(EvidenceRow(f"edit {number}: {said}", HALLUCINATED, kind="edit", span=span,
+                                    reason=f"the reviser {'replaced' if op == 'substitute' else 'removed'} it to make "
+                                           "the response agree with the reference"))
+        number += 1
+    return rows
+
 class EvaluateByEditMetric:
     """Word edit distance between a response and its scene-graph-driven revision."""
 
@@ -77,7 +117,8 @@ class EvaluateByEditMetric:
         summary=("distance", "alpha"),
         item=Number("per_word", "edits/word", "per word", lower_is_better=True,
                     meaning="this answer's word edits per word."),
-        flagged_spans=flagged_spans,
+        flagged_spans=flagged_spans, reviewed_edits=revision_edits, evidence_rows=evidence_rows,
+        panel="edit_diff",
         hallucination_scores=(Number("per_word", "edit per word", "per word", lower_is_better=True,
                                      meaning="Evaluate-by-Edit: word edits of the revision per word"),),
         settings=("scoring.reviser", "scoring.embedding_model", "llm.model"))

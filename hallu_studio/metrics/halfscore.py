@@ -46,6 +46,7 @@ from ..model import ConceptSet, Sample
 from .base import ItemResult, ScoringItem
 from .reference_concepts import open_world_concepts
 from ..lexicon.forms import number_word
+from .halfscore_evidence import evidence_rows
 from .flagging import distinctive_word, find_phrase, spans_of
 from .spec import MetricSpec, Number, as_number
 
@@ -289,6 +290,7 @@ def flagged_spans(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
     return out
 
 
+
 def _one_minus_precision(values: Mapping[str, Any]) -> float | None:
     precision = as_number(values.get("precision"))
     return None if precision is None else 1.0 - precision
@@ -305,6 +307,7 @@ class HalFscoreMetric:
         summary=("precision", "recall"),
         item=Number("f", "F", "0–1", lower_is_better=False, meaning="this answer's F."),
         higher_is_better_values=frozenset({"precision", "recall", "f", "matched"}), flagged_spans=flagged_spans,
+        evidence_rows=evidence_rows, panel="concept_match",
         hallucination_scores=(Number("precision", "halfscore 1-precision", "share", lower_is_better=True,
                                      meaning="HalFscore: 1 - concept precision", derive=_one_minus_precision),),
         settings=("scoring.halfscore_matcher", "scoring.halfscore_match_threshold",

@@ -43,10 +43,11 @@ Entropy of {yes: 0.5, no: 0.5} = 1 bit > 0.9 → flagged; of {yes: 0.9, no: 0.1}
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -56,6 +57,7 @@ from ..judges.nli import NLIModel
 from ..lexicon.predicates import entails, parse_predicate
 from ..model import Sample
 from .base import ItemResult, ScoringItem
+from .evidence import EvidenceRow, answer_rows
 from .flagging import whole_answer_if
 from .spec import MetricSpec, Number
 
@@ -278,6 +280,20 @@ def signal_entropy(signals: Any, reading: str = "studio") -> float | None:
     return candidate_entropy(logprobs) if isinstance(logprobs, dict) else None
 
 
+def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str) -> list[EvidenceRow]:
+    """The answer read against the relation's label, with its entropy where recorded.
+
+    >>> r = evidence_rows({"correct": False, "entropy": 0.4}, {"parsed_answer": "no", "label": "yes"}, "No")[0]
+    >>> r.verdict_words, r.score
+    ('wrong (answer)', 0.4)
+    """
+    rows = answer_rows(values, evidence, text)
+    entropy = values.get("entropy")
+    if rows and isinstance(entropy, (int, float)):
+        rows = [dataclasses.replace(rows[0], score=float(entropy), score_name="answer entropy")]
+    return rows
+
+
 def _needs_relation(sample: Sample) -> str | None:
     if sample.relation_category is None:
         return "reefknot needs a relation question (a sample with a relation category)"
@@ -295,6 +311,7 @@ class ReefknotMetric:
         item=Number("hallucinated", "hallucinated answer", "1 = yes", lower_is_better=True,
                     meaning="whether this answer gets the relation wrong (Halr is the share of these)."),
         higher_is_better_values=frozenset({"correct"}), flags_words=False,
+        evidence_rows=evidence_rows, panel="logit_lens",
         flagged_spans=lambda values, evidence, text, concepts=None: whole_answer_if(bool(values.get("hallucinated")),
                                                                                     text),
         settings=("scoring.reefknot_reading", "decoding.entropy_reading", "decoding.dtc_gamma", "scoring.nli_model",

@@ -90,6 +90,11 @@ def metric_specs() -> list[MetricSpec]:
     return [metric_spec(n) for n in METRIC_NAMES]
 
 
+def spec_with(reader: str) -> MetricSpec | None:
+    """The first registered metric whose spec carries ``reader`` (a field such as ``corrected_claims``), or None."""
+    return next((spec for spec in metric_specs() if getattr(spec, reader) is not None), None)
+
+
 def not_applicable_reason(name: str, sample: Sample) -> str | None:
     """Why metric ``name`` does not apply to ``sample``, or None when it does."""
     return metric_spec(name).not_applicable(sample)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..model import Sample
+from .evidence import EvidenceRow, answer_rows
 from .flagging import wrong_answer_spans
 
 
@@ -138,6 +139,17 @@ class MetricSpec:
     # How one atomic fact is judged with this metric (FaithScore-style fact tables):
     # ``(values, evidence, undefined_reason) -> FactReading``; None: the metric does not judge facts.
     fact_reading: Callable[[Mapping[str, Any], Mapping[str, Any], str | None], "FactReading"] | None = None
+    # The claims of a response's evidence that people correct in Annotate, in evidence order: ``evidence -> [(the
+    # claim's triplet or None, the judge's verdict)]``, verdicts as ``annotation.CORRECTION_VERDICTS``; None: none.
+    corrected_claims: Callable[[Mapping[str, Any]], list[tuple[tuple[str, str, str] | None, str]]] | None = None
+    # How many edits of a response's revision people accept or reject in Annotate: ``evidence -> n``; None: none.
+    reviewed_edits: Callable[[Mapping[str, Any]], int] | None = None
+    # What its evidence says of each thing it judged in one response (``metrics.evidence``):
+    # ``(values, evidence, text) -> [EvidenceRow]``; Inspect draws every metric's rows alike. None: nothing to list.
+    evidence_rows: Callable[[Mapping[str, Any], Mapping[str, Any], str], list[EvidenceRow]] | None = None
+    # A drawing of its own that Inspect adds beside the rows, by kind ("transport_plan", "edit_diff", "concept_match",
+    # "claims", "object_mentions", "answer"): the app's render layer maps a kind to its drawing. None: rows only.
+    panel: str | None = None
 
     def __post_init__(self) -> None:
         if not self.family:
@@ -171,7 +183,8 @@ class MetricSpec:
 ANSWER_WRONG = Number("correct", "answer wrong", "1 = yes", lower_is_better=True,
                       derive=lambda v: None if v.get("correct") is None else float(not v["correct"]))
 ANSWER_METRIC: Mapping[str, Any] = {"agreement": ANSWER_WRONG, "higher_is_better_values": frozenset({"correct"}),
-                                    "flags_words": False, "flagged_spans": wrong_answer_spans}
+                                    "flags_words": False, "flagged_spans": wrong_answer_spans,
+                                    "evidence_rows": answer_rows}
 
 
 # A fact's verdicts, whichever metric judges it: what the reference says is false, what it states, and what it

@@ -47,6 +47,7 @@ from ..lexicon.forms import normalize_name, number_word
 from ..lexicon.nouns import is_adjective_only
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
+from .evidence import (HALLUCINATED, NOT_SETTLED, SUPPORTED, WRONG, EvidenceRow, concept_key, span_of)
 from .flagging import find_phrase, spans_of
 from .reference_concepts import needs_reference
 from .spec import (FACT_ACCURATE, FACT_HALLUCINATED, NOT_SETTLED, FactReading, MetricSpec, Number,
@@ -214,6 +215,79 @@ def fact_reading(values: Mapping[str, Any], evidence: Mapping[str, Any], undefin
     return FactReading(fact_verdict([str(t.get("verdict")) for t in triplets]), reason, triplets)
 
 
+def claim_about(claim: Mapping[str, Any]) -> str:
+    """What a stored claim is about, as a reader names it: the judge's ``kind`` where it gave one, else its verdict's
+    (Tri-HE files an attribute conflict under "relation" and a wrong count under "object").
+
+    >>> claim_about({"verdict": "relation", "kind": "attribute"}), claim_about({"verdict": "object"})
+    ('attribute', 'object')
+    """
+    kind = str(claim.get("kind") or "")
+    verdict = str(claim.get("verdict"))
+    return kind or (verdict if verdict in HALLUCINATION_VERDICTS else "claim")
+
+
+def _claim_concept(parts: list[str], about: str) -> str:
+    if len(parts) != 3:
+        return ""
+    s, p, o = parts
+    if p == EXISTENCE_PREDICATE:
+        return concept_key("object", s)
+    if about in ("attribute", "count") and p == ATTRIBUTE_PREDICATE:
+        return concept_key(about, s, o)
+    return concept_key("relation", s, p, o)
+
+
+def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: str) -> list[EvidenceRow]:
+    """One row per judged claim: hallucinated where it counts as one (an unverifiable claim counted at a weight
+    says so), a prediction error as wrong, unverifiable / inference / unparseable as not settled.
+
+    >>> rows = evidence_rows({}, {"judge": "graph", "triplets": [
+    ...     {"triplet": ["flag", "is", "pink"], "verdict": "relation", "kind": "attribute", "reason": "it is blue"},
+    ...     {"triplet": ["sky", "is", "hazy"], "verdict": "unverifiable", "kind": "attribute", "weight": 0.5}]}, "")
+    >>> [(r.verdict_words, r.concept, r.weight) for r in rows]
+    [('hallucinated (attribute)', 'attribute:flag|pink', None), ('not settled', 'attribute:sky|hazy', 0.5)]
+    """
+    rows = []
+    for t in evidence.get("triplets") or []:
+        parts = [str(x) for x in t.get("triplet") or []]
+        verdict, about = str(t.get("verdict")), claim_about(t)
+        weight = as_number(t.get("weight"))
+        if t.get("hallucinated", verdict in HALLUCINATION_VERDICTS):
+            said = HALLUCINATED
+        elif verdict == "supported":
+            said = SUPPORTED
+        elif verdict == "prediction_error":
+            said, about = WRONG, "triplet, its parts are in the reference"
+        else:
+            said = NOT_SETTLED
+        reason = str(t.get("reason") or "")
+        if verdict not in ("supported", *HALLUCINATION_VERDICTS):
+            reason = f"{verdict}: {reason}" if reason else verdict
+        if weight:
+            reason += f" (counts {weight:g} of a hallucinated claim: scoring.unverifiable_weight)"
+        rows.append(EvidenceRow(" ".join(parts), said, kind=about, reason=reason, span=span_of(t.get("span")),
+                                score=as_number(t.get("score")), score_name="judge's support score",
+                                judge=str(t.get("judge") or evidence.get("judge") or ""),
+                                probability=as_number(t.get("probability")), concept=_claim_concept(parts, about),
+                                weight=weight))
+    return rows
+
+
+def corrected_claims(evidence: Mapping[str, Any]) -> list[tuple[tuple[str, str, str] | None, str]]:
+    """Each judged claim of a Tri-HE evidence as people correct it in Annotate: its triplet and the judge's verdict.
+
+    >>> corrected_claims({"triplets": [{"triplet": ["cat", "on", "mat"], "verdict": "relation"},
+    ...                                {"verdict": "object"}]})
+    [(('cat', 'on', 'mat'), 'relation'), (None, 'object')]
+    """
+    out = []
+    for t in evidence.get("triplets") or []:
+        triplet = tuple(str(x) for x in t["triplet"]) if t.get("triplet") else None
+        out.append((triplet, str(t.get("verdict"))))
+    return out  # type: ignore[return-value]
+
+
 class TriHEMetric:
     spec = MetricSpec(
         "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=needs_reference("trihe"),
@@ -229,7 +303,8 @@ class TriHEMetric:
                             "claims)."),
         agreement=Number("hallucinated", "share of claims hallucinated", "share", lower_is_better=True,
                          derive=_hallucinated_share),
-        flagged_spans=flagged_spans, fact_reading=fact_reading,
+        flagged_spans=flagged_spans, fact_reading=fact_reading, corrected_claims=corrected_claims,
+        evidence_rows=evidence_rows, panel="claims",
         hallucination_scores=(Number("hallucinated", "trihe share", "share", lower_is_better=True,
                                      meaning="Tri-HE: claims counted as hallucinated / claims",
                                      derive=_hallucinated_share),),

@@ -79,11 +79,22 @@ class Navigation(HumanEvents):
             LEFT JOIN m ON m.response_id = x.id LEFT JOIN annotated a ON a.response_id = x.id
             LEFT JOIN human_differs h ON h.response_id = x.id"""
         params.append(self._undone_ids())
+        where, more = self._browse_where(filters, metric_columns)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return sql, params + more
+
+    @staticmethod
+    def _browse_where(filters: dict[str, Any], metric_columns: Sequence[str]) -> tuple[list[str], list[Any]]:
+        """The browse query's conditions (over its aliases ``x``, ``s``, ``r``, ``m``, ``a``, ``h``) and parameters."""
         where: list[str] = []
+        params: list[Any] = []
         for key, col in (("models", "r.model"), ("benchmarks", "s.benchmark"), ("domains", "s.domain"),
-                         ("tasks", "s.task"), ("runs", "x.run_id")):
+                         ("tasks", "s.task"), ("runs", "x.run_id"), ("ids", "x.id")):
             values = filters.get(key)
-            if values:
+            if key == "ids" and values is not None and not list(values):
+                where.append("false")  # an empty choice of responses keeps none (an empty facet: no filter)
+            elif values:
                 where.append(f"{col} IN (SELECT unnest(?))")
                 params.append([str(v) for v in values])
         for col, bounds in (filters.get("ranges") or {}).items():
@@ -108,9 +119,7 @@ class Navigation(HumanEvents):
         if filters.get("text"):
             where.append("contains(lower(x.text), lower(?))")
             params.append(str(filters["text"]))
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return sql, params
+        return where, params
 
     def _browse_order(self, sort: str | None, descending: bool, metric_columns: Sequence[str]) -> str:
         if sort is None:
@@ -125,7 +134,8 @@ class Navigation(HumanEvents):
                          offset: int = 0, configs: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """Responses with their run, sample facets and metric columns, filtered and sorted.
 
-        ``filters``: ``models / benchmarks / domains / tasks / runs`` (lists), ``ranges``
+        ``filters``: ``models / benchmarks / domains / tasks / runs / ids`` (lists; ``ids``: response ids a caller
+        chose by a test the store cannot run, such as people's and judges' calls), ``ranges``
         (``{column: [low, high]}``, either end None), ``annotated`` (bool: a rating or correction in force),
         ``disagreement`` (``"judges"``: judges_differ, or ``"judge_human"``: human_differs; see ``_browse_sql``),
         ``text`` (substring). ``configs``: see ``_browse_sql``.

@@ -10,11 +10,12 @@ from .graphs import concept_graph_html, graph_iframe, scene_graph_html
 from .heatmap import transport_heatmaps_html
 from .image import image_html
 from .tables import records_table_html
-from .text import highlight_spans_html, response_spans
+from .text import SpanMark, highlight_spans_html, response_spans
 from .verdicts import halfscore_html, logit_lens_svg, reefknot_html, triplet_verdicts_html
 
 __all__ = [
-    "concept_graph_html", "edit_diff_html", "graph_iframe", "halfscore_html", "highlight_spans_html", "image_html",
+    "SpanMark", "concept_graph_html", "edit_diff_html", "graph_iframe", "halfscore_html", "highlight_spans_html",
+    "image_html",
     "logit_lens_svg", "records_table_html", "reefknot_html", "response_spans", "scene_graph_html",
     "transport_heatmaps_html", "triplet_verdicts_html",
 ]

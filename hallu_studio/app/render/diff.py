@@ -9,6 +9,7 @@ view's "edit of the revision" list numbers it.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from ...extraction.spans import sentence_spans
@@ -59,70 +60,115 @@ def _stats(values: dict[str, Any] | None) -> str:
             'punctuation is shown but not counted</p>')
 
 
-def _marked(text: str, spans: list[tuple[int, int]], marks: dict[int, tuple[str, int]], start: int, end: int) -> str:
-    """``text[start:end]`` escaped, its marked words (word index -> (style, edit number)) wrapped; the words of one
-    edit that follow each other are one mark, with what stands between them."""
-    runs: list[list[Any]] = []  # [style, number, first char, last char]
+def _edit_numbers(steps: list[tuple[str, list[str], list[str]]]) -> tuple[dict[int, int], dict[int, int]]:
+    """The metric's edit number (Annotate's review list's) of each original and each revised word an edit touches."""
+    o_edit: dict[int, int] = {}
+    r_edit: dict[int, int] = {}
+    oi = ri = number = 0
+    for op, old, new in steps:
+        if op != "equal":
+            o_edit.update((oi + k, number) for k in range(len(old)))
+            r_edit.update((ri + k, number) for k in range(len(new)))
+            number += 1
+        oi, ri = oi + len(old), ri + len(new)
+    return o_edit, r_edit
+
+
+def _pair_sentences(o_words: list[list[str]], r_words: list[list[str]]) -> list[tuple[int | None, int | None]]:
+    """Original and revised sentences aligned in order (difflib over the sentences' lower-cased words; a replaced
+    block paired sentence by sentence where they share most of their words); None: removed / added."""
+    def key(words: list[str]) -> tuple[str, ...]:
+        return tuple(w.lower() for w in words)
+
+    pairs: list[tuple[int | None, int | None]] = []
+    matcher = difflib.SequenceMatcher(None, [key(w) for w in o_words], [key(w) for w in r_words], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            pairs += list(zip(range(i1, i2), range(j1, j2)))
+            continue
+        j = j1
+        for i in range(i1, i2):
+            ratios = [(difflib.SequenceMatcher(None, key(o_words[i]), key(r_words[k])).ratio(), k)
+                      for k in range(j, j2)]
+            best = max(ratios, default=(0.0, -1))
+            if best[0] >= 0.5:
+                pairs += [(None, k) for k in range(j, best[1])] + [(i, best[1])]
+                j = best[1] + 1
+            else:
+                pairs.append((i, None))
+        pairs += [(None, k) for k in range(j, j2)]
+    return pairs
+
+
+def _marked(text: str, spans: list[tuple[int, int]], marks: dict[int, str], numbers: dict[int, int],
+            start: int, end: int) -> str:
+    """``text[start:end]`` escaped, its marked words (word index -> style) wrapped, the words of one kind that follow
+    each other as one mark, each followed by the metric's edit numbers on its words."""
+    runs: list[list[Any]] = []  # [style, first char, last char, edit numbers]
     for i, (a, b) in enumerate(spans):
         if b <= start or a >= end or i not in marks:
             continue
-        kind, number = marks[i]
-        if runs and runs[-1][:2] == [kind, number] and marks.get(i - 1) == (kind, number):
-            runs[-1][3] = b
+        if runs and runs[-1][0] == marks[i] and marks.get(i - 1) == marks[i]:
+            runs[-1][2] = b
         else:
-            runs.append([kind, number, a, b])
+            runs.append([marks[i], a, b, []])
+        if i in numbers and numbers[i] not in runs[-1][3]:
+            runs[-1][3].append(numbers[i])
     out, at = [], start
-    for kind, number, a, b in runs:
+    for kind, a, b, edits in runs:
+        said = ", ".join(map(str, edits))
         out.append(esc(text[at:a]))
-        out.append(_span(kind, text[a:b], f"edit {number}: {_TITLES[kind]}"))
+        out.append(_span(kind, text[a:b], f"edit {said}: {_TITLES[kind]}" if said else _TITLES[kind]))
+        out.append(f'<sup class="hs-edit-no">{esc(said)}</sup>' if said else "")
         at = b
     out.append(esc(text[at:end]))
     return "".join(out)
 
 
+def _word_marks(old: list[str], new: list[str]) -> tuple[dict[int, str], dict[int, str]]:
+    """Which words of two paired sentences differ (difflib over lower-cased words): removed, replaced, inserted."""
+    o_marks: dict[int, str] = {}
+    r_marks: dict[int, str] = {}
+    matcher = difflib.SequenceMatcher(None, [w.lower() for w in old], [w.lower() for w in new], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op in ("delete", "replace"):
+            o_marks.update((i, "delete" if op == "delete" else "substitute_old") for i in range(i1, i2))
+        if op in ("insert", "replace"):
+            r_marks.update((j, "insert" if op == "insert" else "substitute_new") for j in range(j1, j2))
+    return o_marks, r_marks
+
+
 def _sentence_rows(original: str, revised: str,
                    steps: list[tuple[str, list[str], list[str]]]) -> list[tuple[str, str, bool]]:
-    """Per sentence of the original: (original with its edits marked, its revision, changed?)."""
+    """Per sentence pair (original, revision), aligned sentence to sentence: both with what differs marked and the
+    metric's edit numbers on it, and whether anything differs."""
     o_spans, r_spans = word_spans(original), word_spans(revised)
     if [w for _, old, _ in steps for w in old] != [original[a:b] for a, b in o_spans] or \
             [w for _, _, new in steps for w in new] != [revised[a:b] for a, b in r_spans]:
         raise LookupError("the alignment's words are not the texts' words")
-    o_marks: dict[int, tuple[str, int]] = {}
-    r_marks: dict[int, tuple[str, int]] = {}
-    r_anchor: list[int] = []  # revised word -> the original word it stands beside
-    oi = ri = number = 0
-    for op, old, new in steps:
-        if op != "equal":
-            for k in range(len(old)):
-                o_marks[oi + k] = ("delete" if op == "delete" else "substitute_old", number)
-            for k in range(len(new)):
-                r_marks[ri + k] = ("insert" if op == "insert" else "substitute_new", number)
-        for k in range(len(new)):
-            # an equal or replaced word stands beside its original; an insertion beside the word before it
-            r_anchor.append(oi + min(k, len(old) - 1) if old else max(oi - 1, 0))
-        oi, ri = oi + len(old), ri + len(new)
-        number += op != "equal"
-    sentences = sentence_spans(original) or [(0, len(original))]
-    sentence_of = [next((k for k, (s, e) in enumerate(sentences) if s <= a < e), len(sentences) - 1)
-                   for a, _ in o_spans]
-    # Each sentence of the revision goes beside the original sentence most of its words stand beside.
-    beside: dict[int, list[tuple[int, int]]] = {}
-    for s, e in sentence_spans(revised) or [(0, len(revised))]:
-        inside = [r for r, (a, _) in enumerate(r_spans) if s <= a < e]
-        if not inside or not sentence_of:
-            continue
-        votes = [sentence_of[r_anchor[r]] for r in inside]
-        beside.setdefault(max(set(votes), key=lambda k: (votes.count(k), -k)), []).append((s, e))
+    o_edit, r_edit = _edit_numbers(steps)
+
+    def split(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, list[int]]]:
+        sentences = sentence_spans(text) or [(0, len(text))]
+        return [(s, e, [i for i, (a, _) in enumerate(spans) if s <= a < e]) for s, e in sentences]
+
+    o_sent, r_sent = split(original, o_spans), split(revised, r_spans)
+    words = lambda text, spans, ids: [text[spans[i][0]:spans[i][1]] for i in ids]  # noqa: E731
     rows = []
-    for k, (s, e) in enumerate(sentences):
-        left = _marked(original, o_spans, o_marks, s, e).strip()
-        parts = beside.get(k, [])
-        right = " ".join(_marked(revised, r_spans, r_marks, a, b).strip() for a, b in parts) or \
+    for i, j in _pair_sentences([words(original, o_spans, ids) for _, _, ids in o_sent],
+                                [words(revised, r_spans, ids) for _, _, ids in r_sent]):
+        o_ids = o_sent[i][2] if i is not None else []
+        r_ids = r_sent[j][2] if j is not None else []
+        if i is not None and j is not None:
+            om, rm = _word_marks(words(original, o_spans, o_ids), words(revised, r_spans, r_ids))
+            o_marks, r_marks = {o_ids[k]: v for k, v in om.items()}, {r_ids[k]: v for k, v in rm.items()}
+        else:
+            o_marks, r_marks = dict.fromkeys(o_ids, "delete"), dict.fromkeys(r_ids, "insert")
+        left = _marked(original, o_spans, o_marks, o_edit, *o_sent[i][:2]).strip() if i is not None else \
+            '<span class="hs-none">(added)</span>'
+        right = _marked(revised, r_spans, r_marks, r_edit, *r_sent[j][:2]).strip() if j is not None else \
             '<span class="hs-none">(removed)</span>'
-        changed = any(sentence_of[i] == k for i in o_marks) or any(
-            a <= r_spans[r][0] < b for r in r_marks for a, b in parts)
-        if left or parts:
-            rows.append((left, right, changed))
+        rows.append((left, right, bool(o_marks or r_marks)))
     return rows
 
 
@@ -133,7 +179,7 @@ def edit_diff_html(evidence: dict[str, Any] | None, values: dict[str, Any] | Non
     >>> html = edit_diff_html({"original": "A red car. It is parked.", "revised": "A blue car. It is parked.",
     ...                        "alignment": [["equal", ["A"], ["A"]], ["substitute", ["red"], ["blue"]],
     ...                                      ["equal", ["car", "It", "is", "parked"], ["car", "It", "is", "parked"]]]})
-    >>> "car.</td>" in html and ">red</span>" in html and ">blue</span>" in html and "1 unchanged sentence" in html
+    >>> "car.</td>" in html and ">red</span><sup" in html and ">blue</span>" in html and "1 unchanged sentence" in html
     True
     """
     alignment = (evidence or {}).get("alignment") or []
@@ -154,8 +200,8 @@ def edit_diff_html(evidence: dict[str, Any] | None, values: dict[str, Any] | Non
              if changed else '<p class="hs-none">the revision changes nothing</p>')
     unchanged = (f'<details class="hs-diff-same"><summary>{len(same)} unchanged sentence{"s" if len(same) != 1 else ""}'
                  f'</summary><p>{" ".join(same)}</p></details>' if same else "")
-    return (f'<div class="hs-diff">{table}{unchanged}<p class="hs-diff-legend">{_legend()} · edits are numbered '
-            f'as in Annotate\'s list (hover a word)</p>{_stats(values)}</div>')
+    return (f'<div class="hs-diff">{table}{unchanged}<p class="hs-diff-legend">{_legend()} · the small numbers are '
+            f'the edits of Annotate\'s review list (the word alignment the distance counts)</p>{_stats(values)}</div>')
 
 
 def _word_diff_html(steps: list[tuple[str, list[str], list[str]]], evidence: dict[str, Any] | None,

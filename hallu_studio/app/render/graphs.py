@@ -20,6 +20,7 @@ from pyvis.network import Network
 from ...lexicon.forms import count_of
 from ...model import SceneGraph, canonical_json
 from .concepts import object_names
+from .instances import same_name_instances
 from .layout import Box, Link, layout
 from .palette import (HALLUCINATED, SUPPORTED, TRIHE_TO_VERDICT, UNCERTAIN, VERDICT_COLOURS, claim_label, empty_note,
                       esc)
@@ -46,11 +47,11 @@ _FRAME_CSS = ("<style>body{margin:0;overflow:hidden} center{display:none} .card{
 # Nodes are placed in Python (``layout.layout``: no box over another or over an edge label) and stay where they
 # are put: no physics. Straight edges keep each label at its edge's middle, where the layout left room for it.
 _OPTIONS = ('{"physics": {"enabled": false}, '
-            '"edges": {"font": {"size": 14, "align": "horizontal", "strokeWidth": 5}, '
+            '"edges": {"font": {"size": 15, "align": "horizontal", "strokeWidth": 5}, '
             '"arrows": {"to": {"scaleFactor": 0.6}}, "smooth": false}, '
-            '"nodes": {"font": {"size": 18}, "margin": 8}, "interaction": {"hover": true}}')
+            '"nodes": {"font": {"size": 20}, "margin": 8}, "interaction": {"hover": true}}')
 # The smallest zoom a fitted graph gets: below it, labels are too small to read (pan to see the rest).
-_MIN_SCALE = 0.45
+_MIN_SCALE = 0.5
 _MAX_SCALE = 1.0  # a small graph is not blown up past its own size
 _FIT_SCRIPT = ("<script>(function () {"
                " function fit() { network.fit({animation: false});"
@@ -62,7 +63,7 @@ _FIT_SCRIPT = ("<script>(function () {"
                " if (document.getElementById('mynetwork').clientWidth > 0) { fit(); } })"
                ".observe(document.getElementById('mynetwork')); }"
                "})();</script>")
-_OBJECT_FONT, _ATTRIBUTE_FONT, _EDGE_FONT = 18, 15, 14
+_OBJECT_FONT, _ATTRIBUTE_FONT, _EDGE_FONT = 20, 16, 15
 _ATTRIBUTE_MARGIN = 5
 # An attribute value sits a short edge away from its object; this edge has no label.
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "is a", "are a"})
@@ -121,7 +122,7 @@ def _parallel(edges: dict[tuple[str, str, str], Any]) -> dict[frozenset[str], li
     return groups
 
 
-def scene_graph_html(graph: SceneGraph, height: str = "510px") -> str:
+def scene_graph_html(graph: SceneGraph, height: str = "450px") -> str:
     """A full HTML page drawing the reference scene graph: every object with all its attributes under its name.
 
     Kept for the last pages drawn: the models' responses to one sample (and a scene's styled variants) share it."""
@@ -302,9 +303,10 @@ def attribute_verdicts(concepts: dict[str, Any] | None, trihe: dict[str, Any] | 
 
 
 def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None = None,
-                       halfscore: dict[str, Any] | None = None, height: str = "510px") -> str:
+                       halfscore: dict[str, Any] | None = None, height: str = "450px", text: str | None = None) -> str:
     """A full HTML page drawing the response's concepts: objects and the relations between them coloured by their
-    verdicts, and each attribute (or count) as its own small node coloured by its own verdict."""
+    verdicts, and each attribute (or count) as its own small node coloured by its own verdict. With the response's
+    ``text``, objects of one name it describes apart are drawn apart (``instances.same_name_instances``)."""
     node_verdicts, edge_verdicts = concept_verdicts(concepts, trihe, halfscore)
     qualities = attribute_verdicts(concepts, trihe)
     # "an astronaut" is a count of one the judge confirms for nearly every object: said in the object's tooltip,
@@ -319,41 +321,71 @@ def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | 
     for s, _, o in triples:
         names += [s, o]
     names += [q.subject for q in qualities]
+    split = same_name_instances(concepts, text)
+    related = {n.lower() for s, _, o in triples for n in (s, o)}
     net = _network(height)
     boxes, options = [], {}
     for name in dict.fromkeys(names):
         verdict = node_verdicts.get(name)
-        boxes.append(Box(f"c:{name}", name, _OBJECT_FONT))
         count = ["count: one (supported)"] if name in ones else []
-        options[f"c:{name}"] = {"shape": "box", "color": VERDICT_COLOURS.get(verdict or "", _NEUTRAL),
-                                "title": _tooltip(name, f"object: {verdict or 'not judged'}", *count)}
-    links: list[tuple[Link, dict[str, Any]]] = []
-    for k, q in enumerate(qualities):
-        node = f"q:{k}"
-        colour = VERDICT_COLOURS.get(q.verdict, _NEUTRAL)
-        boxes.append(Box(node, q.value, _ATTRIBUTE_FONT, _ATTRIBUTE_MARGIN, anchor=f"c:{q.subject}"))
-        tip = _tooltip(f"{q.subject} is {q.value}", f"{q.kind}: {q.label or 'not judged'}", q.reason)
-        options[node] = {"shape": "ellipse", "color": colour, "title": tip,
-                         "font": {"size": _ATTRIBUTE_FONT, "color": "#ffffff" if q.verdict else "#222222"},
-                         "margin": _ATTRIBUTE_MARGIN}
-        links.append((Link(f"c:{q.subject}", node), {"color": colour if q.verdict else "#999999", "title": tip,
-                                                     "arrows": "", "width": 2, "dashes": not q.verdict}))
-    for group in _parallel({t: None for t in dict.fromkeys(triples)}).values():
-        s, _, o = group[0]
-        verdicts = [edge_verdicts.get(t) for t in group]
-        worst = None
-        for v in verdicts:
-            worst = _worse(worst, v) if v else worst
-        label = "\n".join(p if (a, b) == (s, o) else f"{p} (←)" for a, p, b in group)
-        tip = _tooltip(*(f"{a} {p} {b}: {edge_verdicts.get((a, p, b)) or 'not judged'}" for a, p, b in group))
-        links.append((Link(f"c:{s}", f"c:{o}", label, _EDGE_FONT),
-                      {"color": VERDICT_COLOURS.get(worst or "", "#999999"), "title": tip, "dashes": worst is None,
-                       "arrows": "to" if all((a, b) == (s, o) for a, _, b in group) else "to, from"}))
+        alone = [] if name.lower() in related else ["named in no relation of the response"]
+        groups = split.get(name.lower(), [None])
+        for k, group in enumerate(groups):
+            node = _instance(name, k, split)
+            label = name if len(groups) == 1 else f"{name} {k + 1}"
+            apart = [f"one of {len(groups)} {name}s the response describes apart"] if len(groups) > 1 else []
+            boxes.append(Box(node, label, _OBJECT_FONT))
+            options[node] = {"shape": "box", "color": VERDICT_COLOURS.get(verdict or "", _NEUTRAL),
+                             "title": _tooltip(label, f"object: {verdict or 'not judged'}", *count, *alone, *apart)}
+    links = _quality_links(qualities, split, boxes, options) + _relation_links(triples, edge_verdicts, split)
     _draw(net, boxes, links, options)
     return _html(net)
 
 
-def graph_iframe(page: str | None, height: int = 520, title: str = "graph", empty: str = "no graph") -> str:
+def _instance(name: str, k: int, split: dict[str, list[frozenset[str]]]) -> str:
+    return f"c:{name}#{k}" if name.lower() in split else f"c:{name}"
+
+
+def _quality_links(qualities: list[Quality], split: dict[str, list[frozenset[str]]], boxes: list[Box],
+                   options: dict[str, dict[str, Any]]) -> list[tuple[Link, dict[str, Any]]]:
+    """Each attribute (or count) as a small node beside the object (each instance) it is said of."""
+    links: list[tuple[Link, dict[str, Any]]] = []
+    for k, q in enumerate(qualities):
+        groups = split.get(q.subject.lower())
+        owners = [i for i, g in enumerate(groups) if q.value.lower() in g] if groups else [0]
+        colour = VERDICT_COLOURS.get(q.verdict, _NEUTRAL)
+        tip = _tooltip(f"{q.subject} is {q.value}", f"{q.kind}: {q.label or 'not judged'}", q.reason)
+        for i in owners or [0]:
+            node, owner = f"q:{k}:{i}", _instance(q.subject, i, split)
+            boxes.append(Box(node, q.value, _ATTRIBUTE_FONT, _ATTRIBUTE_MARGIN, anchor=owner))
+            options[node] = {"shape": "ellipse", "color": colour, "title": tip,
+                             "font": {"size": _ATTRIBUTE_FONT, "color": "#ffffff" if q.verdict else "#222222"},
+                             "margin": _ATTRIBUTE_MARGIN}
+            links.append((Link(owner, node), {"color": colour if q.verdict else "#999999", "title": tip,
+                                              "arrows": "", "width": 2, "dashes": not q.verdict}))
+    return links
+
+
+def _relation_links(triples: list[tuple[str, ...]], edge_verdicts: dict[tuple[str, str, str], str],
+                    split: dict[str, list[frozenset[str]]]) -> list[tuple[Link, dict[str, Any]]]:
+    """One edge per pair of objects, a line per predicate; a relation of an object with its own name joins two of
+    its instances (the text does not say which: the first two), any other the first instance."""
+    links: list[tuple[Link, dict[str, Any]]] = []
+    for group in _parallel({t: None for t in dict.fromkeys(triples)}).values():  # type: ignore[misc]
+        s, _, o = group[0]
+        worst = None
+        for v in (edge_verdicts.get(t) for t in group):  # type: ignore[arg-type]
+            worst = _worse(worst, v) if v else worst
+        label = "\n".join(p if (a, b) == (s, o) else f"{p} (←)" for a, p, b in group)
+        tip = _tooltip(*(f"{a} {p} {b}: {edge_verdicts.get((a, p, b)) or 'not judged'}" for a, p, b in group))
+        target = _instance(o, 1 if s.lower() == o.lower() and o.lower() in split else 0, split)
+        links.append((Link(_instance(s, 0, split), target, label, _EDGE_FONT),
+                      {"color": VERDICT_COLOURS.get(worst or "", "#999999"), "title": tip, "dashes": worst is None,
+                       "arrows": "to" if all((a, b) == (s, o) for a, _, b in group) else "to, from"}))
+    return links
+
+
+def graph_iframe(page: str | None, height: int = 460, title: str = "graph", empty: str = "no graph") -> str:
     """The page in an ``<iframe srcdoc>`` sandboxed to scripts only (no same-origin, no top navigation)."""
     if not page:
         return empty_note(empty)

@@ -7,12 +7,29 @@ import html
 import re
 from typing import Any
 
+from ...metrics.evidence import CORRECT, NOT_SETTLED, OMITTED, WRONG
 from ...presentation import number
 
-# One verdict vocabulary for every view: what the judges say about a concept.
+# One verdict vocabulary for every view: what the judges say about a concept (``metrics.evidence``'s words; the
+# graphs' and text's "uncertain" is its "not settled"), and one colour per verdict: text, graphs, tables, badges.
 SUPPORTED, HALLUCINATED, UNCERTAIN = "supported", "hallucinated", "uncertain"
-VERDICT_COLOURS = {SUPPORTED: "#2e9d5b", HALLUCINATED: "#d64545", UNCERTAIN: "#e0a21b"}
-VERDICT_BACKGROUNDS = {SUPPORTED: "#d9f2e3", HALLUCINATED: "#fbdada", UNCERTAIN: "#fcefcc"}
+_RED, _GREEN, _AMBER, _GREY = ("#d64545", "#fbdada"), ("#2e9d5b", "#d9f2e3"), ("#e0a21b", "#fcefcc"), ("#7b6fa8",
+                                                                                                      "#e9e5f5")
+_TONES = {SUPPORTED: _GREEN, CORRECT: _GREEN, HALLUCINATED: _RED, WRONG: _RED, UNCERTAIN: _AMBER, NOT_SETTLED: _AMBER,
+          OMITTED: _GREY}
+VERDICT_COLOURS = {verdict: tone[0] for verdict, tone in _TONES.items()}
+VERDICT_BACKGROUNDS = {verdict: tone[1] for verdict, tone in _TONES.items()}
+NEUTRAL_COLOUR = "#7a9cc6"  # said, but no judge gave a verdict
+# What each colour says, in the words every legend uses.
+LEGEND = ((SUPPORTED, "supported / correct"), (HALLUCINATED, "hallucinated / wrong"),
+          (NOT_SETTLED, "not settled (the reference cannot tell)"), (OMITTED, "omitted (in the reference only)"))
+
+
+def legend_html() -> str:
+    """The one legend of verdict colours, as badges."""
+    return ('<span class="hs-legend">' + " ".join(badge(v, words) for v, words in LEGEND)
+            + f' <span class="hs-badge" style="background:{NEUTRAL_COLOUR};color:#fff;border-radius:8px;'
+              'padding:0 6px;font-size:0.85em">not judged</span></span>')
 
 # Tri-HE's verdict labels mapped onto the three display verdicts.
 TRIHE_TO_VERDICT = {
@@ -24,6 +41,24 @@ TRIHE_TO_VERDICT = {
     "unverifiable": UNCERTAIN,
     "inference": UNCERTAIN,
 }
+
+
+def claim_words(verdict: str, kind: str | None = None) -> str:
+    """A judge's verdict on one claim in words: "hallucinated (attribute)", "supported", "not settled (unverifiable)".
+
+    >>> claim_words("relation", "attribute"), claim_words("supported"), claim_words("unverifiable", "attribute")
+    ('hallucinated (attribute)', 'supported', 'not settled (unverifiable)')
+    >>> claim_words("prediction_error", "relation")
+    'wrong (prediction error)'
+    """
+    shown = TRIHE_TO_VERDICT.get(verdict)
+    if shown == HALLUCINATED and verdict != "prediction_error":
+        return f"{HALLUCINATED} ({claim_label(verdict, kind)})"
+    if verdict == "prediction_error":
+        return f"{WRONG} (prediction error)"
+    if shown == UNCERTAIN:
+        return f"{NOT_SETTLED} ({verdict})"
+    return verdict
 
 
 def claim_label(verdict: str, kind: str | None = None) -> str:
@@ -70,8 +105,8 @@ def md(value: Any) -> str:
 
 
 def badge(verdict: str, text: str | None = None) -> str:
-    """A coloured pill for a verdict (unknown verdicts are shown as uncertain)."""
-    colour = VERDICT_COLOURS.get(verdict, VERDICT_COLOURS[UNCERTAIN])
+    """A coloured pill for a verdict (unknown verdicts are shown as uncertain, "not judged" in the neutral blue)."""
+    colour = VERDICT_COLOURS.get(verdict, NEUTRAL_COLOUR if verdict == "not judged" else VERDICT_COLOURS[UNCERTAIN])
     return (f'<span class="hs-badge" style="background:{colour};color:#fff;border-radius:8px;'
             f'padding:0 6px;font-size:0.85em">{esc(text if text is not None else verdict)}</span>')
 

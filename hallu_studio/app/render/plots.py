@@ -20,6 +20,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from ...presentation import model_colour, short_model_label  # noqa: E402
 
 FIGSIZE = (6.4, 3.0)  # inches at 110 dpi: half of a 1,400 px page, legend included
+# The per-response values these plots read besides Browse's columns (``columns.all_keys``).
+PLOT_COLUMNS: tuple[str, ...] = ("edit.distance", "edit.words", "trihe.n_triplets", "trihe.object", "trihe.relation")
 
 
 def _model(r: dict[str, Any]) -> str:

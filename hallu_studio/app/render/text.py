@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .palette import (HALLUCINATED, SUPPORTED, TRIHE_TO_VERDICT, UNCERTAIN, VERDICT_BACKGROUNDS, VERDICT_COLOURS,
-                      claim_label, esc)
+                      claim_words, esc)
 
 # When spans overlap, the segment shows the most alarming verdict.
 _SEVERITY = {HALLUCINATED: 3, UNCERTAIN: 2, SUPPORTED: 1, "": 0}
@@ -30,12 +30,14 @@ def _label(kind: str, parts: Any) -> str:
 
 def response_spans(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None = None,
                    hallucinated_names: set[str] | frozenset[str] = frozenset(),
-                   supported_names: set[str] | frozenset[str] = frozenset()) -> list[SpanMark]:
+                   supported_names: set[str] | frozenset[str] = frozenset(), *,
+                   object_verdicts: dict[str, str] | None = None) -> list[SpanMark]:
     """Span marks from the ``concepts`` evidence and the ``trihe`` triplet verdicts.
 
-    An object named in ``hallucinated_names`` (HalFscore's hallucinated list, lower case)
-    is marked hallucinated, one in ``supported_names`` (its matched list) supported;
-    Tri-HE triplets carry their own verdict.
+    An object takes its verdict from ``object_verdicts`` (lower-cased name -> verdict: the concept graph's, so that
+    text and graph agree) where given; else one named in ``hallucinated_names`` (HalFscore's hallucinated list, lower
+    case) is marked hallucinated, one in ``supported_names`` (its matched list) supported; Tri-HE triplets carry
+    their own verdict.
 
     >>> marks = response_spans({"objects": ["cat"], "object_spans": [[4, 7]]}, None, {"cat"})
     >>> (marks[0].label, marks[0].verdict)
@@ -51,7 +53,9 @@ def response_spans(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None
                 continue
             label = _label(kind, item)
             verdict = ""
-            if kind == "object" and label.lower() in hallucinated_names:
+            if kind == "object" and object_verdicts is not None:
+                verdict = object_verdicts.get(label.lower(), "")
+            elif kind == "object" and label.lower() in hallucinated_names:
                 verdict = HALLUCINATED
             elif kind == "object" and label.lower() in supported_names:
                 verdict = SUPPORTED
@@ -63,7 +67,7 @@ def response_spans(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None
             kind = str(t.get("kind") or "triplet")
             marks.append(SpanMark(int(span[0]), int(span[1]), kind, _label("triplet", t.get("triplet") or []),
                                   TRIHE_TO_VERDICT.get(str(t.get("verdict")), UNCERTAIN),
-                                  claim_label(str(t.get("verdict")), kind)))
+                                  claim_words(str(t.get("verdict")), kind)))
     return marks
 
 
@@ -83,7 +87,11 @@ def highlight_spans_html(text: str, marks: list[SpanMark]) -> str:
         if not covering:
             out.append(segment)
             continue
-        verdict = max((m.verdict for m in covering), key=lambda v: _SEVERITY.get(v, 0))
+        # The innermost mark with a verdict decides (an object inside a relation claim keeps its own colour, the one
+        # the concept graph gives it); among marks of one length, the most alarming.
+        judged = [m for m in covering if m.verdict] or covering
+        inner = min(m.end - m.start for m in judged)
+        verdict = max((m.verdict for m in judged if m.end - m.start == inner), key=lambda v: _SEVERITY.get(v, 0))
         background = VERDICT_BACKGROUNDS.get(verdict, "#e3ecfb")
         border = VERDICT_COLOURS.get(verdict, "#6b8fd6")
         tip = "; ".join(f"{m.kind}: {m.label}" + (f" ({m.said or m.verdict})" if m.verdict else "") for m in covering)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .concepts import concept_text
-from .palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_label, empty_note, esc, number_html
+from .palette import TRIHE_TO_VERDICT, UNCERTAIN, badge, claim_words, empty_note, esc, number_html
 
 
 def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
@@ -17,7 +17,7 @@ def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
 
     >>> html = triplet_verdicts_html([("embedding", {"triplets": [{"triplet": ["cat", "on", "mat"],
     ...                               "verdict": "object", "score": 0.2, "reason": "no cat"}]})])
-    >>> "no cat" in html and "object" in html
+    >>> "no cat" in html and "hallucinated (object)" in html
     True
     """
     if not evidences or not any((ev or {}).get("triplets") for _, ev in evidences):
@@ -28,7 +28,7 @@ def triplet_verdicts_html(evidences: Sequence[tuple[str, dict[str, Any]]],
             label = str(t.get("verdict"))
             kind = str(t.get("kind") or "")
             human = (corrections or {}).get(i)
-            human_cell = badge(TRIHE_TO_VERDICT.get(human, UNCERTAIN), claim_label(human, kind)) if human else ""
+            human_cell = badge(TRIHE_TO_VERDICT.get(human, UNCERTAIN), claim_words(human, kind)) if human else ""
             rows.append(
                 f'<tr><td>{i}</td><td>{esc(" | ".join(str(x) for x in t.get("triplet") or []))}</td>'
                 f'<td>{esc(kind or "—")}</td><td>{esc(judge)}</td><td>{_verdict_badge(label, kind)}</td>'
@@ -46,11 +46,11 @@ def _verdict_badge(label: str, kind: str = "") -> str:
 
     >>> "title=" in _verdict_badge("speculation") and "speculation" in _verdict_badge("speculation")
     True
-    >>> ">attribute<" in _verdict_badge("relation", "attribute")
+    >>> ">hallucinated (attribute)<" in _verdict_badge("relation", "attribute")
     True
     """
     if label in TRIHE_TO_VERDICT:
-        return badge(TRIHE_TO_VERDICT[label], claim_label(label, kind))
+        return badge(TRIHE_TO_VERDICT[label], claim_words(label, kind))
     note = f"verdict kind {label!r}: not one this view colours, shown as uncertain; the reason says more"
     return f'<span title="{esc(note)}">{badge(UNCERTAIN, label)}</span>'
 

@@ -10,7 +10,9 @@ import pandas as pd
 
 from ...metrics.registry import METRIC_NAMES, not_applicable_reason
 from ...model import ValidationError
-from ..columns import DEFAULT_SORT, column_of, headline_columns, headline_keys, metric_of
+from ...studies.people_judges import DISAGREE_RULE, disagreeing_responses, responses_beside
+from ..render.people import people_cell
+from ..columns import MetricColumn, column_of, default_sort, headline_columns, headline_keys, metric_of
 from ..context import AppContext
 from ...presentation import UNDEFINED, number, run_names, short_model_label
 from ..render.palette import esc, md
@@ -18,9 +20,19 @@ from ..toasts import Mistake, toast_mistakes
 from ..view_names import check_view_name
 
 PAGE_SIZE = 200
-# The table's fixed columns; the metric columns (those with a value on the page) sit after "task".
-LEADING = ["model", "response", "domain", "task"]
-TRAILING = ["annotated", "judges differ", "human differs", "length", "sample_id", "benchmark", "id"]
+# The table's fixed columns: "model" and "response" lead, then what the view is filtered and sorted on
+# (``column_order``), then the other metric columns (those with a value on the page), then these.
+PEOPLE = "people vs judges"
+LEADING = ["model", "response"]
+TRAILING = [PEOPLE, "domain", "task", "annotated", "judges differ", "human differs", "length", "sample_id",
+            "benchmark", "id"]
+# The "differs" filter's choices: the store's two per-response flags, and people against the judges' calls.
+PEOPLE_JUDGES = "people_judges"
+DIFFERS = [("any", "any"), ("judges differ", "judges"), ("human differs", "judge_human"),
+           ("people and judges disagree", PEOPLE_JUDGES)]
+_RULE_HTML = f'<p class="hs-rule" style="font-size:0.85em;color:#555;margin:0">{esc(DISAGREE_RULE)}.</p>'
+_FLAG_COLUMN = {"judges": "judges differ", "judge_human": "human differs", PEOPLE_JUDGES: PEOPLE}
+_FACET_COLUMN = {"models": "model", "benchmarks": "benchmark", "domains": "domain", "tasks": "task"}
 
 
 @dataclass
@@ -100,6 +112,39 @@ def missing_reason(column: str, sample: Any, gaps: dict[str, Any]) -> tuple[str,
     return "not yet", "not scored yet (score it from the Run view or `hallu-studio score`)"
 
 
+def store_filters(ctx: AppContext, filters: dict[str, Any]) -> dict[str, Any]:
+    """The store's filter from Browse's (Inspect steps through the same): "people and judges disagree" is a test
+    the store cannot run (``studies.people_judges.DISAGREE_RULE``), so it becomes the response ids it keeps."""
+    out = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
+    if out.get("disagreement") == PEOPLE_JUDGES:
+        out["disagreement"] = None
+        out["ids"] = sorted(disagreeing_responses(ctx.store, ctx.in_force()))
+    return out
+
+
+def column_order(filters: dict[str, Any], present: Sequence[MetricColumn], people: bool = True) -> list[str]:
+    """The table's columns, those the view is sorted and filtered on right after the model and the response, so
+    that they are on screen at 1,400 px; the other metric columns next, in the registry's order, then the rest
+    (``people``: the "people vs judges" column, where people judged any response).
+
+    >>> cols = headline_columns()
+    >>> column_order({"sort": cols[2].key, "ranges": {cols[1].key: [0, None]}, "disagreement": "judge_human",
+    ...               "tasks": ["caption"]}, cols[:3])[:6] == ["model", "response", cols[2].title, cols[1].title,
+    ...                                                     "human differs", "task"]
+    True
+    """
+    by_key = {c.key: c.title for c in present}
+    focus = [by_key[k] for k in [filters.get("sort"), *(filters.get("ranges") or {})] if k in by_key]
+    if filters.get("disagreement") in _FLAG_COLUMN:
+        focus.append(_FLAG_COLUMN[filters["disagreement"]])
+    if filters.get("annotated") is not None:
+        focus.append("annotated")
+    focus += [column for key, column in _FACET_COLUMN.items() if filters.get(key)]
+    trailing = [c for c in TRAILING if people or c != PEOPLE]
+    rest = [c.title for c in present] + trailing
+    return list(dict.fromkeys([*LEADING, *focus, *(c for c in rest if c in focus or c not in LEADING)]))
+
+
 def _number_cell(value: float) -> str:
     # the rounded number, the exact one on hover
     return f'<span class="hs-num" title="{esc(repr(value))}">{esc(number(value))}</span>'
@@ -111,14 +156,15 @@ def _missing_cell(text: str, why: str) -> str:
 
 def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.DataFrame, list[str], str]:
     """One page of the table, every matching id (in order, for Inspect), and a status line."""
-    store_filters = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
+    kept = store_filters(ctx, filters)
     offset = (max(1, int(page or 1)) - 1) * PAGE_SIZE
     in_force = ctx.in_force()
     configs = in_force.keys()
-    rows = ctx.store.browse_responses(store_filters, headline_keys(), sort=filters.get("sort"), configs=configs,
+    rows = ctx.store.browse_responses(kept, headline_keys(), sort=filters.get("sort"), configs=configs,
                                       descending=filters.get("descending", True), limit=PAGE_SIZE, offset=offset)
-    ids = ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"), configs=configs,
+    ids = ctx.store.browse_response_ids(kept, headline_keys(), sort=filters.get("sort"), configs=configs,
                                         descending=filters.get("descending", True))
+    people = responses_beside(ctx.store, in_force)
     # a metric the store holds scores of gets its column, so its empty cells can say why they are empty
     scored = set(ctx.store.browse_facets()["metrics"])
     present = [c for c in headline_columns() if metric_of(c.key) in scored or any(r.get(c.key) is not None for r in rows)]
@@ -127,8 +173,8 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
     records = []
     names = run_names(ctx.store.run_manifests())
     for r in rows:
-        rec = {"model": short_model_label(r["model"], r["synthetic"], name=names.get(r["run_id"])), "response": r["text"], "domain": r["domain"],
-               "task": r["task"]}
+        rec = {"model": short_model_label(r["model"], r["synthetic"], name=names.get(r["run_id"])),
+               "response": r["text"], "domain": r["domain"], "task": r["task"], PEOPLE: people_cell(people.get(r["id"]))}
         for c in present:
             value = r[c.key]
             rec[c.title] = (_number_cell(value) if value is not None else
@@ -137,24 +183,25 @@ def query(ctx: AppContext, filters: dict[str, Any], page: int = 1) -> tuple[pd.D
                     "human differs": r["human_differs"], "length": r["length"], "sample_id": r["sample_id"],
                     "benchmark": r["benchmark"], "id": r["id"]})
         records.append(rec)
-    columns = [*LEADING, *[c.title for c in present], *TRAILING]
-    frame = pd.DataFrame(records, columns=columns)
+    frame = pd.DataFrame(records, columns=column_order(filters, present, people=bool(people)))
     shown = f"{offset + 1}–{offset + len(rows)}" if rows else "none"
     order = column_of(filters["sort"]).title if column_of(filters.get("sort") or "") else "store order"
     notes = in_force.notes({c.spec.name for c in present})
     shown_under = f" Shown under other configurations than the current settings': {md('; '.join(notes))}." \
         if notes else ""
-    status = (f"{len(ids)} responses match; showing {shown} (page {offset // PAGE_SIZE + 1}), "
+    focus = "; people and judges disagree on each (see the rule above)" \
+        if filters.get("disagreement") == PEOPLE_JUDGES else ""
+    status = (f"{len(ids)} responses match{focus}; showing {shown} (page {offset // PAGE_SIZE + 1}), "
               f"sorted by {order}. Hover an empty cell for why it is empty; click a row to inspect it.{shown_under}")
     return frame, ids[:], status
 
 
 def table_update(frame: pd.DataFrame) -> Any:
     """The Dataframe value with the metric columns rendered as HTML (rounded number, reason on hover)."""
-    html_columns = set(frame.columns) - set(LEADING) - set(TRAILING)
-    widths = {"model": "170px", "response": "360px", "domain": "90px", "task": "80px"}
+    html_columns = set(frame.columns) - set(LEADING) - set(TRAILING) | {PEOPLE}
+    widths = {"model": "150px", "response": "300px", "domain": "90px", "task": "80px", PEOPLE: "280px"}
     return gr.Dataframe(value=frame, datatype=["html" if c in html_columns else "str" for c in frame.columns],
-                        column_widths=[widths.get(c, f"{max(100, 8 * len(str(c)) + 28)}px") for c in frame.columns])
+                        column_widths=[widths.get(c, f"{max(100, 9 * len(str(c)) + 40)}px") for c in frame.columns])
 
 
 def controls_from_filters(filters: dict[str, Any]) -> list[Any]:
@@ -193,11 +240,11 @@ def build(ctx: AppContext) -> BrowseTab:
     with gr.Row():
         annotated = gr.Radio(["any", "yes", "no"], value="any", label="annotated")
         # The two per-response flags of the table's columns (not Annotate's per-triplet disagreement queue).
-        disagreement = gr.Radio([("any", "any"), ("judges differ", "judges"), ("human differs", "judge_human")],
-                                value="any", label="differs")
+        disagreement = gr.Radio(DIFFERS, value="any", label="differs", scale=2, elem_id="browse-differs")
         text = gr.Textbox(label="response contains", scale=2)
+    gr.HTML(_RULE_HTML, elem_id="browse-people-rule")
     with gr.Row():
-        sort = gr.Dropdown(metric_choices, value=DEFAULT_SORT, label="sort by", elem_id="browse-sort")
+        sort = gr.Dropdown(metric_choices, value=default_sort(), label="sort by", elem_id="browse-sort")
         worst_first = gr.Checkbox(value=True, label="worst first")
         apply_btn = gr.Button("apply", variant="primary", elem_id="browse-apply")
     with gr.Row():
@@ -257,7 +304,7 @@ def build(ctx: AppContext) -> BrowseTab:
 
 def default_filters() -> dict[str, Any]:
     """Everything, the most hallucinated claims first."""
-    return filters_from_controls([], [], [], [], {}, "any", "any", "", DEFAULT_SORT, True)
+    return filters_from_controls([], [], [], [], {}, "any", "any", "", default_sort(), True)
 
 
 def load_view_or_default(ctx: AppContext, name: str | None) -> list[Any]:

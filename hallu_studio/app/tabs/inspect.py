@@ -8,15 +8,16 @@ from typing import Any, Sequence
 import gradio as gr
 
 from ...annotation import PREFERENCE_ASPECTS
-from ...metrics.registry import metric_spec
+from ...metrics.registry import metric_specs
 from ...presentation import run_names, short_model_label
 from ...studies.in_force import InForce
 from .. import actions
 from ..columns import headline_keys
 from ..context import AppContext
 from ..id_lists import STORE_ORDER
-from ..inspection import InspectPanels, inspect_response
-from ..render.palette import empty_note, esc, md
+from ..inspection import SIDE_BY_SIDE, InspectPanels, inspect_response
+from ..render.heatmap import PLAN_LINE
+from ..render.palette import empty_note, esc, legend_html, md
 from ..toasts import Mistake, toast_mistakes
 
 
@@ -34,15 +35,50 @@ class InspectTab:
         return [self.nav, self.response_id, self.position, self.compare, *self.panels, *self.compare_panels]
 
 
+# header, image, text, two graphs, the side-by-side drawings, disagreements, rows, people
+N_PANELS = 5 + len(SIDE_BY_SIDE) + 3
+
+
 def _panel_values(p: InspectPanels) -> list[str]:
-    return [p.header, p.image, p.response_text, p.reference_graph, p.response_graph, p.emd, p.edit, p.triplets,
-            p.halfscore, p.reefknot]
+    side = [p.drawings.get(kind) or empty_note(_not_drawn(kind)) for kind in SIDE_BY_SIDE]
+    return [p.header + p.people_line + LEGEND, p.image, p.response_text, p.reference_graph, p.response_graph, *side,
+            p.disagreements, p.evidence, p.people]
+
+
+def _drawn_by(kind: str) -> str:
+    """The metrics whose specs ask for drawing ``kind``, as people call them."""
+    return " / ".join(" ".join(dict.fromkeys((s.family, s.display_name)))
+                      for s in metric_specs() if s.panel == kind) or kind
+
+
+def _not_drawn(kind: str) -> str:
+    return " ".join(("no", _drawn_by(kind), "score for this response (not applicable to its task, or not scored yet)"))
+
+
+LEGEND = (f'<p class="hs-panel-line" id="inspect-graph-legend">verdict colours, the same in the text, the graphs and '
+          f'the tables: {legend_html()}</p>')
+# One line under each side-by-side panel: what it shows.
+PANEL_LINES = {
+    "image": "The image the model described.",
+    "reference": "What is there: a box per object with its attributes, an arrow per relation.",
+    "response": "What the response claims, by verdict: boxes objects, ovals attributes and counts, arrows relations; "
+                "a box with no arrow is in no relation (hover: why).",
+    "transport_plan": PLAN_LINE,
+    "edit_diff": "The smallest revision that makes the response agree with the reference, sentence beside sentence; "
+                 "its word edits are the distance.",
+}
+
+
+def _line(key: str, title: str) -> None:
+    gr.HTML(f'<p class="hs-panel-line"><b>{esc(title)}</b> · {esc(PANEL_LINES.get(key, ""))}</p>',
+            elem_id=f"inspect-line-{key.replace('_', '-')}")
 
 
 def _filter_ids(ctx: AppContext, filters: dict[str, Any]) -> list[str]:
     """Every id the Browse filter keeps, in Browse order (the same query as ``browse.query``)."""
-    store_filters = {k: v for k, v in filters.items() if k not in ("sort", "descending")}
-    return ctx.store.browse_response_ids(store_filters, headline_keys(), sort=filters.get("sort"),
+    from .browse import store_filters  # Browse's filter as the store reads it ("people and judges disagree": ids)
+
+    return ctx.store.browse_response_ids(store_filters(ctx, filters), headline_keys(), sort=filters.get("sort"),
                                          descending=filters.get("descending", True), configs=ctx.in_force().keys())
 
 
@@ -91,14 +127,14 @@ def show(ctx: AppContext, nav: dict[str, Any] | None, response_id: str | None = 
     nav["id"] = rid
     if rid is None:
         blank = empty_note("no responses match the current filter")
-        return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
+        return [nav, "", "0 of 0", gr.update(choices=[], value=None), *[blank] * N_PANELS, "", ""]
     in_force = ctx.in_force()
     nav["drawn"] = _drawn_from(in_force)
     try:
         panels = inspect_response(ctx.store, rid, in_force)
     except KeyError as exc:
         blank = empty_note(str(exc))
-        return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * 10, "", ""]
+        return [nav, rid, "not found", gr.update(choices=[], value=None), *[blank] * N_PANELS, "", ""]
     others = [o for o in ctx.store.responses_to_sample(ctx.store.get_response(rid).sample_id) if o["id"] != rid]
     names = run_names(ctx.store.run_manifests())
     choices = [(f"{short_model_label(o['model'], o['synthetic'], name=names.get(o['run_id']))} · {o['run_id']}", o["id"])
@@ -136,8 +172,8 @@ def compare_with(ctx: AppContext, other_id: str | None) -> list[Any]:
     if not other_id:
         return ["", "", gr.update(visible=False), gr.update(visible=False)]
     p = inspect_response(ctx.store, other_id, ctx.in_force(), with_graphs=False)
-    return [p.header + p.response_text, f"<h4>{esc('the other response: Tri-HE verdicts')}</h4>{p.triplets}"
-            f"{p.halfscore}", gr.update(visible=True), gr.update(visible=True)]
+    return [p.header + p.response_text, f"<h4>{esc('the other response: what each metric judged')}</h4>"
+            f"{p.disagreements}{p.evidence}", gr.update(visible=True), gr.update(visible=True)]
 
 
 def build(ctx: AppContext) -> InspectTab:
@@ -150,37 +186,34 @@ def build(ctx: AppContext) -> InspectTab:
         compare = gr.Dropdown(label="put another model's response beside it", choices=[], scale=3,
                               elem_id="inspect-compare-choice")
     header = gr.HTML(elem_id="inspect-header")
-    with gr.Row():
-        with gr.Column(scale=2):
+    # Side by side at 1,400 px, nothing to open: the image and the response beside the two graphs, then the
+    # transport plan beside the edit diff; every metric's evidence follows, open.
+    with gr.Row(equal_height=False, elem_id="inspect-row-graphs"):
+        with gr.Column(scale=2, min_width=260):
+            _line("image", "image")
             image = gr.HTML(elem_id="inspect-image")
-        with gr.Column(scale=3):
-            text = gr.HTML(elem_id="inspect-text")
+        with gr.Column(scale=3, min_width=300):
+            _line("reference", "reference scene graph")
+            ref_graph = gr.HTML(elem_id="inspect-ref-graph")
+        with gr.Column(scale=3, min_width=300):
+            _line("response", "response concept graph")
+            resp_graph = gr.HTML(elem_id="inspect-resp-graph")
         with gr.Column(scale=3, min_width=200, visible=False, elem_id="inspect-compare-column") as compare_column:
             compare_text = gr.HTML(elem_id="inspect-compare")
-    with gr.Row():
-        with gr.Column():
-            gr.Markdown("**reference scene graph**")
-            ref_graph = gr.HTML(elem_id="inspect-ref-graph")
-        with gr.Column():
-            gr.Markdown("**response concept graph**")
-            resp_graph = gr.HTML(elem_id="inspect-resp-graph")
-    gr.Markdown("Green supported · red hallucinated · amber uncertain · blue not judged; ovals are attributes and "
-                "counts, each in its own verdict's colour. Drag to pan, scroll to zoom.",
-                elem_id="inspect-graph-legend")
-    # The evidence panels start closed: the page opens on the response, its image and graphs.
-    with gr.Accordion("Tri-HE triplet verdicts", open=False, elem_id="inspect-triplets-panel"):
-        triplets = gr.HTML(elem_id="inspect-triplets")
-    with gr.Accordion("EMD transport plans", open=False, elem_id="inspect-emd-panel"):
-        emd = gr.HTML(elem_id="inspect-emd")
-    with gr.Accordion("Evaluate-by-Edit diff", open=False, elem_id="inspect-edit-panel"):
-        edit = gr.HTML(elem_id="inspect-edit")
-    with gr.Row():
-        with gr.Column():
-            with gr.Accordion(metric_spec("halfscore").display_name, open=False, elem_id="inspect-halfscore-panel"):
-                halfscore = gr.HTML(elem_id="inspect-halfscore")
-        with gr.Column():
-            with gr.Accordion(metric_spec("reefknot").display_name, open=False, elem_id="inspect-reefknot-panel"):
-                reefknot = gr.HTML(elem_id="inspect-reefknot")
+    with gr.Row(equal_height=False, elem_id="inspect-row-plans"):
+        with gr.Column(scale=2, min_width=260):
+            text = gr.HTML(elem_id="inspect-text")
+        side = []
+        for kind in SIDE_BY_SIDE:
+            with gr.Column(scale=3, min_width=320):
+                _line(kind, _drawn_by(kind))
+                side.append(gr.HTML(elem_id=f"inspect-{kind.replace('_', '-')}"))
+    disagreements = gr.HTML(elem_id="inspect-disagreements")
+    # People beside the judges: what people said of this response (imported studies, ratings, corrections), above
+    # each metric's own section.
+    gr.Markdown("**people beside the judges**")
+    people = gr.HTML(elem_id="inspect-people")
+    evidence = gr.HTML(elem_id="inspect-evidence")
     with gr.Group(visible=False, elem_id="inspect-ab") as ab_panel:
         compare_verdicts = gr.HTML(elem_id="inspect-compare-verdicts")
         with gr.Row():
@@ -192,7 +225,7 @@ def build(ctx: AppContext) -> InspectTab:
             right_btn = gr.Button("right is better", size="sm", elem_id="prefer-right")
         prefer_status = gr.Markdown(elem_id="inspect-prefer-status")
     tab = InspectTab(nav, response_id, position, compare,
-                     [header, image, text, ref_graph, resp_graph, emd, edit, triplets, halfscore, reefknot],
+                     [header, image, text, ref_graph, resp_graph, *side, disagreements, evidence, people],
                      [compare_text, compare_verdicts])
     next_btn.click(lambda n: step(ctx, n, +1), [nav], tab.outputs, api_name="inspect_next")
     prev_btn.click(lambda n: step(ctx, n, -1), [nav], tab.outputs, api_name="inspect_previous")

@@ -1,0 +1,81 @@
+"""In headless Chromium, an annotator rates twenty items with the keys alone: each press stores one rating and moves
+on, the queue without a study mixes four models and the images, undo names its item, and a reload comes back to
+the Annotate tab at the same item.
+
+Screenshots go to ``test-artifacts/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from reliability_helpers import free_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+MODELS = ("probe-a", "probe-b", "probe-c", "probe-d")
+RID = "(document.querySelector('#ann-response-id textarea, #ann-response-id input')?.value || '')"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium is not installed")
+    pytest.importorskip("playwright.sync_api")
+    from hallu_studio.app import AppContext, build_app, launch_kwargs
+    from hallu_studio.store import Store
+    from synthetic_store import fill_synthetic_store
+
+    store = Store(tmp_path_factory.mktemp("annotate") / "annotate.duckdb")
+    fill_synthetic_store(store, n_samples=12, models=MODELS)
+    demo = build_app(AppContext(store=store))
+    demo.queue()
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
+                            footer_links=[], **launch_kwargs())
+    yield store, url
+    demo.close()
+    store.close()
+
+
+def test_twenty_key_presses_rate_twenty_mixed_items_and_a_reload_comes_back(app):
+    from playwright.sync_api import sync_playwright
+
+    store, url = app
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(url)
+        page.get_by_role("tab", name="Annotate").click()
+        page.locator("#annotator-name textarea, #annotator-name input").first.fill("ria")
+        page.click("#ann-start")
+        page.wait_for_function(f"{RID}.startsWith('resp-')", timeout=30_000)
+        page.locator("#hs-title").click()  # focus leaves the text fields
+        shown = []
+        for k in range(20):
+            rid = page.evaluate(RID)
+            shown.append(rid)
+            page.keyboard.press(str(1 + k % 5))
+            page.wait_for_function(f"{RID} !== '{rid}'", timeout=30_000)
+            assert len(store.list_events(annotator="ria", kind="rating")) == k + 1  # one press, one rating
+        ratings = store.list_events(annotator="ria", kind="rating")
+        assert [(e.response_id, e.value) for e in ratings] == [(r, 1 + k % 5) for k, r in enumerate(shown)]
+        responses = [store.get_response(r) for r in shown]
+        samples = [store.get_sample(r.sample_id) for r in responses]
+        assert len({r.run_id for r in responses}) == 4 and len({s.image_key for s in samples}) >= 5
+        assert all(a.run_id != b.run_id for a, b in zip(responses, responses[1:]))  # models take turns
+
+        page.keyboard.press("u")
+        page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('undid')", timeout=30_000)
+        status = page.locator("#ann-status").inner_text()
+        assert "undid your rating 5 of" in status and samples[-1].image_key in status and "not the one" in status
+        assert not any(m in status for m in MODELS)  # rating blind: the message does not name the model
+        page.screenshot(path=str(ARTIFACTS / "annotate-undo.png"))
+        on_screen = page.evaluate(RID)
+        page.reload()
+        page.wait_for_function(f"{RID} === '{on_screen}'", timeout=30_000)
+        assert page.locator("#ann-rating-box").is_visible()  # the Annotate tab, not the Overview
+        browser.close()
