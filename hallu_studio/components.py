@@ -128,9 +128,9 @@ class Components:
             return None if self.settings.scoring.extractor == "parser" else self.parser()
         if kind == "llm-trihe":
             def build() -> Any:
-                from .extraction.llm import LLMExtractor
+                from .extraction.llm import TRIHE_STYLE, LLMExtractor
 
-                return LLMExtractor(self.llm_client(), style="trihe", model_name=self.settings.llm.model)
+                return LLMExtractor(self.llm_client(), style=TRIHE_STYLE, model_name=self.settings.llm.model)
             return self._once("trihe_extractor", build)
         raise ValueError(f"unknown scoring.trihe_extraction {kind!r}; choose parser or llm-trihe")
 

@@ -31,7 +31,8 @@ from .spans import find_span
 
 VISCON_PROMPT_VERSION = "viscon-fig11-v1"
 TRIHE_PROMPT_VERSION = "trihe-triplets-paraphrase-v1"
-STYLES: tuple[str, ...] = ("viscon", "trihe")
+TRIHE_STYLE = "trihe"  # Tri-HE's own triplet prompt (``scoring.trihe_extraction = "llm-trihe"``)
+STYLES: tuple[str, ...] = ("viscon", TRIHE_STYLE)
 
 SYSTEM = "You are a helpful assistant with advanced visual and linguistic context analysis function."
 
