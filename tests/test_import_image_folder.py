@@ -104,6 +104,6 @@ def test_a_csv_of_responses_and_its_refusals(photos, tmp_path):
         import_format(store, "image-folder", ImportRequest(path=empty))
 
 
-def test_the_format_is_registered_and_documented():
+def test_the_format_is_registered_with_its_options():
     fmt = registry.import_format("image-folder")
     assert fmt.options == ("path", "benchmark", "model", "responses")
