@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from hallu_studio.backends.probe import ProbeOptions, describe
+from hallu_studio.components import Components
 from hallu_studio.config import Settings
 from hallu_studio.extraction import ParserExtractor
 from hallu_studio.metrics.base import ScoringItem
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--matchers", default="graph,embedding")
     args = ap.parse_args(argv)
     matchers = [m.strip() for m in args.matchers.split(",") if m.strip()]
-    extractor = ParserExtractor()
+    extractor = Components(Settings()).parser()
     samples, captions = probe_items(args.samples)
     print(f"1. Sample captions, probe {PROBE}: {len(captions)} responses")
     speed1 = detection(matchers, samples, captions, extractor)

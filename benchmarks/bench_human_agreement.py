@@ -27,7 +27,7 @@ study. ``--no-cache`` always starts empty.
     python benchmarks/bench_human_agreement.py [--sets haelm,mhaldetect,faithscore,iiw400] [--limit N]
         [--n-boot 1000] [--config TOML] [--objects-as-scene-graph] [--no-cache] [--write]
 
-The first line says which lexical resources were in force (``resources.install_note``): the README install's
+The first line says which lexical resources were in force (``benchmarks/measured_with.py``): the README install's
 (``pip install`` alone: WordNet 3.0 shipped with the package) unless ``$WORDNET_DIR`` overrides it.
 
 ``--judge vlm --vlm-model SPEC --images DIR`` adds the image judge (``judges.vlm_judge``; docs/guide/image-judge.md):
@@ -70,7 +70,7 @@ from hallu_studio.importers.human import ParsedHumanStudy, read_human_judgements
 from hallu_studio.model import Response, Run, SceneGraph, SceneObject  # noqa: E402
 from hallu_studio.pipelines.importing import import_human_study  # noqa: E402
 from hallu_studio.pipelines.scoring import score_store  # noqa: E402
-from hallu_studio.resources import install_note  # noqa: E402
+from measured_with import install_note  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
 from hallu_studio.studies.human_sources import (HUMAN_KINDS, HumanAgreementReport, human_agreement,  # noqa: E402
                                                 rating_targets, response_calls)

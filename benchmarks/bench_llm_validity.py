@@ -56,12 +56,12 @@ def _detection_cells(row: Any) -> str:
 
 
 def section_probes(settings: Settings, n: int, rate: float) -> str:
-    from hallu_studio.extraction import ParserExtractor
+    from hallu_studio.components import Components
     from hallu_studio.sample.build import build_sample_benchmark
 
     samples = [s for s in build_sample_benchmark(with_variants=False).samples if s.task == "caption"][:n]
     spec = f"rate={rate},mix=object+attribute+relation+count,seed=1"
-    parsed = bv.probe_items(samples, spec, ParserExtractor())
+    parsed = bv.probe_items(samples, spec, Components(settings).parser())
     lines = [f"### Sample captions: probe rate {rate}, all four types, first {len(parsed)} captions", "",
              "| metric | extraction | " + " | ".join(f"{t} detected" for t in bv.TYPES) +
              " | false alarms | LLM calls |", "|---|---|" + "---|" * (len(bv.TYPES) + 2)]
@@ -99,12 +99,12 @@ def section_probes(settings: Settings, n: int, rate: float) -> str:
 
 
 def section_trihe_gold(settings: Settings, questions: int) -> str:
-    from hallu_studio.extraction import ParserExtractor
+    from hallu_studio.components import Components
 
     if not (bv.SHARED / "tri-he").exists():
         return "### Real Tri-HE gold answers\n\n(skipped: ../shared/datasets/tri-he is not here)"
     samples = bv._trihe_samples(questions)
-    items = bv.probe_items(samples, "rate=0,mix=object+relation,seed=1", ParserExtractor())
+    items = bv.probe_items(samples, "rate=0,mix=object+relation,seed=1", Components(settings).parser())
     lines = [f"### Real Tri-HE: gold answers of the first {len(samples)} questions", "",
              "| judge | Hallu_Q of the gold answers | hallucinated claims / claims | LLM calls |", "|---|---|---|---|"]
     for judge in ("graph", "llm"):

@@ -41,6 +41,7 @@ from hallu_studio.config import Settings, apply_offline_env_defaults  # noqa: E4
 
 apply_offline_env_defaults()
 
+from hallu_studio.components import Components  # noqa: E402
 from hallu_studio.extraction import ParserExtractor  # noqa: E402
 from hallu_studio.metrics.aggregate import bootstrap_ci  # noqa: E402
 from hallu_studio.metrics.base import ScoringItem  # noqa: E402
@@ -253,7 +254,7 @@ def main() -> None:
         print(compare(Path(args.compare[0]), Path(args.compare[1])))
         return
     args.shared = shared_dir(args.shared)
-    extractor = ParserExtractor()
+    extractor = Components(Settings()).parser()
     chosen = [s.strip() for s in args.sections.split(",") if s.strip()]
     for name in chosen:
         if name not in SECTIONS:

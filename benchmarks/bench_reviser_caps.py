@@ -70,11 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     if not CAPTIONS.exists():
         print(f"{CAPTIONS} is not available", file=sys.stderr)
         return 1
-    from hallu_studio.extraction import ParserExtractor
+    from hallu_studio.components import Components
 
     captions = [json.loads(line)["caption"] for line in CAPTIONS.open(encoding="utf-8") if line.strip()]
     captions = [c if isinstance(c, str) else " ".join(c) for c in captions][:args.limit]
-    concepts = ParserExtractor().extract(captions)
+    concepts = Components().parser().extract(captions)
     count = _counter(args.tokenize_url)
     rows = []
     for caption, cs in zip(captions, concepts):

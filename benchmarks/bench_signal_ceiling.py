@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_human_agreement as bha  # noqa: E402  (sets up the path and the offline environment)
 
 from hallu_studio.config import Settings  # noqa: E402
-from hallu_studio.embedding import Embedder  # noqa: E402
+from hallu_studio.components import Components  # noqa: E402
 from hallu_studio.extraction.spans import sentence_spans  # noqa: E402
 from hallu_studio.store import Store  # noqa: E402
 from hallu_studio.studies.baselines import naive_dissimilarity, reference_texts  # noqa: E402
@@ -189,7 +189,7 @@ def main() -> int:
             print(f"{name} ...", file=sys.stderr)
             result = bha.run_set(name, opts, bha.settings_for(name, settings), shared)
             if encoder is None:
-                encoder = Embedder(settings.scoring.embedding_model, batch_size=settings.scoring.batch_size)
+                encoder = Components(settings).encoder()
             rows.append(ceiling(name, result, opts.metrics, encoder))
     text = (f"_Produced by `python benchmarks/bench_signal_ceiling.py --sets {','.join(names)}` at commit "
             f"{bha.git_head()} on `bench_human_agreement`'s stores (settings key {bha.settings_key(settings)[:8]}); "

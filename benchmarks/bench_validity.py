@@ -17,7 +17,7 @@ that made it; a section not run keeps its table):
   image per rate; detection of each injected kind at 0.3. About 15 minutes on 2 cores.
 
 The output (and each section ``--write`` puts in the docs) first says which lexical resources it measured with
-(``resources.install_note``): the README install's (``pip install`` alone, WordNet 3.0 shipped with the package),
+(``benchmarks/measured_with.py``): the README install's (``pip install`` alone, WordNet 3.0 shipped with the package),
 or not (``$WORDNET_DIR`` set).
 * ``dci``: real DCI references with LLaVA-1.5-7B's real captions (``../shared/datasets/halfscore``).
   Each caption against copies of itself made more wrong where the reference can tell
@@ -54,12 +54,12 @@ from hallu_studio.config import Settings, apply_offline_env_defaults, load_setti
 apply_offline_env_defaults()
 
 from hallu_studio.backends.probe import INJECTION_TYPES, ProbeOptions, describe  # noqa: E402
+from hallu_studio.components import Components  # noqa: E402
 from hallu_studio.extraction import ParserExtractor  # noqa: E402
-from hallu_studio.metrics.aggregate import bootstrap_ci  # noqa: E402
 from hallu_studio.metrics.base import ScoringItem  # noqa: E402
 from hallu_studio.metrics.registry import make_metrics  # noqa: E402
 from hallu_studio.metrics.trihe import TriHEMetric  # noqa: E402
-from hallu_studio.resources import install_note  # noqa: E402
+from measured_with import install_note  # noqa: E402
 from hallu_studio.studies.probe_detection import ProbeItem, detection_row  # noqa: E402
 
 # ../shared beside the checkout, or $HALLU_STUDIO_SHARED (a git worktree one level deeper), as the tests read it.
@@ -363,7 +363,7 @@ def main() -> None:
     ap.add_argument("--config", default=None, help="a hallu-studio.toml; with an LLM endpoint, the LLM judge joins")
     ap.add_argument("--write", action="store_true", help="write the tables into docs/validity.md")
     args = ap.parse_args()
-    extractor = ParserExtractor()
+    extractor = Components(Settings()).parser()
     produced = (f"_Produced by `python benchmarks/bench_validity.py --sections {args.sections}` on "
                 f"{time.strftime('%Y-%m-%d')}. {install_note(Settings())}_")
     print(produced + "\n", flush=True)

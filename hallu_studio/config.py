@@ -314,7 +314,7 @@ class Settings:
 
 
 
-_ENV_MAP: dict[str, tuple[str, str, type]] = {
+ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_DB": ("", "db", str),
     "HALLU_STUDIO_LLM_BASE_URL": ("llm", "base_url", str),
     "OPENAI_BASE_URL": ("llm", "base_url", str),
@@ -352,17 +352,17 @@ _SECTIONS: dict[str, type] = {"": Settings, "llm": LLMSettings, "scoring": Scori
                               "decoding": DecodingSettings}
 
 
-def _dotted(section: str, key: str) -> str:
+def dotted_setting(section: str, key: str) -> str:
     return f"{section}.{key}" if section else key
 
 
-def _setting_fields() -> dict[str, tuple[str, type, dataclasses.Field[Any]]]:
+def setting_fields() -> dict[str, tuple[str, type, dataclasses.Field[Any]]]:
     """Dotted name -> (section, settings class, field) of every setting, in declaration order."""
-    return {_dotted(section, f.name): (section, cls, f) for section, cls in _SECTIONS.items()
+    return {dotted_setting(section, f.name): (section, cls, f) for section, cls in _SECTIONS.items()
             for f in dataclasses.fields(cls) if "help" in f.metadata}
 
 
-def _value_type(cls: type, key: str) -> tuple[type, bool]:
+def value_type(cls: type, key: str) -> tuple[type, bool]:
     """(the value's type, whether it may be unset) of field ``key`` of a settings class."""
     hint = typing.get_type_hints(cls)[key]
     args = typing.get_args(hint)
@@ -374,11 +374,11 @@ def _value_type(cls: type, key: str) -> tuple[type, bool]:
 _TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
-def _checked(section: str, key: str, value: Any, where: str) -> Any:
+def checked_setting(section: str, key: str, value: Any, where: str) -> Any:
     """``value`` for setting ``section.key``, or a ValueError naming the setting, ``where`` and what is allowed."""
     cls = _SECTIONS[section]
-    kind, optional = _value_type(cls, key)
-    name = _dotted(section, key)
+    kind, optional = value_type(cls, key)
+    name = dotted_setting(section, key)
     if value is None:
         if optional:
             return None
@@ -395,16 +395,16 @@ def _checked(section: str, key: str, value: Any, where: str) -> Any:
     return value
 
 
-def _parsed(section: str, key: str, text: str, where: str) -> Any:
+def parsed_setting(section: str, key: str, text: str, where: str) -> Any:
     """A setting's value from text (an environment variable, a form field); "" unsets an optional one."""
-    kind, optional = _value_type(_SECTIONS[section], key)
+    kind, optional = value_type(_SECTIONS[section], key)
     if text == "" and optional:
         return None
     if kind in (int, float):
         try:
             return kind(text)
         except ValueError:
-            raise ValueError(f"{where}: {_dotted(section, key)} must be {_TYPE_WORDS[kind]}, got {text!r}") from None
+            raise ValueError(f"{where}: {dotted_setting(section, key)} must be {_TYPE_WORDS[kind]}, got {text!r}") from None
     return text
 
 
@@ -413,7 +413,7 @@ _NOT_SETTINGS = frozenset({"source", "origins"})
 RENAMED_SETTINGS: dict[str, str] = {"trihe_unverifiable": "unverifiable (it covers HalFscore too)"}
 
 
-def _apply(obj: Any, values: Mapping[str, Any], where: str, section: str,
+def apply(obj: Any, values: Mapping[str, Any], where: str, section: str,
            origins: dict[str, str], origin: str) -> None:
     names = {f.name: f for f in dataclasses.fields(obj)}
     for key, value in values.items():
@@ -426,10 +426,10 @@ def _apply(obj: Any, values: Mapping[str, Any], where: str, section: str,
         if dataclasses.is_dataclass(current):
             if not isinstance(value, dict):
                 raise ValueError(f"{where}: [{key}] must be a table")
-            _apply(current, value, where, key, origins, origin)
+            apply(current, value, where, key, origins, origin)
         else:
-            setattr(obj, key, _checked(section, key, value, where))
-            origins[_dotted(section, key)] = origin
+            setattr(obj, key, checked_setting(section, key, value, where))
+            origins[dotted_setting(section, key)] = origin
 
 
 def settings_path(path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Path:
@@ -441,7 +441,7 @@ def overriding_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """``{"section.key": variable}`` for each setting an environment variable now overrides (a fallback
     variable, ``OPENAI_BASE_URL``, never overrides the file)."""
     env = dict(os.environ) if env is None else env
-    return {f"{section}.{key}" if section else key: var for var, (section, key, _) in _ENV_MAP.items()
+    return {f"{section}.{key}" if section else key: var for var, (section, key, _) in ENV_MAP.items()
             if env.get(var) and var not in _FALLBACK_ENV}
 
 
@@ -463,14 +463,14 @@ def _load(path: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[
                 document = tomllib.load(fh)
             except tomllib.TOMLDecodeError as exc:
                 raise ValueError(f"{candidate}: not valid TOML: {exc}") from None
-        _apply(settings, document, str(candidate), "", origins, "file")
+        apply(settings, document, str(candidate), "", origins, "file")
         settings.source = str(candidate)
-    for var, (section, key, _) in _ENV_MAP.items():
-        if env.get(var) and not (var in _FALLBACK_ENV and _dotted(section, key) in origins):
+    for var, (section, key, _) in ENV_MAP.items():
+        if env.get(var) and not (var in _FALLBACK_ENV and dotted_setting(section, key) in origins):
             where = f"environment variable {var}"
             target = settings if not section else getattr(settings, section)
-            setattr(target, key, _checked(section, key, _parsed(section, key, env[var], where), where))
-            origins[_dotted(section, key)] = f"env:{var}"
+            setattr(target, key, checked_setting(section, key, parsed_setting(section, key, env[var], where), where))
+            origins[dotted_setting(section, key)] = f"env:{var}"
     settings.origins = dict(origins)
     return settings, origins
 

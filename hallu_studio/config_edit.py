@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config import (_ENV_MAP, Settings, _apply, _checked, _dotted, _parsed, _setting_fields, _value_type,
+from .config import (ENV_MAP, Settings, apply, checked_setting, dotted_setting, parsed_setting, setting_fields, value_type,
                      load_settings)
 
 
@@ -96,11 +96,11 @@ def setting_infos(settings: Settings) -> list[SettingInfo]:
     ('released', 'HALLU_STUDIO_POPE_READING', ('studio', 'released'))
     """
     by_setting: dict[str, list[str]] = {}
-    for var, (section, key, _) in _ENV_MAP.items():
-        by_setting.setdefault(_dotted(section, key), []).append(var)
+    for var, (section, key, _) in ENV_MAP.items():
+        by_setting.setdefault(dotted_setting(section, key), []).append(var)
     out: list[SettingInfo] = []
-    for name, (section, cls, f) in _setting_fields().items():
-        kind, optional = _value_type(cls, f.name)
+    for name, (section, cls, f) in setting_fields().items():
+        kind, optional = value_type(cls, f.name)
         origin = settings.origins.get(name, "default")
         source = origin.split(":", 1)[0]
         out.append(SettingInfo(
@@ -127,14 +127,14 @@ def write_settings(path: str | os.PathLike[str], changes: Mapping[str, Any],
     target = Path(path)
     document = tomlkit.parse(target.read_text(encoding="utf-8")) if target.exists() else tomlkit.document()
     where = str(target)
-    known = _setting_fields()
+    known = setting_fields()
     for name, value in changes.items():
         if name not in known:
             raise ValueError(f"{where}: unknown setting {name!r}; known: {', '.join(known)}")
         section, _, key = name.rpartition(".")
         if isinstance(value, str):
-            value = _parsed(section, key, value, where)
-        value = _checked(section, key, value, where)
+            value = parsed_setting(section, key, value, where)
+        value = checked_setting(section, key, value, where)
         table: Any = document
         if section:
             if section not in document:
@@ -160,4 +160,4 @@ def write_settings(path: str | os.PathLike[str], changes: Mapping[str, Any],
 
 def _load_text_check(text: str, where: str) -> None:
     """Refuse to write a file that would not load (a bad value already in it, say)."""
-    _apply(Settings(), tomllib.loads(text), where, "", {}, "file")
+    apply(Settings(), tomllib.loads(text), where, "", {}, "file")

@@ -7,7 +7,8 @@ each of those with an :class:`ImageRejected` whose message says why, and
 otherwise returns a :class:`StoredImage` keyed by the sha256 of its bytes.
 
 >>> from PIL import Image
->>> img = encode_image(Image.new("RGB", (4, 3), "red"))
+>>> buf = io.BytesIO(); Image.new("RGB", (4, 3), "red").save(buf, format="PNG")
+>>> img = image_from_bytes(buf.getvalue(), "red.png")
 >>> (img.mime, img.width, img.height, len(img.sha256))
 ('image/png', 4, 3, 64)
 """
@@ -97,18 +98,6 @@ def read_image(path: str | os.PathLike[str], root: str | os.PathLike[str] | None
     if size > max_bytes:
         raise ImageRejected(f"{path}: {size} bytes is over the limit of {max_bytes}")
     return image_from_bytes(p.read_bytes(), str(path), max_pixels=max_pixels)
-
-
-def encode_image(image: Image.Image, fmt: str = "PNG", quality: int = 90) -> StoredImage:
-    """Encode a PIL image (a generated sample, say) to PNG or JPEG bytes."""
-    fmt = fmt.upper()
-    if fmt not in ("PNG", "JPEG"):
-        raise ValueError(f"encode_image writes PNG or JPEG, not {fmt}")
-    buf = io.BytesIO()
-    img = image.convert("RGB") if fmt == "JPEG" and image.mode not in ("RGB", "L") else image
-    img.save(buf, format=fmt, **({"quality": quality} if fmt == "JPEG" else {}))
-    data = buf.getvalue()
-    return StoredImage(hashlib.sha256(data).hexdigest(), Image.MIME[fmt], image.width, image.height, data)
 
 
 def extension_for(mime: str) -> str:

@@ -58,6 +58,11 @@ class Scope:
     listed: bool = False
 
     @property
+    def none(self) -> bool:
+        """No reference at all (a folder of one's own images): nothing a reference-reading metric can check."""
+        return self.basis is None and not self.listed
+
+    @property
     def closed(self) -> bool:
         """Complete in every respect: a scene graph's reading."""
         return self.objects and self.details

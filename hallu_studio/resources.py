@@ -34,15 +34,6 @@ def lexical_resources(settings: "Settings", paths: bool = True) -> list[tuple[st
             ("AMBER noun tagger", _amber_tagger())]
 
 
-def install_note(settings: "Settings") -> str:
-    """One sentence for a benchmark's output: the lexical resources it measured with, and whether they are what
-    the README's ``pip install`` alone brings (the shipped WordNet; no system package, no override)."""
-    listed = "; ".join(f"{name}: {what}" for name, what in lexical_resources(settings, paths=False))
-    if wordnet_source().origin == "shipped" and wordnet_source().root is not None:
-        return f"Measured as the README install is (`pip install`, no system package): {listed}."
-    return f"**Not the README install** (WORDNET_DIR is set): {listed}."
-
-
 def _amber_tagger() -> str:
     from .metrics.amber_nouns import noun_reader
 

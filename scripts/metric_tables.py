@@ -15,10 +15,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hallu_studio.metrics.registry import specs_markdown  # noqa: E402
+from hallu_studio.metrics.registry import EXTRACTOR_SETTINGS, metric_specs  # noqa: E402
 
 DOC = ROOT / "docs" / "guide" / "metrics-and-weaknesses.md"
 BEGIN, END = "<!-- metric_specs -->", "<!-- /metric_specs -->"
+
+
+def specs_markdown() -> str:
+    """Every metric's spec as a Markdown table (the docs' table of metrics, ``scripts/metric_tables.py``)."""
+    rows = ["| metric (`--metrics`) | name | scores tasks | headline number (Overview, leaderboard) | "
+            "per response (Browse) | its scores' key reads |", "|---|---|---|---|---|---|"]
+    for spec in metric_specs():
+        head = spec.headline
+        item = f"{spec.item.name} {spec.item.arrow} ({spec.item.unit})" if spec.item is not None else "—"
+        settings = ", ".join(f"`{s}`" for s in spec.settings)
+        name = spec.display_name if spec.family == spec.display_name else f"{spec.display_name} ({spec.family})"
+        rows.append(f"| `{spec.name}` | {name} | {', '.join(spec.tasks)} | {head.name} {head.arrow} ({head.unit}, "
+                    f"{head.better}): {head.meaning} | {item} | {settings} |")
+    extractor = ", ".join(f"`{s}`" for s in EXTRACTOR_SETTINGS)
+    return "\n".join(rows) + (f"\n\nEvery metric's key also reads the concept extractor's configuration ({extractor}); "
+                              "a setting no row names keys no score.")
 
 
 def with_table(text: str, table: str) -> str:

@@ -1,6 +1,7 @@
 import pytest
 
 from hallu_studio.cli import main
+from hallu_studio.components import Components
 from hallu_studio.config import Settings, load_settings
 from hallu_studio.store import Store
 
@@ -197,23 +198,24 @@ def test_emd_and_halfscore_are_built_as_the_settings_say():
     assert emd.ground_cost == "cosine" and "ground_cost" not in emd.config()  # VISCON's config key, as before
     settings.scoring.halfscore_matcher = "llm"
     client = type("Client", (), {"name": "fake-llm"})()
-    assert isinstance(HalFscoreMetric.from_settings(settings, llm_client=client).matcher, LLMConceptMatcher)
-    assert HalFscoreMetric.from_settings(settings, matcher="embedding", encoder=object()).matcher.name != "llm"
+    given = Components(settings, llm_client=client, encoder=object())
+    assert isinstance(HalFscoreMetric.from_settings(settings, components=given).matcher, LLMConceptMatcher)
+    assert HalFscoreMetric.from_settings(settings, matcher="embedding", components=given).matcher.name != "llm"
 
 
 def test_trihe_extraction_picks_tri_he_own_triplet_prompt_or_the_parser():
     from hallu_studio.extraction.llm import LLMExtractor
-    from hallu_studio.metrics.registry import make_trihe_extractor
+    from hallu_studio.metrics.trihe import TriHEMetric
 
     settings = Settings()
-    assert make_trihe_extractor(settings) is None, "parser + parser: the pipeline's concepts serve"
+    assert Components(settings).trihe_extractor() is None, "parser + parser: the pipeline's concepts serve"
     settings.scoring.extractor = "llm"
-    assert make_trihe_extractor(settings).name == "parser"
+    assert Components(settings).trihe_extractor().name == "parser"
     settings.scoring.trihe_extraction = "llm-trihe"
     with pytest.raises(ValueError, match="trihe_extraction = llm-trihe needs an LLM"):
-        make_trihe_extractor(settings)
+        TriHEMetric.from_settings(settings)
     settings.llm.base_url, settings.llm.model = "http://127.0.0.1:9/v1", "m"
-    own = make_trihe_extractor(settings)
+    own = TriHEMetric.from_settings(settings).extractor
     assert isinstance(own, LLMExtractor) and own.config()["style"] == "trihe"
 
 

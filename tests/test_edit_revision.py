@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from hallu_studio.extraction import ParserExtractor
 from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.evaluate_by_edit import EvaluateByEditMetric, graph_from_concepts
 from hallu_studio.model import ConceptSet, Sample, SceneGraph
@@ -21,7 +22,7 @@ GRAPH = SceneGraph.from_dict({
 
 @pytest.fixture(scope="module")
 def reviser():
-    return SceneGraphRuleReviser()
+    return SceneGraphRuleReviser(ParserExtractor())
 
 
 def test_database_answers_none_keep_or_what_it_knows():

@@ -2,8 +2,8 @@
 
 import pytest
 
-from hallu_studio.metrics.reference_concepts import (concept_density, concept_density_by_benchmark,
-                                                     reference_concepts, reference_concepts_many, reference_source)
+from hallu_studio.metrics.reference_concepts import (concept_density, reference_concepts, reference_concepts_many,
+                                                     reference_source)
 from hallu_studio.model import ConceptSet, Sample, SceneGraph
 
 GRAPH = SceneGraph.from_dict({
@@ -66,8 +66,7 @@ def test_density_table_1_mean_and_total_per_image():
     assert d["objects"] == {"mean": 1.5, "total": 3}
     assert d["attributes"] == {"mean": 1.0, "total": 2}
     assert d["relations"] == {"mean": 0.5, "total": 1}
-    by = concept_density_by_benchmark([s1, s2, s3])
-    assert by["y"]["objects"]["mean"] == 3.0 and by["x"]["images"] == 2
+    assert concept_density([s3])["objects"]["mean"] == 3.0 and concept_density([s1, s2])["images"] == 2
     assert concept_density([])["objects"] == {"mean": 0.0, "total": 0}
 
 

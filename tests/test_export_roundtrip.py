@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from hallu_studio.cli import main
-from hallu_studio.images import encode_image
+from image_files import encode_image
 from hallu_studio.importers.base import ParsedBenchmark
 from hallu_studio.model import Benchmark, HumanEvent, Response, Run, Sample, SceneGraph
 from hallu_studio.pipelines.exporting import export_table

@@ -6,7 +6,8 @@ import pytest
 
 from hallu_studio.grounding import Grounder, ReferenceGraph
 from hallu_studio.judges import JudgeReference, SceneGraphAlignmentJudge
-from hallu_studio.lexicon import attributes_conflict, entails, inverse, noun_phrase, parse_predicate, plural, singular
+from hallu_studio.lexicon import attributes
+from hallu_studio.lexicon import entails, inverse, noun_phrase, parse_predicate, plural, singular
 from hallu_studio.metrics.base import ScoringItem
 from hallu_studio.metrics.trihe import TriHEMetric
 from hallu_studio.model import ConceptSet, Sample, SceneGraph
@@ -19,6 +20,15 @@ GRAPH = SceneGraph.from_dict({
                   {"subject": "3", "predicate": "riding", "object": "4"},
                   {"subject": "5", "predicate": "wearing", "object": "3"},  # written backwards, as Tri-HE does
                   {"subject": "6", "predicate": "on", "object": "8"}]})
+
+
+def attributes_conflict(a: str, b: str) -> bool:
+    """Whether an object cannot be both ``a`` and ``b`` (same scale, different class)."""
+    ka, kb = attributes._key(a), attributes._key(b)
+    if ka == kb or attributes.same_attribute(ka, kb):
+        return False
+    return any(s is t and i != j for _, s, i in attributes._SCALES_OF.get(ka, ()) for _, t, j in attributes._SCALES_OF.get(kb, ()))
+
 
 
 def verdict(claim, gold=(), speculative=False):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from hallu_studio.components import Components
 from hallu_studio.config import LLMSettings
 from hallu_studio.llm import LLMClient, LLMError
 from hallu_studio.metrics.base import ScoringItem
@@ -307,10 +308,10 @@ def test_matcher_choice_defaults_to_graph_and_names_the_choices():
     from hallu_studio.config import Settings
 
     encoder = BagOfWordsEncoder()
-    assert HalFscoreMetric.from_settings(Settings(), encoder=encoder).matcher.name == "graph"
-    assert HalFscoreMetric.from_settings(Settings(), matcher="embedding", encoder=encoder).matcher.name == "embedding"
+    assert HalFscoreMetric.from_settings(Settings(), components=Components(encoder=encoder)).matcher.name == "graph"
+    assert HalFscoreMetric.from_settings(Settings(), matcher="embedding", components=Components(encoder=encoder)).matcher.name == "embedding"
     with pytest.raises(ValueError, match="graph, embedding, llm"):
-        HalFscoreMetric.from_settings(Settings(), matcher="fuzzy", encoder=encoder)
+        HalFscoreMetric.from_settings(Settings(), matcher="fuzzy", components=Components(encoder=encoder))
 
 
 def test_a_sample_with_a_scene_graph_is_compared_with_the_graph_not_its_caption():

@@ -2,10 +2,12 @@
 imported judgements kept apart from the app's annotators."""
 
 import json
+from pathlib import Path
 
 from hallu_studio.cli import main
 from hallu_studio.model import APP_SOURCE, HumanEvent
-from hallu_studio.pipelines.importing import import_human_judgements
+from hallu_studio.importers.registry import ImportRequest
+from hallu_studio.pipelines.importing import import_format
 from hallu_studio.store import Store
 
 
@@ -64,7 +66,7 @@ def test_imported_ratings_stay_out_of_the_apps_tables_and_queues(tmp_path):
 
     path = _jsonl(tmp_path / "a.jsonl", [{**LINE, "rating": 1}])
     with Store(tmp_path / "s.duckdb") as store:
-        import_human_judgements(store, path)
+        import_format(store, "human-judgements", ImportRequest(path=Path(path)))
         rid = store.response_ids()[0]
         assert mean_human_ratings(store) == {} and mean_human_ratings(store, "pilot") == {rid: 1.0}
         assert annotation_queue(store, "ann") == [rid]  # the study's "ann" is not the app's "ann"

@@ -2,13 +2,15 @@
 examples checked by hand."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hallu_studio.cli import main
 from hallu_studio.model import HumanEvent, Sample, SceneGraph, Score
-from hallu_studio.pipelines.importing import import_human_judgements
+from hallu_studio.importers.registry import ImportRequest
+from hallu_studio.pipelines.importing import import_format
 from hallu_studio.studies.human_agreement import binary_agreement, fact_agreement, group_means, span_agreement
 from hallu_studio.studies.human_labels import marked_spans, rating_targets, response_calls
 from hallu_studio.studies.human_sources import human_agreement, human_sources
@@ -108,7 +110,7 @@ def _study_store(store, tmp_path):
                       "spans": [{"start": a, "end": b, "label": "hallucinated"} for a, b in spans]})
     path = tmp_path / "pilot.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    import_human_judgements(store, path)
+    import_format(store, "human-judgements", ImportRequest(path=Path(path)))
     responses = {r.text: r for r in store.iter_responses()}
     # Stored scores as the pipeline would write them: a Tri-HE share that ranks the two hallucinated responses first,
     # flagging "cat" in one of them and "grass" in a clean one; CHAIR flags "cat" where it appears.
@@ -199,7 +201,7 @@ def test_human_written_and_machine_outputs_are_compared(store, tmp_path):
             for i in range(3) for model, by in (("people", "human"), ("llava", "model"))]
     path = tmp_path / "caps.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    import_human_judgements(store, path)
+    import_format(store, "human-judgements", ImportRequest(path=Path(path)))
     scores = [Score(r.id, "trihe", "k", {"n_triplets": 4, "hallucinated": 1 if r.text.startswith("people") else 3}, {})
               for r in store.iter_responses()]
     store.put_score_batch(scores, [None] * len(scores))

@@ -13,7 +13,7 @@ from hallu_studio.importers.reefknot import read_reefknot
 from hallu_studio.importers.scene_graphs import read_gqa, read_visual_genome
 from hallu_studio.grounding import ReferenceGraph
 from hallu_studio.importers.tri_he import build_scene_graph, read_tri_he
-from hallu_studio.importers.triplets import parse_triplet, parse_triplets
+from hallu_studio.importers.triplets import parse_triplets
 
 VG_SCENE_GRAPHS = [
     {"image_id": 1, "objects": [
@@ -75,9 +75,9 @@ def test_gqa_scene_graph(tmp_path):
 
 
 def test_triplet_strings():
-    assert parse_triplet("(laptop, is, black)") == ("laptop", "is", "black")
-    assert parse_triplet('"(bus, is,stopped)"') == ("bus", "is", "stopped")  # stray wrapping quotes
-    assert parse_triplet('(sign, displaying, "OLYMPUS")') == ("sign", "displaying", '"OLYMPUS"')
+    assert parse_triplets("(laptop, is, black)")[0] == [("laptop", "is", "black")]
+    assert parse_triplets('"(bus, is,stopped)"')[0] == [("bus", "is", "stopped")]  # stray wrapping quotes
+    assert parse_triplets('(sign, displaying, "OLYMPUS")')[0] == [("sign", "displaying", '"OLYMPUS"')]
     found, notes = parse_triplets("(snow on the ground, covers, mountains, (people, wearing, winter clothing)")
     assert found == [("snow on the ground", "covers", "mountains"), ("people", "wearing", "winter clothing")]
     for bad in ("", "(a, b)", "(, , )", None):

@@ -8,11 +8,11 @@ import zlib
 import pytest
 from PIL import Image
 
+from image_files import encode_image
 from hallu_studio.images import (
     MAX_IMAGE_BYTES,
     ImageFolder,
     ImageRejected,
-    encode_image,
     image_from_bytes,
     read_image,
     resolve_inside,

@@ -4,7 +4,7 @@ import pyarrow
 import pytest
 
 from hallu_studio.importers.base import ImportProblem, ParsedBenchmark, ParsedResponses
-from hallu_studio.images import encode_image
+from image_files import encode_image
 from hallu_studio.model import Benchmark, Response, Run, Sample
 from hallu_studio.pipelines.importing import import_benchmark, import_responses
 from hallu_studio.store import Store

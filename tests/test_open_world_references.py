@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from hallu_studio.extraction import ParserExtractor
 from hallu_studio.reference_scope import Scope
 from hallu_studio.judges.graph_judge import SceneGraphAlignmentJudge
 from hallu_studio.metrics.base import ScoringItem
@@ -136,5 +137,5 @@ def test_the_revisers_database_removes_only_what_the_reference_settles():
     db = SceneGraphDatabase(graph, scope=scope)
     assert db.get_description("tree") == KEEP and db.get_description("cat") == NONE
     assert db.get_relation("dog", "tree") == KEEP and db.get_relation("dog", "cat") == NONE
-    revised = SceneGraphRuleReviser().revise("A dog sits under a tree next to a cat.", graph, scope).revised
+    revised = SceneGraphRuleReviser(ParserExtractor()).revise("A dog sits under a tree next to a cat.", graph, scope).revised
     assert "tree" in revised and "cat" not in revised

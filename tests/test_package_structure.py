@@ -164,3 +164,116 @@ def test_the_cli_and_the_metrics_import_without_the_slow_libraries_they_use_only
     from hallu_studio.lexicon.forms import plural
 
     assert plural("leaf") == "leaves"  # and the engine is there once a word is formed
+
+
+# The parts the settings name are built in ``components.py`` alone (issue 28); a caller asks ``Components``.
+# Benchmarks that build their own on purpose: cold or naive timings of a fresh part, a part of another model.
+BUILT_ELSEWHERE_ON_PURPOSE = {
+    "hallu_studio/embedding.py LLMClient",  # a served embedding model's own endpoint, not ``[llm]``
+    "benchmarks/bench_backends.py LLMClient",  # the client's own speed against a fake server, with its backoff
+    "benchmarks/bench_cold_scoring.py Embedder",  # cold start: a fresh encoder and parser per timing
+    "benchmarks/bench_cold_scoring.py ParserExtractor",
+    "benchmarks/bench_emd.py Embedder",  # fresh encoders (cold phrase caches) and another model's
+    "benchmarks/bench_emd.py ParserExtractor",
+    "benchmarks/bench_encoder_threads.py Embedder",  # the model itself, for torch thread timings
+    "benchmarks/bench_scoring.py ParserExtractor",  # the naive pipeline: forgetful parts, built fresh
+}
+BUILT_PARTS = ("Embedder", "ParserExtractor", "LLMClient")
+
+
+def constructions(paths: list[Path]) -> set[str]:
+    """``"path name"`` for each file under ROOT that calls one of ``BUILT_PARTS`` (a class built there)."""
+    out = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in BUILT_PARTS:
+                    out.add(f"{path.relative_to(ROOT).as_posix()} {name}")
+    return out
+
+
+def test_the_encoder_parser_and_llm_client_are_built_in_components_alone():
+    paths = [*PACKAGE.rglob("*.py"), *(ROOT / "benchmarks").glob("*.py"), ROOT / "app.py"]
+    found = constructions(paths) - {f"hallu_studio/components.py {name}" for name in BUILT_PARTS}
+    assert found <= BUILT_ELSEWHERE_ON_PURPOSE, sorted(found - BUILT_ELSEWHERE_ON_PURPOSE)
+    assert not BUILT_ELSEWHERE_ON_PURPOSE - found, "an entry no longer built there leaves the list"
+    assert constructions([PACKAGE / "components.py"]) == {f"hallu_studio/components.py {n}" for n in BUILT_PARTS}
+
+
+# Public module-level functions nothing in the package nor app.py calls, each kept for the reason given; the list may
+# only shrink. Code only tests or benchmarks use lives with them (tests/image_files.py, benchmarks/measured_with.py,
+# scripts/metric_tables.py ...).
+UNCALLED_ON_PURPOSE = {
+    "annotation/__init__.py current_edit_reviews": "revision reviews in force, beside current_ratings (studies.md)",
+    "annotation/__init__.py current_notes": "notes in force; the Annotate view's rewrite (issue 29) shows them",
+    # Left by the app lanes of issue 29 (Inspect draws every metric's rows from its spec now): theirs to remove.
+    "app/render/verdicts.py halfscore_html": "HalFscore's old panel, kept for its tests (issue 29's inspect lane)",
+    "app/render/verdicts.py reefknot_html": "Reefknot's old panel, kept for its tests (issue 29's inspect lane)",
+    "studies/people_judges.py response_beside": "one response beside people, for tests (issue 29's people lane)",
+    "app/bootstrap.py bootstrap": "the demo set-up in one call (app.main runs its halves prepare_demo, finish_demo)",
+    "config_edit.py describe_settings": "the settings of a file and environment, for scripts (docs/guide/settings.md)",
+    "lexicon/predicates.py contrary_preposition": "the contrary relation the degradation bench writes (the judge's "
+                                                  "contraries come from its table)",
+    "llm/endpoint.py forget": "forgets what the process learnt of servers: tests and benches start fake ones",
+    "metrics/aggregate.py bootstrap_ci": "bootstrap_intervals' one-number form, for scripts (docs/studies.md)",
+    "metrics/reference_concepts.py concept_density": "VISCON Table 1 from Python (docs/guide/reproducing-papers.md)",
+    "sample/synthetic.py render_scene": "the notebook helper the sample benchmark's docs show",
+}
+
+
+def _names_used(tree: ast.Module) -> set[str]:
+    """Every name a module refers to: names, attributes, and identifiers written as strings (a Gradio callback
+    named in a table, say), leaving out the strings of ``__all__`` (a re-export is not a use)."""
+    exported = {id(n) for node in tree.body if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets) for n in ast.walk(node)}
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in exported \
+                and node.value.isidentifier():
+            used.add(node.value)
+    return used
+
+
+def uncalled_functions() -> set[str]:
+    """``"path/under/package.py name"`` of each public module-level function no module of the package (nor app.py)
+    refers to; a docstring's example is not a use."""
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in [*PACKAGE.rglob("*.py"), ROOT / "app.py"]}
+    used = set().union(*(_names_used(tree) for tree in trees.values()))
+    return {f"{path.relative_to(PACKAGE).as_posix()} {node.name}" for path, tree in trees.items()
+            if path.is_relative_to(PACKAGE) for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_")
+            and node.name not in used}
+
+
+def test_every_public_function_is_used_in_the_package():
+    uncalled = uncalled_functions()
+    assert not uncalled - set(UNCALLED_ON_PURPOSE), sorted(uncalled - set(UNCALLED_ON_PURPOSE))
+    assert not set(UNCALLED_ON_PURPOSE) - uncalled, "now used (or gone): off the list"
+
+
+def test_the_uncalled_check_can_fail(tmp_path):
+    tree = ast.parse("def used():\n    return helper()\n\ndef helper():\n    '''>>> orphan()'''\n\n"
+                     "def orphan():\n    pass\n__all__ = ['orphan']\n")
+    names = _names_used(tree)
+    assert "helper" in names and "orphan" not in names
+
+
+def private_imports() -> set[str]:
+    """``"module <- name"`` for each underscore name a module of the package imports from another: a name two
+    modules share has a public home (its module's public name), so a reader knows it is meant to be shared."""
+    out = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("hallu_studio")):
+                out.update(f"{path.relative_to(PACKAGE).as_posix()} <- {a.name}" for a in node.names
+                           if a.name.startswith("_") and not a.name.startswith("__"))
+    return out
+
+
+def test_no_module_imports_another_modules_private_names():
+    assert private_imports() == set(), sorted(private_imports())

@@ -175,7 +175,7 @@ def test_relation_sentences_say_which_of_two_objects_of_one_name_they_mean():
 
 
 def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
-    from hallu_studio.backends.probe_scene import SceneTruth, _wrong_predicate
+    from hallu_studio.backends.probe_scene import SceneTruth, wrong_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # Two identical towers, one left and one right of the rocket: "the tower is right of the rocket" is true.
@@ -191,8 +191,8 @@ def test_an_injected_relation_is_false_of_every_pair_the_sentence_can_mean():
     assert truth.holds("tower", "right of", "rocket") and not truth.holds("tower", "under", "rocket")
     assert truth.holds("rocket", "left of", "tower")  # read the other way round
     rng = random.Random(0)
-    assert _wrong_predicate("left of", rng, lambda p: truth.holds("tower", p, "rocket")) not in ("left of", "right of")
-    assert _wrong_predicate("wearing", rng, lambda p: truth.holds("man", p, "camera")) != "holding"
+    assert wrong_predicate("left of", rng, lambda p: truth.holds("tower", p, "rocket")) not in ("left of", "right of")
+    assert wrong_predicate("wearing", rng, lambda p: truth.holds("man", p, "camera")) != "holding"
     for seed in range(20):
         text, signals = describe(s, ProbeOptions.parse("rate=1,mix=relation"), random.Random(seed))
         for rec in signals["injected"]:
@@ -213,7 +213,7 @@ def test_two_cubes_a_swap_is_checked_against_the_pair_the_adjectives_name():
 
 
 def test_no_swap_is_injected_that_an_inverse_or_a_backwards_agentive_edge_makes_true():
-    from hallu_studio.backends.probe_scene import SceneTruth, _false_predicate
+    from hallu_studio.backends.probe_scene import SceneTruth, false_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # GQA-style "(bag, holding, man)" is the man holding the bag; "(cup, on, table)" is the table under the cup.
@@ -230,8 +230,8 @@ def test_no_swap_is_injected_that_an_inverse_or_a_backwards_agentive_edge_makes_
     for seed in range(30):
         rng = random.Random(seed)
         # "beside" has no contrary in the swap table: of the fallbacks, "under" and "next to" are true.
-        assert _false_predicate("beside", lambda p: truth.holds("table", p, "cup"), rng) not in ("under", "next to")
-        assert _false_predicate("wearing", lambda p: truth.holds("man", p, "bag"), rng) != "holding"
+        assert false_predicate("beside", lambda p: truth.holds("table", p, "cup"), rng) not in ("under", "next to")
+        assert false_predicate("wearing", lambda p: truth.holds("man", p, "bag"), rng) != "holding"
         # Captions: "The man is wearing the bag" has the swap "holding", which is true; "the table is beside the
         # cup" must not fall back to "under".
         text, signals = describe(s, ProbeOptions.parse("rate=1,mix=relation"), random.Random(seed))
@@ -270,7 +270,7 @@ def test_probe_captions_have_no_broken_plurals_or_disagreeing_articles():
 
 
 def test_vqa_relation_swap_is_never_one_the_graph_supports():
-    from hallu_studio.backends.probe_scene import SceneTruth, _false_predicate
+    from hallu_studio.backends.probe_scene import SceneTruth, false_predicate
     from hallu_studio.model import Sample, SceneGraph
 
     # "piled on" has no contrary in the swap table; the fallback "on" (and "next to") would still be true.
@@ -278,7 +278,7 @@ def test_vqa_relation_swap_is_never_one_the_graph_supports():
                                   "relations": [{"subject": "1", "predicate": "piled on", "object": "2"}]})
     truth = SceneTruth(Sample(id="r/1", benchmark="r", image_key="1", task="vqa", scene_graph=graph))
     for seed in range(40):
-        said = _false_predicate("piled on", lambda p: truth.holds("crates", p, "shelf"), random.Random(seed))
+        said = false_predicate("piled on", lambda p: truth.holds("crates", p, "shelf"), random.Random(seed))
         assert said not in (None, "on", "next to")
 
     def gold_only(*triplets):
@@ -286,10 +286,10 @@ def test_vqa_relation_swap_is_never_one_the_graph_supports():
 
     # Written the other way round: "(shelf, under, crate)" supports "on"; a GQA verb written backwards supports itself.
     shelf = gold_only(("shelf", "under", "crate"))
-    assert _false_predicate("on", lambda p: shelf.holds("crate", p, "shelf"), random.Random(0)) != "on"
+    assert false_predicate("on", lambda p: shelf.holds("crate", p, "shelf"), random.Random(0)) != "on"
     kite = gold_only(("kite", "holding", "boy"))
     for seed in range(20):
-        assert _false_predicate("near", lambda p: kite.holds("boy", p, "kite"), random.Random(seed)) != "holding"
+        assert false_predicate("near", lambda p: kite.holds("boy", p, "kite"), random.Random(seed)) != "holding"
     s = Sample(id="r/2", benchmark="r", image_key="2", task="vqa", question="Where are the crates?",
                answer="They are stacked up.", gold_triplets=[("crates", "piled on", "shelf")], scene_graph=graph)
     for seed in range(30):

@@ -6,6 +6,8 @@ import itertools
 import json
 import math
 
+import re
+
 import pytest
 
 from hallu_studio.judges.nli import NLIModel
@@ -16,7 +18,6 @@ from hallu_studio.metrics.reefknot import (
     RelationPhraseMatch,
     candidate_entropy,
     parse_choice,
-    parse_mcq_options,
     parse_vqa_prompt,
     parse_yes_no,
     signal_entropy,
@@ -27,6 +28,15 @@ _ids = itertools.count()
 
 VQA_PROMPT = ("What is the relation with man and stair railing in this photo? Please answer in the following "
               "format:man is <relation> stair railing.")
+# A Reefknot MCQ prompt's options (what a test writes answers with; the metric reads only the letter).
+_MCQ_OPTION = re.compile(r"\b([A-D])\.\s*(.+?)(?=\s+[A-D]\.\s|,\s*please|\s*$)", re.IGNORECASE)
+
+
+def parse_mcq_options(prompt: str) -> dict[str, str]:
+    """``{"A": "behind", ...}`` out of "... A. behind B. onto C. on D. into, please choose."."""
+    return {m.group(1).upper(): m.group(2).strip() for m in _MCQ_OPTION.finditer(prompt)}
+
+
 MCQ_PROMPT = "What is the relation with knife and apple in this photo? A. behind B. onto C. on D. into, please choose."
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from typing import Mapping, Sequence
 
 import pytest
 
@@ -14,7 +15,7 @@ from synthetic_store import fill_synthetic_store
 from hallu_studio.model import HumanEvent, ValidationError
 from hallu_studio.store import Store
 from hallu_studio.studies import collect
-from hallu_studio.annotation.design import Item, StudyDesign, draw_sample, max_excess, queue_order
+from hallu_studio.annotation.design import Item, StudyDesign, draw_sample, queue_order
 
 MODELS = ("model-a", "model-b", "model-c")
 
@@ -25,6 +26,18 @@ def store():
     fill_synthetic_store(st, n_samples=30, models=MODELS)
     yield st
     st.close()
+
+
+def max_excess(sequence: Sequence[str], shares: Mapping[str, float]) -> float:
+    """The largest amount by which any key's count in a prefix of ``sequence`` exceeds its share of that prefix
+    (what these tests measure a queue's balance by)."""
+    counts: Counter[str] = Counter()
+    worst = 0.0
+    for t, key in enumerate(sequence, start=1):
+        counts[key] += 1
+        worst = max(worst, max(counts[k] - shares.get(k, 0.0) * t for k in counts))
+    return worst
+
 
 
 def _runs(store: Store) -> tuple[str, ...]:

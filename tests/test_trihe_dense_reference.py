@@ -61,8 +61,12 @@ class CaptionExtractor:
 
 @pytest.fixture
 def offline_encoder(monkeypatch):
-    """The judge's phrase encoder without loading a model."""
-    monkeypatch.setattr(registry._Parts, "embedder", lambda self: BagOfWordsEncoder())
+    """The judge's phrase encoder without loading a model; the config keys computed meanwhile (which name the
+    encoder) are kept apart from the process's cache of them."""
+    from hallu_studio.metrics import keys
+
+    monkeypatch.setattr(registry.Components, "encoder", lambda self: BagOfWordsEncoder())
+    monkeypatch.setattr(keys, "_CACHE", {})
 
 
 def dci_sample(i: int = 1, caption: str | None = CAPTION) -> Sample:

@@ -312,15 +312,3 @@ def _shares(keys: Sequence[str]) -> dict[str, float]:
     return {k: n / total for k, n in counts.items()}
 
 
-def max_excess(sequence: Sequence[str], shares: Mapping[str, float]) -> float:
-    """The largest amount by which any key's count in a prefix of ``sequence`` exceeds its share of that prefix.
-
-    >>> max_excess(["A", "A", "B", "B"], {"A": 0.5, "B": 0.5})
-    1.0
-    """
-    counts: Counter[str] = Counter()
-    worst = 0.0
-    for t, key in enumerate(sequence, start=1):
-        counts[key] += 1
-        worst = max(worst, max(counts[k] - shares.get(k, 0.0) * t for k in counts))
-    return worst

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..components import Components
 from ..config import Settings
 from ..store import Store
 from ..studies.in_force import InForce, configs_in_force
@@ -26,6 +27,12 @@ class AppContext:
     leaderboards: LeaderboardCache = field(default_factory=LeaderboardCache)  # derived, keyed by scores
     background: BackgroundWork = field(default_factory=BackgroundWork)  # the first start's demo scoring
     id_lists: IdLists = field(default_factory=IdLists)  # Browse filters' id lists, for Inspect's prev / next
+    # The encoder, parser and LLM client the settings name, built once on first use and shared by every pass
+    # the app starts (``components.Components``).
+    components: Components = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "components", Components(self.settings, self.store.cache))
 
     def in_force(self) -> InForce:
         """Each metric's configuration every view shows (``studies.in_force``) under the settings in force now."""

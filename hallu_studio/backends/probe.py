@@ -49,9 +49,9 @@ from .base import GenerationRequest, GenerationResult
 from ..lexicon.forms import normalize_name
 from ..extraction.spans import speculative_spans
 from .probe_text import SpanText, concept_record
-from .probe_caption import _caption
-from .probe_scene import (MAX_RELATIONS, SceneTruth, _absent_object, _false_predicate, _inject, _is_object,
-                          _relation_sentence)
+from .probe_caption import write_caption
+from .probe_scene import (MAX_RELATIONS, SceneTruth, absent_object, false_predicate, inject, is_object,
+                          relation_sentence)
 
 INJECTION_TYPES: tuple[str, ...] = ("object", "attribute", "relation", "count")
 
@@ -147,7 +147,7 @@ def describe(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple
         return _answer_mcq(sample, options, rng)
     if sample.task == "vqa" and (sample.gold_triplets or sample.answer):
         return _answer_vqa(sample, options, rng)
-    return _caption(sample, options, rng)
+    return write_caption(sample, options, rng)
 
 
 def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple[str, dict[str, Any]]:
@@ -157,8 +157,8 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
     t = SpanText()
     if not sample.gold_triplets:
         answer = str(sample.answer).strip()
-        if _inject(options, rng, "object"):
-            fake = _absent_object(present | {answer}, answer, rng) or answer
+        if inject(options, rng, "object"):
+            fake = absent_object(present | {answer}, answer, rng) or answer
             span = t.mark(fake.capitalize())
             injected.append(concept_record("object", [fake], span, truth=[answer]))
         else:
@@ -175,15 +175,15 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
         # A relation hallucination pairs two objects of the image with a relation the graph does not hold
         # (Tri-HE §3.1): a triplet whose end is no object ("(stadium, size, large)") has no relation to get
         # wrong, and a swap the graph supports would be no error at all.
-        ends_are_objects = _is_object(subj, annotated) and _is_object(obj, annotated)
-        false_pred = _false_predicate(pred, lambda p: truth.holds(subj, p, obj), rng) if ends_are_objects else None
-        wrong_relation = _inject(options, rng, "relation") and false_pred is not None
+        ends_are_objects = is_object(subj, annotated) and is_object(obj, annotated)
+        false_pred = false_predicate(pred, lambda p: truth.holds(subj, p, obj), rng) if ends_are_objects else None
+        wrong_relation = inject(options, rng, "relation") and false_pred is not None
         # An object hallucination puts a thing that is not there where the triplet names a thing: "(documents,
         # indicating, work or study)" has no object to replace, and the replacement must be one the judges do not
         # find in the scene.
-        wrong_object = not wrong_relation and _inject(options, rng, "object") and _is_object(obj, annotated)
+        wrong_object = not wrong_relation and inject(options, rng, "object") and is_object(obj, annotated)
         said_pred = false_pred if wrong_relation and false_pred else pred
-        fake = _absent_object(present, obj, rng, truth) if wrong_object else None
+        fake = absent_object(present, obj, rng, truth) if wrong_object else None
         wrong_object = fake is not None
         said_obj = fake or obj
         # A wrong triplet is said in a sentence of its own, not inside an answer that only guesses ("they are
@@ -203,7 +203,7 @@ def _answer_vqa(sample: Sample, options: ProbeOptions, rng: random.Random) -> tu
             if answer and t.length == 0:
                 t.add(answer + ". ")
                 in_answer = True  # written whole: a later triplet is not spelt inside it again
-            span = _relation_sentence(t, subj, said_pred, said_obj, object_is_thing=wrong_object)
+            span = relation_sentence(t, subj, said_pred, said_obj, object_is_thing=wrong_object)
             obj_span = (span[1] - len(said_obj), span[1])
         if wrong_relation:
             injected.append(concept_record("relation", [subj, said_pred, obj], span, truth=[subj, pred, obj]))

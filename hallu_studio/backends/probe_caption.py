@@ -13,8 +13,8 @@ from ..model import Sample, SceneGraph, SceneObject
 from ..lexicon.attributes import attribute_family
 from ..lexicon.forms import is_countable, normalize_name, takes_plural_verb
 from .probe_text import SpanText, concept_record, counted
-from .probe_scene import (MAX_RELATIONS, SceneTruth, _absent_object, _inject, _relation_sentence, _wrong_attribute,
-                          _wrong_count, _wrong_predicate)
+from .probe_scene import (MAX_RELATIONS, SceneTruth, absent_object, inject, relation_sentence, wrong_attribute,
+                          wrong_count, wrong_predicate)
 
 if TYPE_CHECKING:
     from .probe import ProbeOptions
@@ -51,7 +51,7 @@ def referring_attributes(obj: SceneObject, graph: SceneGraph) -> tuple[str, ...]
     return ()
 
 
-def _caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple[str, dict[str, Any]]:
+def write_caption(sample: Sample, options: ProbeOptions, rng: random.Random) -> tuple[str, dict[str, Any]]:
     graph = sample.scene_graph
     if graph.is_empty():
         raise ValueError(f"sample {sample.id}: the probe model needs a scene graph to describe, and it is empty")
@@ -81,7 +81,7 @@ def _say_objects(t: SpanText, groups: "OrderedDict[str, int]", names: list[str],
         n = groups[name]
         countable = is_countable(name)
         # Mass nouns ("grass", "sky") have no number to get wrong; the draw happens all the same.
-        said = _wrong_count(n, rng) if _inject(options, rng, "count") and countable else n
+        said = wrong_count(n, rng) if inject(options, rng, "count") and countable else n
         start = t.length
         before, noun_text = counted(said, name)
         t.add(before)
@@ -100,9 +100,9 @@ def _say_absent_objects(t: SpanText, names: list[str], present: set[str], option
     """"There is also a cat near the cube. ", an object absent from the scene, at the probe's rate."""
     added: set[str] = set()
     for name in names:
-        if not _inject(options, rng, "object"):
+        if not inject(options, rng, "object"):
             continue
-        fake = _absent_object(present | added, name, rng)
+        fake = absent_object(present | added, name, rng)
         if fake is None:
             continue
         added.add(fake)
@@ -124,8 +124,8 @@ def _say_attributes(t: SpanText, graph: SceneGraph, names: list[str], options: P
         for j, attr in enumerate(obj.attributes):
             if j:
                 t.add(" and " if j == len(obj.attributes) - 1 else ", ")
-            if _inject(options, rng, "attribute"):
-                wrong = _wrong_attribute(attr, own, rng)
+            if inject(options, rng, "attribute"):
+                wrong = wrong_attribute(attr, own, rng)
                 injected.append(concept_record("attribute", [obj.name, wrong], t.mark(wrong), truth=[obj.name, attr]))
             else:
                 stated.append(concept_record("attribute", [obj.name, attr], t.mark(attr)))
@@ -145,10 +145,10 @@ def _say_relations(t: SpanText, sample: Sample, options: ProbeOptions, rng: rand
         # Where a name is shared ("cube" twice), the sentence says which one, as a describer would.
         s_attrs, o_attrs = referring_attributes(s_obj, graph), referring_attributes(o_obj, graph)
         wrong = None
-        if _inject(options, rng, "relation"):
-            wrong = _wrong_predicate(pred, rng, lambda p: truth.holds(subj, p, obj, s_attrs, o_attrs))
+        if inject(options, rng, "relation"):
+            wrong = wrong_predicate(pred, rng, lambda p: truth.holds(subj, p, obj, s_attrs, o_attrs))
         said = wrong or pred
-        span = _relation_sentence(t, subj, said, obj, s_attrs, o_attrs, object_is_thing=True)  # a node: a thing
+        span = relation_sentence(t, subj, said, obj, s_attrs, o_attrs, object_is_thing=True)  # a node: a thing
         qualifiers = [list(s_attrs), list(o_attrs)] if s_attrs or o_attrs else None
         if wrong is not None:
             injected.append(concept_record("relation", [subj, wrong, obj], span, truth=[subj, pred, obj],

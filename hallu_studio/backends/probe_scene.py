@@ -28,13 +28,13 @@ _ARTICLES = frozenset({"a", "an", "the"})
 MAX_RELATIONS = 15
 
 
-def _inject(options: ProbeOptions, rng: random.Random, kind: str) -> bool:
+def inject(options: ProbeOptions, rng: random.Random, kind: str) -> bool:
     # Draw even when the type is off, so turning one type on does not reshuffle the others.
     draw = rng.random()
     return kind in options.mix and draw < options.rate
 
 
-def _absent_object(present: set[str], near: str, rng: random.Random,
+def absent_object(present: set[str], near: str, rng: random.Random,
                    truth: "SceneTruth | None" = None) -> str | None:
     """An object to say that is not there: one that co-occurs with ``near``, else a common one; not a name in
     ``present``, nor (with ``truth``) one the judges ground to the scene ("plant" where trees are, "bottle" where
@@ -48,7 +48,7 @@ def _absent_object(present: set[str], near: str, rng: random.Random,
     return rng.choice(pool) if pool else None
 
 
-def _wrong_attribute(attr: str, own: set[str], rng: random.Random) -> str:
+def wrong_attribute(attr: str, own: set[str], rng: random.Random) -> str:
     """Another attribute of the same kind (a colour for a colour) where the lexicon knows one."""
     pool = [a for a in alternatives(attr) if a not in own]
     if pool:
@@ -56,7 +56,7 @@ def _wrong_attribute(attr: str, own: set[str], rng: random.Random) -> str:
     return rng.choice([a for a in FALLBACK_ATTRIBUTES if a not in own] or ["striped"])
 
 
-def _wrong_predicate(pred: str, rng: random.Random, holds: "Callable[[str], bool] | None" = None) -> str | None:
+def wrong_predicate(pred: str, rng: random.Random, holds: "Callable[[str], bool] | None" = None) -> str | None:
     """A predicate that replaces ``pred``: its opposite where there is one, else another common one.
 
     ``holds`` says whether a predicate is true of the pair the sentence names (where the scene is known):
@@ -117,7 +117,7 @@ class SceneTruth:
 # Adjectives in the order English puts them before a noun ("the small red metal cube").
 
 
-def _is_object(name: str, annotated: set[str]) -> bool:
+def is_object(name: str, annotated: set[str]) -> bool:
     """Whether a triplet end names a thing one could see: an object the scene graph's annotators listed
     (``annotated``, normalised names), else not an adjective ("large"), a number, a noun the lexicon
     knows as unseen ("familiarity"), nor a phrase led by a preposition ("on street")."""
@@ -130,7 +130,7 @@ def _is_object(name: str, annotated: set[str]) -> bool:
         is_noun(head_noun(name)) is not False
 
 
-def _false_predicate(pred: str, holds: "Callable[[str], bool]", rng: random.Random) -> str | None:
+def false_predicate(pred: str, holds: "Callable[[str], bool]", rng: random.Random) -> str | None:
     """A predicate to say instead of ``pred`` that ``holds`` (``SceneTruth.holds`` of the triplet's two ends)
     finds false; None if none is left.
 
@@ -148,7 +148,7 @@ def _false_predicate(pred: str, holds: "Callable[[str], bool]", rng: random.Rand
     return None
 
 
-def _wrong_count(n: int, rng: random.Random) -> int:
+def wrong_count(n: int, rng: random.Random) -> int:
     return 2 if n <= 1 else rng.choice([n - 1, n + 1])
 
 
@@ -170,7 +170,7 @@ def _takes_article(pred: str, obj: str) -> bool:
     return not (copula and len(words) == 1 and (attribute_family(obj) is not None or is_noun_only(obj) is False))
 
 
-def _relation_sentence(t: SpanText, subj: str, pred: str, obj: str, subject_attributes: Sequence[str] = (),
+def relation_sentence(t: SpanText, subj: str, pred: str, obj: str, subject_attributes: Sequence[str] = (),
                        object_attributes: Sequence[str] = (), object_is_thing: bool = False) -> tuple[int, int]:
     """ "The red cube is left of the small cube. ": the span runs from the subject's first word to the object's
     last, so it covers the words that say which objects are meant. ``object_is_thing``: the object is a thing

@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="benchmark files: import under this name; responses: the benchmark (or id prefix such "
                         "as reefknot/vqa) they answer")
     p.add_argument("--model", metavar="NAME", help="model name of recorded responses")
+    p.add_argument("--responses", metavar="FILE", help="image-folder: responses to the images (JSONL or CSV: image, "
+                                                       "response, model)")
     add_db_option(p)
     p.set_defaults(func=run)
 
@@ -53,12 +55,15 @@ def request_from(args: argparse.Namespace) -> registry.ImportRequest:
     def path(value: str | None) -> Path | None:
         return None if value is None else Path(value)
 
-    return registry.ImportRequest(path(args.path), path(args.images), path(args.regions), args.benchmark, args.model)
+    return registry.ImportRequest(path(args.path), path(args.images), path(args.regions), args.benchmark, args.model,
+                                  path(args.responses))
 
 
 def refuse_missing_paths(args: argparse.Namespace) -> None:
-    """A PATH, ``--images`` folder or ``--regions`` file that is not there is refused before any store is made."""
-    for flag, value in (("PATH", args.path), ("--images", args.images), ("--regions", args.regions)):
+    """A PATH, ``--images`` folder, ``--regions`` or ``--responses`` file that is not there is refused before any
+    store is made."""
+    for flag, value in (("PATH", args.path), ("--images", args.images), ("--regions", args.regions),
+                        ("--responses", args.responses)):
         if value is not None and not Path(value).exists():
             raise FileNotFoundError(f"{flag} {value} does not exist; nothing was imported and no store was created")
 

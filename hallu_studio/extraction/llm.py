@@ -23,19 +23,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from ..llm.dispatch import EXTRACT_ANSWER_TOKENS
 from ..model import AttributeConcept, ConceptSet, ObjectConcept, RelationConcept
 from .spans import find_span
 
-if TYPE_CHECKING:
-    from ..config import Settings
-    from ..caching import ScoringCache
-
 VISCON_PROMPT_VERSION = "viscon-fig11-v1"
 TRIHE_PROMPT_VERSION = "trihe-triplets-paraphrase-v1"
-STYLES: tuple[str, ...] = ("viscon", "trihe")
+TRIHE_STYLE = "trihe"  # Tri-HE's own triplet prompt (``scoring.trihe_extraction = "llm-trihe"``)
+STYLES: tuple[str, ...] = ("viscon", TRIHE_STYLE)
 
 SYSTEM = "You are a helpful assistant with advanced visual and linguistic context analysis function."
 
@@ -235,12 +232,6 @@ class LLMExtractor:
         self.llm = llm
         self.style = style
         self.model_name = model_name or getattr(llm, "name", type(llm).__name__)
-
-    @classmethod
-    def from_settings(cls, settings: "Settings", cache: "ScoringCache | None" = None) -> "LLMExtractor":
-        from ..llm.client import LLMClient
-
-        return cls(LLMClient(settings.llm, cache), model_name=settings.llm.model)
 
     def config(self) -> dict[str, Any]:
         version = VISCON_PROMPT_VERSION if self.style == "viscon" else TRIHE_PROMPT_VERSION

@@ -15,6 +15,7 @@ The kind of a file is told by its first record (:func:`detect_kind`).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,10 @@ from .base import ImportProblem, ParsedBenchmark, ParsedResponses
 from .reading import FatalImportError, iter_jsonl
 from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
 
-SAMPLE_KEYS = {"benchmark", "image_key", "task"}
+SAMPLE_KEYS = {"id", "benchmark"}
+# What a stateless line (``score --input``) carries beside its sample: the response scored and, optionally, its
+# concepts already extracted.
+SCORING_KEYS: tuple[str, ...] = ("response", "mentioned", "image_path")
 JUDGMENT_KEYS = {"annotator", "kind"}
 RESPONSE_KEYS = {"sample_id", "response"}
 
@@ -34,8 +38,8 @@ def detect_kind(path: str | os.PathLike[str]) -> str:
     """``samples``, ``responses`` or ``judgments``, from the keys of the file's first record."""
     for _, record in iter_jsonl(path, []):
         keys = set(record)
-        if "benchmark_info" in keys or SAMPLE_KEYS <= keys:
-            return "samples"
+        if "benchmark_info" in keys or (SAMPLE_KEYS <= keys and "sample_id" not in keys):
+            return "samples"  # a ``score --input`` line that names its benchmark too
         if JUDGMENT_KEYS <= keys:
             return "judgments"
         if RESPONSE_KEYS <= keys:
@@ -77,6 +81,51 @@ def _image(record: dict[str, Any], sid: str, base: Path, folder: ImageFolder | N
     return img.sha256
 
 
+def sample_from_record(record: Any, *, benchmark: str | None = None, also: tuple[str, ...] = (),
+                       image_sha256: str | None = None) -> Sample:
+    """A sample from one JSONL record: the one reader of ``import --format jsonl`` and of ``score --input``.
+
+    The record holds ``Sample``'s fields (``docs/formats.md``) and ``image``, the image it names. Required:
+    ``id``; ``benchmark`` (the record's, else ``benchmark`` when the caller has one: ``score --input``'s lines are
+    benchmark "jsonl"). ``image_key`` is the record's, else the ``image`` it names, else its ``id``. ``also`` are
+    the other fields the caller reads itself (a stateless line's ``response``); any other field is refused by
+    name, so a misspelt reference is never silently dropped. Every problem is a ``ValidationError`` saying why.
+
+    >>> sample_from_record({"id": "b/1", "benchmark": "b", "image": "cat.jpg", "reference_text": "A cat."}).image_key
+    'cat.jpg'
+    >>> sample_from_record({"id": "1", "response": "A cat."}, benchmark="jsonl", also=SCORING_KEYS).benchmark
+    'jsonl'
+    >>> sample_from_record({"id": "1", "response": "A cat.", "refrence_text": "A dog."}, benchmark="jsonl",
+    ...                    also=SCORING_KEYS)
+    Traceback (most recent call last):
+    ...
+    hallu_studio.model.base.ValidationError: sample '1': unknown fields ['refrence_text']
+    >>> sample_from_record({"benchmark": "b"})
+    Traceback (most recent call last):
+    ...
+    hallu_studio.model.base.ValidationError: missing field 'id'
+    """
+    if not isinstance(record, dict):
+        raise ValidationError(f"expected a JSON object, got {type(record).__name__}")
+    if not str(record.get("id") or "").strip():
+        raise ValidationError("missing field 'id'")
+    fields = {k: v for k, v in record.items() if k not in also and k != "image"}
+    if not str(fields.get("benchmark") or "").strip():
+        if benchmark is None:
+            raise ValidationError("missing field 'benchmark'")
+        fields["benchmark"] = benchmark
+    if not str(fields.get("image_key") or "").strip():
+        fields["image_key"] = str(record.get("image") or record["id"])
+    fields["id"], fields["benchmark"] = str(fields["id"]), str(fields["benchmark"])
+    if image_sha256 is not None:
+        fields["image_sha256"] = image_sha256
+    try:
+        return Sample.from_dict(fields)
+    except (TypeError, KeyError, AttributeError) as exc:
+        # A malformed nested field (a scene graph that is not an object, say) fails this record only.
+        raise ValidationError(f"sample {fields['id']!r}: malformed field: {exc}") from exc
+
+
 def read_jsonl_samples(path: str | os.PathLike[str],
                        images_dir: str | os.PathLike[str] | None = None) -> list[ParsedBenchmark]:
     """One ParsedBenchmark per benchmark named in the file, in order of appearance."""
@@ -102,15 +151,12 @@ def read_jsonl_samples(path: str | os.PathLike[str],
                 b.description, b.source = str(info.get("description") or ""), str(info.get("source") or b.source)
                 b.meta = dict(info.get("meta") or {})
                 continue
-            record = dict(record)
-            for key in ("id", "benchmark", "image_key"):
-                if not str(record.get(key) or "").strip():
-                    raise ValueError(f"missing field {key!r}")
-            parsed = bench(str(record["benchmark"]))
-            record["image_sha256"] = _image(record, str(record["id"]), p.parent, folder, parsed, where, cache)
-            parsed.samples.append(Sample.from_dict(record))
-        except (ValueError, ValidationError, TypeError, KeyError, AttributeError) as exc:
-            # A malformed nested field (a scene graph that is not an object, say) fails this line only.
+            # every field checked before the image is read; a ``score --input`` line's response is not stored here
+            sample = sample_from_record(record, also=SCORING_KEYS)
+            parsed = bench(sample.benchmark)
+            sha = _image(dict(record), sample.id, p.parent, folder, parsed, where, cache)
+            parsed.samples.append(dataclasses.replace(sample, image_sha256=sha))
+        except (ValueError, ValidationError) as exc:
             problems.append(ImportProblem(where, str(exc)))
     if not by_name:
         if problems:

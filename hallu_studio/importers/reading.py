@@ -187,6 +187,23 @@ def iter_json_members(path: str | os.PathLike[str], arrays: Collection[str] = ()
             raise text.fail("Extra data")
 
 
+def json_record(line: str) -> dict[str, Any]:
+    """One JSONL line's object, or a ValueError saying why not (what every JSONL reader says of a bad line).
+
+    >>> json_record('[1, 2]')
+    Traceback (most recent call last):
+    ...
+    ValueError: expected a JSON object, got list
+    """
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON at {json_error_text(exc, one_line=True)}") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    return record
+
+
 def iter_jsonl(path: str | os.PathLike[str], problems: list[ImportProblem]) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, record)`` for each good line; bad lines become problems."""
     p = Path(path)
@@ -197,14 +214,9 @@ def iter_jsonl(path: str | os.PathLike[str], problems: list[ImportProblem]) -> I
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(ImportProblem(f"{p.name} line {lineno}",
-                                              f"not valid JSON at {json_error_text(exc, one_line=True)}"))
-                continue
-            if not isinstance(record, dict):
-                problems.append(ImportProblem(f"{p.name} line {lineno}",
-                                              f"expected a JSON object, got {type(record).__name__}"))
+                record = json_record(line)
+            except ValueError as exc:
+                problems.append(ImportProblem(f"{p.name} line {lineno}", str(exc)))
                 continue
             yield lineno, record
 

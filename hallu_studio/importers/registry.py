@@ -14,7 +14,7 @@ benchmark they answer sees that benchmark's samples when it asks the store for t
 >>> import_format("vlmevalkt")
 Traceback (most recent call last):
 ...
-ValueError: unknown import format 'vlmevalkt' (did you mean 'vlmevalkit'?); formats: sample, tri-he, reefknot, vg, gqa, halfscore, coco, pope, amber, lmms-eval, vlmevalkit, mme-eval-tool, llava, jsonl, human-judgements
+ValueError: unknown import format 'vlmevalkt' (did you mean 'vlmevalkit'?); formats: sample, tri-he, reefknot, vg, gqa, halfscore, coco, pope, amber, lmms-eval, vlmevalkit, mme-eval-tool, llava, jsonl, human-judgements, image-folder
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .human import ParsedHumanStudy
 
 # The options a format may read, as the CLI names them (PATH is positional).
-OPTIONS: tuple[str, ...] = ("path", "images", "regions", "benchmark", "model")
+OPTIONS: tuple[str, ...] = ("path", "images", "regions", "benchmark", "model", "responses")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class ImportRequest:
     regions: Path | None = None
     benchmark: str | None = None
     model: str | None = None
+    responses: Path | None = None  # a file of responses to the images a format reads (image-folder)
 
 
 class StoredCorpus(Protocol):

@@ -60,9 +60,3 @@ def parse_triplets(text: str) -> tuple[list[Triplet], list[str]]:
     return [_one(c, text, notes) for c in chunks], notes
 
 
-def parse_triplet(text: str) -> Triplet:
-    """Exactly one triplet, or ValueError."""
-    found, _ = parse_triplets(text)
-    if len(found) != 1:
-        raise ValueError(f"{text!r} holds {len(found)} triplets, expected one")
-    return found[0]

@@ -19,13 +19,13 @@ from ..lexicon.words import NEGATIONS
 from .base import JudgeReference, Triplet
 
 
-def _edge_text(graph: ReferenceGraph, e: Edge) -> str:
+def edge_text(graph: ReferenceGraph, e: Edge) -> str:
     s, o = graph.nodes[e.subject], graph.nodes[e.object]
     backwards = " (read backwards)" if e.reversed else ""
     return f"({s.labels[0] if s.labels else s.name}, {e.text}, {o.labels[0] if o.labels else o.name}){backwards}"
 
 
-def _named_instead(graph: ReferenceGraph, grounded: Sequence[Match], pred: Predicate, name: str,
+def named_instead(graph: ReferenceGraph, grounded: Sequence[Match], pred: Predicate, name: str,
                    mentioned: set[int] | frozenset[int]) -> Edge | None:
     """The reference edge that puts another thing where a claim puts ``name``: from the claim's grounded subject,
     with a relation its subject has with one thing at a time (one sits, stands, lies or rides on one thing:
@@ -50,7 +50,7 @@ def _named_instead(graph: ReferenceGraph, grounded: Sequence[Match], pred: Predi
     return None
 
 
-def _is_visual(pred: Predicate) -> bool:
+def is_visual(pred: Predicate) -> bool:
     return (pred.verb is None and pred.prep is not None) or (pred.verb is not None and pred.verb in VISUAL_VERBS)
 
 
@@ -62,14 +62,14 @@ def _words(text: str) -> list[str]:
     return [normalize_name(w) or w for w in _WORD.findall(text.lower())]
 
 
-def _says_attribute(attr: str, predicate: str, obj: str) -> bool:
+def says_attribute(attr: str, predicate: str, obj: str) -> bool:
     """Whether a gold triplet's predicate or object says the attribute in so many words: "(benches, mostly
     empty, platform)" says empty, "(field, is, wide and open)" says open; not under a negation."""
     words = _words(f"{predicate} {obj}")
     return attr.lower() in words and not NEGATIONS & set(words[: words.index(attr.lower())])
 
 
-def _gold_spelling(claim: Triplet, reference: JudgeReference) -> str | None:
+def gold_spelling(claim: Triplet, reference: JudgeReference) -> str | None:
     """The gold triplet that spells the claim out, predicate and object in its own words, as text, or None.
 
     Tri-HE's gold triplets often fold the object into the predicate ("(people, wearing sports attire,
@@ -97,7 +97,7 @@ def _gold_spelling(claim: Triplet, reference: JudgeReference) -> str | None:
     return None
 
 
-def _states_count(question: str | None, name: str, n: int) -> bool:
+def states_count(question: str | None, name: str, n: int) -> bool:
     """Whether the question says there are ``n`` of ``name`` ("What are the two horses doing?")."""
     if not question:
         return False
@@ -108,5 +108,5 @@ def _states_count(question: str | None, name: str, n: int) -> bool:
                for i, w in enumerate(words))
 
 
-def _said_by(reference: JudgeReference) -> str:
+def said_by(reference: JudgeReference) -> str:
     return "graph" if reference.scope.closed else "references"

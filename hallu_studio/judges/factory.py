@@ -9,8 +9,8 @@ from ..config import Settings
 from .base import PhraseEncoder, TripletJudge
 
 if TYPE_CHECKING:
-    from ..llm import LLMClient
     from ..caching import ScoringCache
+    from ..components import Components
 
 
 def build_image_judge(settings: Settings, *, cache: "ScoringCache | None" = None) -> Any:
@@ -30,25 +30,20 @@ def build_image_judge(settings: Settings, *, cache: "ScoringCache | None" = None
     return VLMJudge(backend, model_identity(spec), template=sc.vlm_judge_template, cache=cache)
 
 
-def image_judge_for_unsettled(settings: Settings, *, cache: "ScoringCache | None" = None) -> Any:
-    """The image judge for what a reference leaves unverifiable (``scoring.vlm_judge_unsettled = "image"``, the
-    default once ``scoring.vlm_judge_model`` is set), or None."""
-    return build_image_judge(settings, cache=cache) if settings.scoring.vlm_judge_unsettled == "image" else None
-
-
-def build_triplet_judge(settings: Settings, *, cache: "ScoringCache | None" = None, encoder: PhraseEncoder | None = None,
-                        llm_client: "LLMClient | None" = None) -> TripletJudge:
-    """The judge ``scoring.trihe_judge`` names; with an image judge configured for unsettled claims, that judge
-    first and the image judge for what it leaves unverifiable (``vlm_judge.ReferenceThenImage``)."""
+def build_triplet_judge(settings: Settings, parts: "Components") -> TripletJudge:
+    """The judge ``scoring.trihe_judge`` names, its encoder, LLM client and image judge asked of ``parts``
+    (``components.Components``: built once there and shared; a judge that needs none builds none); with an image
+    judge configured for unsettled claims, that judge first and the image judge for what it leaves unverifiable
+    (``vlm_judge.ReferenceThenImage``)."""
     sc = settings.scoring
     if sc.trihe_judge == "vlm":
-        judge = build_image_judge(settings, cache=cache)
+        judge = parts.image_judge()
         if judge is None:
             raise ValueError("trihe_judge = 'vlm' needs scoring.vlm_judge_model (an LVLM as run --model takes it: "
                              "transformers:<id or path> or openai:<model>@<url>)")
         return judge  # type: ignore[no-any-return]
-    judge = _reference_judge(settings, cache=cache, encoder=encoder, llm_client=llm_client)
-    image = image_judge_for_unsettled(settings, cache=cache)
+    judge = _reference_judge(settings, parts)
+    image = parts.unsettled_image_judge()
     if image is None:
         return judge
     from .vlm_judge import ReferenceThenImage
@@ -56,14 +51,11 @@ def build_triplet_judge(settings: Settings, *, cache: "ScoringCache | None" = No
     return ReferenceThenImage(judge, image)  # type: ignore[return-value]
 
 
-def _reference_judge(settings: Settings, *, cache: "ScoringCache | None", encoder: PhraseEncoder | None,
-                     llm_client: "LLMClient | None") -> TripletJudge:
+def _reference_judge(settings: Settings, parts: "Components") -> TripletJudge:
+    """The reference judge ``scoring.trihe_judge`` names (graph, embedding, nli, llm)."""
     sc = settings.scoring
     kind = sc.trihe_judge
-    if kind in ("embedding", "nli", "graph") and encoder is None:
-        from ..embedding import Embedder
-
-        encoder = Embedder(sc.embedding_model, cache=cache, batch_size=sc.batch_size)
+    encoder: PhraseEncoder | None = parts.encoder() if kind in ("embedding", "nli", "graph") else None
     if kind == "graph":
         from .graph_judge import SceneGraphAlignmentJudge
 
@@ -87,8 +79,7 @@ def _reference_judge(settings: Settings, *, cache: "ScoringCache | None", encode
                         reference_threshold=sc.trihe_reference_threshold, nli_threshold=sc.nli_threshold,
                         top_k=sc.trihe_top_k, object_threshold=sc.trihe_support_threshold)
     if kind == "llm":
-        from ..llm import LLMClient
         from .llm_judge import LLMJudge
 
-        return LLMJudge(llm_client or LLMClient(settings.llm, cache))
+        return LLMJudge(parts.llm_client())
     raise ValueError(f"unknown scoring.trihe_judge {kind!r}; choose graph, embedding, nli, llm or vlm")

@@ -61,8 +61,8 @@ from ..vectors import PhraseEncoder, unit_rows
 from ..config import UNVERIFIABLE_POLICIES
 from .base import (EXISTENCE_OBJECT, EXISTENCE_PREDICATE, JudgeReference, Triplet, TripletJudgement,
                    triplet_text)
-from .claim_wording import (_edge_text, _gold_spelling, _is_visual, _named_instead, _said_by, _says_attribute,
-                            _states_count)
+from .claim_wording import (edge_text, gold_spelling, is_visual, named_instead, said_by, says_attribute,
+                            states_count)
 
 _SEEN_FAMILIES = frozenset({"colour", "material", "shape", "pattern"})
 _COPULA = Predicate(None, None)
@@ -195,7 +195,7 @@ class SceneGraphAlignmentJudge:
             j.verdict == "relation" and j.reason.startswith("no edge")) or (
             # A guessed relation no picture shows ("fascinated by", "playing with"): the edge it meets
             # says what is seen, not that the guess is wrong.
-            j.verdict == "relation" and j.kind == "relation" and not _is_visual(parse_predicate(j.triplet[1])))
+            j.verdict == "relation" and j.kind == "relation" and not is_visual(parse_predicate(j.triplet[1])))
         if not unchecked:
             return j
         return TripletJudgement(j.triplet, "inference", j.score, f"stated as a guess, and the graph cannot check it "
@@ -215,7 +215,7 @@ class SceneGraphAlignmentJudge:
             if subjects and objects and not pred.copula:
                 support = edge_support(graph, [m.index for m in subjects], pred, [m.index for m in objects])
                 if support.edge is not None:
-                    return self._supported(claim, f"edge {_edge_text(graph, support.edge)}", subjects, objects)
+                    return self._supported(claim, f"edge {edge_text(graph, support.edge)}", subjects, objects)
             gold = self._gold_match(claim, reference)
             if gold:
                 return TripletJudgement(claim, "supported", 1.0, f"an inference that matches the question's gold "
@@ -247,11 +247,11 @@ class SceneGraphAlignmentJudge:
                                     f"{named.labels[0] if named.labels else named.name!r}", kind="relation")
         objects = self.grounder.ground(o, graph)
         if not objects:
-            spelled = _gold_spelling(claim, reference)
+            spelled = gold_spelling(claim, reference)
             if spelled:
                 return TripletJudgement(claim, "supported", 1.0, f"the question's gold triplet {spelled} says it in "
                                         "its own words", kind="relation")
-            instead = None if graph.scope.objects else _named_instead(graph, subjects, pred, o, mentioned)
+            instead = None if graph.scope.objects else named_instead(graph, subjects, pred, o, mentioned)
             return self._absent(claim, "object", o, graph, reference, instead)
         return self._relation(claim, subjects, pred, objects, graph, reference, qualifiers)
 
@@ -307,7 +307,7 @@ class SceneGraphAlignmentJudge:
             other = graph.nodes[instead.object]
             return TripletJudgement(claim, "object", 0.0, f"{role} {name!r} takes the place of "
                                     f"{other.labels[0] if other.labels else other.name!r}, which the references "
-                                    f"put there ({_edge_text(graph, instead)}) and the response never names",
+                                    f"put there ({edge_text(graph, instead)}) and the response never names",
                                     kind="object")
         return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the references do not mention "
                                 f"{name!r}{closest}, and cannot say it is not there{self._counted(reference)}",
@@ -316,7 +316,7 @@ class SceneGraphAlignmentJudge:
     def _count(self, claim: Triplet, subjects: list[Match], n: int, reference: JudgeReference) -> TripletJudgement:
         m = counted(subjects)
         nodes = ", ".join(x.describe() for x in subjects)
-        if m != n and _states_count(reference.question, claim[0], n):
+        if m != n and states_count(reference.question, claim[0], n):
             # "What are the two people about to do?" -> "The two people are ...": the answer repeats the
             # question's premise; where the graph lists another number, it is the graph's count against the
             # question's, not a number the answer made up (GQA graphs often list one node for two people).
@@ -348,9 +348,9 @@ class SceneGraphAlignmentJudge:
             return TripletJudgement(claim, "supported", 1.0, f"{nodes} is {agreeing[0]!r} in the graph",
                                     kind="attribute")
         gold = [t for t in reference.gold if noun_relation(claim[0], t[0]) and (
-            same_attribute(attr, t[2]) or _says_attribute(attr, t[1], t[2]))]
+            same_attribute(attr, t[2]) or says_attribute(attr, t[1], t[2]))]
         # "the lambs are the small sheep" -> (sheep, small): the gold triplet's object names the thing with it.
-        gold += [t for t in reference.gold if _says_attribute(attr, "", t[2]) and
+        gold += [t for t in reference.gold if says_attribute(attr, "", t[2]) and
                  normalize_name(t[2]).split()[-1:] == normalize_name(claim[0]).split()[-1:]]
         if gold:
             return TripletJudgement(claim, "supported", 1.0, f"the question's gold triplet {gold[0]} says so",
@@ -367,7 +367,7 @@ class SceneGraphAlignmentJudge:
             return TripletJudgement(claim, "inference", None, f"{attr!r} is no colour, material, size, shape, count, "
                                     f"state or pattern, and the graph gives {nodes} no such attribute{listed}",
                                     kind="inference")
-        return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the {_said_by(reference)} says nothing "
+        return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the {said_by(reference)} says nothing "
                                 f"of the {family} of {nodes}{self._counted(reference)}", kind="attribute")
 
     def _relation(self, claim: Triplet, subjects: list[Match], pred: Predicate, objects: list[Match],
@@ -378,8 +378,8 @@ class SceneGraphAlignmentJudge:
         support = edge_support(graph, [m.index for m in subjects], pred, [m.index for m in objects], *meant)
         if support.edge is not None:
             way = ", the other way round" if support.the_other_way else ""
-            return self._supported(claim, f"edge {_edge_text(graph, support.edge)}{way}", subjects, objects)
-        gold = self._gold_match(claim, reference, strict=True) or _gold_spelling(claim, reference)
+            return self._supported(claim, f"edge {edge_text(graph, support.edge)}{way}", subjects, objects)
+        gold = self._gold_match(claim, reference, strict=True) or gold_spelling(claim, reference)
         if gold:
             return TripletJudgement(claim, "supported", 1.0, f"matches the question's gold triplet {gold}",
                                     kind="relation")
@@ -393,18 +393,18 @@ class SceneGraphAlignmentJudge:
             contrary = [e for e in support.between if (e.subject in s_idx and contradicts(e.predicate, pred))
                         or (e.subject in o_idx and contradicts(e.predicate, pred, the_other_way=True))]
             if contrary:
-                edges = "; ".join(_edge_text(graph, e) for e in contrary)
+                edges = "; ".join(edge_text(graph, e) for e in contrary)
                 return TripletJudgement(claim, "relation", 0.0, f"contradicts the references: between {ends} they "
                                         f"say {edges}, the contrary of {pred.text()!r}", kind="relation")
-            other = (f"they relate them otherwise ({'; '.join(_edge_text(graph, e) for e in support.between)})"
+            other = (f"they relate them otherwise ({'; '.join(edge_text(graph, e) for e in support.between)})"
                      if support.between else "they do not say how they relate")
             return TripletJudgement(claim, "unverifiable", None, f"unverifiable: the references name {ends}, and "
                                     f"{other}{self._counted(reference)}", kind="relation")
         # An edge that only joins the two ("person with helmet") says nothing against how the claim relates them.
-        joined = f" says {pred.text()!r}; it only has {_edge_text(graph, support.between[0])}" \
+        joined = f" says {pred.text()!r}; it only has {edge_text(graph, support.between[0])}" \
             if support.between and all(is_generic(e.predicate) for e in support.between) else ""
         if support.between and not joined:
-            edges = "; ".join(_edge_text(graph, e) for e in support.between)
+            edges = "; ".join(edge_text(graph, e) for e in support.between)
             return TripletJudgement(claim, "relation", 0.0, f"conflicting edge: between {ends} the graph has "
                                     f"{edges}, not {pred.text()!r}", kind="relation")
         return TripletJudgement(claim, "relation", 0.0, f"no edge between {ends} in the graph{joined}",

@@ -11,13 +11,13 @@
 - ``nouns``: object synonyms, hypernyms and visual / non-visual nouns.
 """
 
-from .attributes import attribute_family, attributes_conflict, same_attribute, shares_scale
+from .attributes import attribute_family, same_attribute, shares_scale
 from .forms import (count_of, head_noun, indefinite_article, is_countable, normalize_name, noun_phrase, number_word,
                     plural, singular, singular_phrase)
 from .predicates import Predicate, entails, inverse, is_symmetric, parse_predicate
 from .wordnet import WORDNET_MISSING, lexicon_key_parts, lexicon_note, load_wordnet, wordnet_source
 
-__all__ = ["Predicate", "WORDNET_MISSING", "attribute_family", "attributes_conflict", "count_of", "entails",
+__all__ = ["Predicate", "WORDNET_MISSING", "attribute_family", "count_of", "entails",
            "head_noun", "indefinite_article", "inverse", "is_countable", "is_symmetric", "lexicon_key_parts",
            "lexicon_note", "load_wordnet", "normalize_name", "noun_phrase", "number_word", "parse_predicate", "plural",
            "same_attribute", "shares_scale", "singular", "singular_phrase", "wordnet_source"]

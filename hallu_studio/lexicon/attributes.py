@@ -11,8 +11,6 @@ then supported by any of them.
 ('colour', 'material', 'count', None)
 >>> same_attribute("grey", "gray"), same_attribute("wood", "wooden"), same_attribute("big", "large")
 (True, True, True)
->>> attributes_conflict("red", "blue"), attributes_conflict("tall", "wide"), attributes_conflict("big", "tiny")
-(True, False, True)
 """
 
 from __future__ import annotations
@@ -82,14 +80,6 @@ def same_attribute(a: str, b: str) -> bool:
     if ka == kb:
         return True
     return any(s is t and i == j for _, s, i in _SCALES_OF.get(ka, ()) for _, t, j in _SCALES_OF.get(kb, ()))
-
-
-def attributes_conflict(a: str, b: str) -> bool:
-    """Whether an object cannot be both ``a`` and ``b`` (same scale, different class)."""
-    ka, kb = _key(a), _key(b)
-    if ka == kb or same_attribute(ka, kb):
-        return False
-    return any(s is t and i != j for _, s, i in _SCALES_OF.get(ka, ()) for _, t, j in _SCALES_OF.get(kb, ()))
 
 
 def shares_scale(a: str, b: str) -> bool:

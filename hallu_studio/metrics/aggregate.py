@@ -123,7 +123,7 @@ def _replicate(compute: Compute, items: Sequence[Mapping[str, float]]) -> dict[s
         return {}
 
 
-def _cluster_index(clusters: Sequence[Hashable] | None, n: int) -> tuple[np.ndarray, int]:
+def cluster_index(clusters: Sequence[Hashable] | None, n: int) -> tuple[np.ndarray, int]:
     if clusters is None:
         return np.arange(n), n
     if len(clusters) != n:
@@ -141,7 +141,7 @@ def cluster_resamples(clusters: Sequence[Hashable] | None, n: int, n_boot: int,
     ...     [0, 0, 1, 1], [0, 1, 2], [2, 2])
     True
     """
-    index, k = _cluster_index(clusters, n)
+    index, k = cluster_index(clusters, n)
     members = [np.flatnonzero(index == c) for c in range(k)] if clusters is not None else None
     rng = np.random.default_rng(seed)
     for _ in range(n_boot):
@@ -165,7 +165,7 @@ def bootstrap_intervals(stats: Sequence[Mapping[str, float]], compute: Compute,
     if n_boot < 1:
         raise ValueError(f"n_boot must be at least 1, got {n_boot}")
     n = len(stats)
-    index, k = _cluster_index(clusters, n)
+    index, k = cluster_index(clusters, n)
     if n == 0:
         return {}
     point = _as_dict(compute(stats))

@@ -58,7 +58,7 @@ from ..judges.base import unit_rows
 from ..model import ConceptSet
 from .base import ItemResult, ScoringItem
 from .emd_ground_cost import GROUND_COSTS, grounded_concepts, label, phrase, reference_list
-from .reference_concepts import reference_concepts_many
+from .reference_concepts import needs_reference, reference_concepts_many
 from ..lexicon.forms import count_of
 from .evidence import HALLUCINATED, NOT_SETTLED, SUPPORTED, EvidenceRow, concept_key, span_of
 from .flagging import find_phrase, spans_of
@@ -259,7 +259,7 @@ class EMDMetric:
     """
 
     spec = MetricSpec(
-        "emd", "EMD", family="VISCON", tasks=("caption", "vqa"),
+        "emd", "EMD", family="VISCON", tasks=("caption", "vqa"), needs=needs_reference("emd"),
         headline=Number("total", "EMD", "×100", lower_is_better=True,
                         plain="how far an answer's content is from what the image holds (0 = the same things; "
                               "a distance, ×100)",

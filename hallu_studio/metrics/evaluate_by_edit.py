@@ -32,9 +32,9 @@ from .reference_concepts import reference_concepts_many, reference_source
 NOTHING_SETTLED = Scope(objects=False, details=False)
 
 if TYPE_CHECKING:
+    from ..components import Components
     from ..config import Settings
     from ..revision.rule_reviser import Revision
-    from ..caching import ScoringCache
 
 
 class Reviser(Protocol):
@@ -146,31 +146,15 @@ class EvaluateByEditMetric:
         return self.image_judge is not None
 
     @classmethod
-    def from_settings(cls, settings: "Settings", cache: "ScoringCache | None" = None) -> "EvaluateByEditMetric":
-        """``scoring.reviser``: ``rule`` (offline default) or ``llm`` (needs ``llm.base_url`` and ``llm.model``); the
-        image judge for what the reference leaves open where one is configured (``scoring.vlm_judge_model``)."""
-        from ..extraction.parser import ParserExtractor
-        from ..judges.factory import image_judge_for_unsettled
-        from ..revision.matching import ObjectMatcher
+    def from_settings(cls, settings: "Settings", *, components: "Components | None" = None) -> "EvaluateByEditMetric":
+        """``scoring.reviser``: ``rule`` (offline default) or ``llm`` (needs ``llm.base_url`` and ``llm.model``);
+        the reviser and the parser that reads reference captions come from ``components`` (built from
+        ``settings`` when not given), with the image judge for what the reference leaves open where one is
+        configured (``scoring.vlm_judge_model``)."""
+        from ..components import Components
 
-        from ..embedding import Embedder
-
-        extractor = ParserExtractor(batch_size=settings.scoring.batch_size)
-        # Synonyms ("puppy" ~ "dog", "couch" ~ "sofa") match by embedding; see ObjectMatcher.
-        matcher = ObjectMatcher(Embedder(settings.scoring.embedding_model, cache=cache,
-                                         batch_size=settings.scoring.batch_size))
-        kind = settings.scoring.reviser
-        if kind == "rule":
-            from ..revision.rule_reviser import SceneGraphRuleReviser
-
-            return cls(SceneGraphRuleReviser(extractor, matcher), extractor, image_judge_for_unsettled(settings, cache=cache))
-        if kind == "llm":
-            from ..llm.client import LLMClient
-            from ..revision.llm_reviser import LLMReviser
-
-            return cls(LLMReviser(LLMClient(settings.llm, cache), matcher, model_name=settings.llm.model), extractor,
-                       image_judge_for_unsettled(settings, cache=cache))
-        raise ValueError(f"unknown reviser {kind!r}; choose 'rule' or 'llm'")
+        parts = components if components is not None else Components(settings)
+        return cls(parts.reviser(), parts.parser(), parts.unsettled_image_judge())
 
     def config(self) -> dict[str, Any]:
         image = {"image_judge": self.image_judge.config()} if self.image_judge is not None else {}

@@ -50,9 +50,9 @@ from .halfscore_evidence import evidence_rows, flagged_spans
 from .spec import MetricSpec, Number, as_number
 
 if TYPE_CHECKING:
+    from ..components import Components
     from ..config import Settings
     from ..llm import LLMClient, LLMRequest
-    from ..caching import ScoringCache
 
 MATCHERS: tuple[str, ...] = ("graph", "embedding", "llm")
 
@@ -241,27 +241,25 @@ def _prf(hallucinated: float, generated: float, omitted: float, reference: float
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-def build_matcher(settings: "Settings", matcher: str | None = None, *, cache: "ScoringCache | None" = None,
-                  encoder: PhraseEncoder | None = None, llm_client: "LLMClient | None" = None) -> ConceptMatcher:
-    """The configured concept matcher: ``matcher`` or ``scoring.halfscore_matcher`` (graph by default)."""
+def build_matcher(settings: "Settings", matcher: str | None = None, *,
+                  components: "Components | None" = None) -> ConceptMatcher:
+    """The configured concept matcher: ``matcher`` or ``scoring.halfscore_matcher`` (graph by default), its encoder
+    or LLM client asked of ``components`` (built from ``settings`` when not given)."""
+    from ..components import Components
+
     sc = settings.scoring
     name = matcher or sc.halfscore_matcher
-    if name in ("graph", "embedding") and encoder is None:
-        from ..embedding import Embedder
-
-        encoder = Embedder(sc.embedding_model, cache=cache, batch_size=sc.batch_size)
+    parts = components if components is not None else Components(settings)
     if name == "graph":
         from ..concept_matching import GraphConceptMatcher
 
-        return GraphConceptMatcher(encoder, grounding_threshold=sc.graph_grounding_threshold,
+        return GraphConceptMatcher(parts.encoder(), grounding_threshold=sc.graph_grounding_threshold,
                                    model_name=sc.embedding_identity)
     if name == "embedding":
-        return EmbeddingConceptMatcher(encoder, threshold=sc.halfscore_match_threshold,  # type: ignore[arg-type]
+        return EmbeddingConceptMatcher(parts.encoder(), threshold=sc.halfscore_match_threshold,
                                        model_name=sc.embedding_identity)
     if name == "llm":
-        from ..llm import LLMClient
-
-        return LLMConceptMatcher(llm_client or LLMClient(settings.llm, cache))
+        return LLMConceptMatcher(parts.llm_client())
     raise ValueError(f"unknown HalFscore matcher {name!r}; choose one of {', '.join(MATCHERS)}")
 
 
@@ -308,19 +306,20 @@ class HalFscoreMetric:
         self._reference_cache: dict[str, list[Concept]] = {}
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, matcher: str | None = None, cache: "ScoringCache | None" = None,
-                      encoder: PhraseEncoder | None = None, llm_client: "LLMClient | None" = None,
+    def from_settings(cls, settings: "Settings", *, matcher: str | None = None, components: "Components | None" = None,
                       extract: Callable[[str], ConceptSet] | None = None) -> "HalFscoreMetric":
-        """``matcher``: graph, embedding or llm; by default ``scoring.halfscore_matcher`` (graph).
+        """``matcher``: graph, embedding or llm; by default ``scoring.halfscore_matcher`` (graph), built from
+        ``components``.
 
         ``extract`` turns a sample's dense reference caption into concepts (the pipeline's extractor).
         """
-        from ..judges.factory import image_judge_for_unsettled
+        from ..components import Components
 
-        built = build_matcher(settings, matcher, cache=cache, encoder=encoder, llm_client=llm_client)
+        parts = components if components is not None else Components(settings)
+        built = build_matcher(settings, matcher, components=parts)
         return cls(built, lambda sample: reference_concepts(sample, extract), unverifiable=settings.scoring.unverifiable,
                    unverifiable_weight=settings.scoring.unverifiable_weight,
-                   image_judge=image_judge_for_unsettled(settings, cache=cache))
+                   image_judge=parts.unsettled_image_judge())
 
     def config(self) -> dict[str, Any]:
         image = {"image_judge": self.image_judge.config()} if self.image_judge is not None else {}

@@ -83,11 +83,13 @@ def current_config_keys(settings: "Settings") -> ConfigKeys:
 
 
 def _compute(settings: "Settings") -> ConfigKeys:
-    from .registry import METRIC_NAMES, make_extractor, make_metrics
+    from ..components import Components
+    from .registry import METRIC_NAMES, make_metrics
 
     out = ConfigKeys()
+    parts = Components(settings)  # one encoder and extractor for every metric's key
     try:
-        extractor = make_extractor(settings)
+        extractor = parts.extractor()
     except Exception as exc:  # noqa: BLE001 - whatever stops the extractor stops every metric: say it for each
         why = _problem(exc)
         out.problems.update({name: why for name in (CONCEPTS, *METRIC_NAMES)})
@@ -95,7 +97,7 @@ def _compute(settings: "Settings") -> ConfigKeys:
     out.keys[CONCEPTS] = concepts_config_key(extractor)
     for name in METRIC_NAMES:
         try:
-            out.keys[name] = metric_config_key(make_metrics([name], settings, extractor=extractor)[0], extractor)
+            out.keys[name] = metric_config_key(make_metrics([name], settings, components=parts)[0], extractor)
         except Exception as exc:  # noqa: BLE001 - one metric that cannot be built here leaves the others be
             out.problems[name] = _problem(exc)
     return out

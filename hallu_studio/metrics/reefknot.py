@@ -70,7 +70,6 @@ LOGPROBS_SIGNAL = "answer_logprobs"  # {candidate: logprob}
 
 _VQA_PROMPT = re.compile(r"relation with (?P<s>.+?) and (?P<o>.+?) in this photo", re.IGNORECASE)
 _FORMAT = re.compile(r"format\s*:\s*(?P<s>.+?)\s+(?:is|are)\s+<relation>\s+(?P<o>.+?)\s*\.?\s*$", re.IGNORECASE)
-_MCQ_OPTION = re.compile(r"\b([A-D])\.\s*(.+?)(?=\s+[A-D]\.\s|,\s*please|\s*$)", re.IGNORECASE)
 _DROP = {"the", "a", "an", "is", "are", "be", "being"}
 
 
@@ -101,11 +100,6 @@ def parse_vqa_prompt(prompt: str) -> tuple[str, str] | None:
     """(subject, object) out of Reefknot's VQA template; the format line wins when present."""
     m = _FORMAT.search(prompt) or _VQA_PROMPT.search(prompt)
     return (m.group("s").strip(), m.group("o").strip()) if m else None
-
-
-def parse_mcq_options(prompt: str) -> dict[str, str]:
-    """``{"A": "behind", ...}`` out of "... A. behind B. onto C. on D. into, please choose."."""
-    return {m.group(1).upper(): m.group(2).strip() for m in _MCQ_OPTION.finditer(prompt)}
 
 
 def _stem(word: str) -> str:

@@ -28,6 +28,20 @@ if TYPE_CHECKING:
     from ..extraction.base import ConceptExtractor
 
 
+def needs_reference(metric: str) -> Callable[[Sample], str | None]:
+    """A spec's ``needs`` for a metric that reads a sample's references: a sample with none (``Scope.none``: an
+    image with no scene graph, triplets, captions or object list) is one it does not apply to, and says why.
+
+    >>> needs_reference("emd")(Sample(id="own/cat.jpg", benchmark="own", image_key="cat.jpg"))
+    'emd needs a scene graph, reference triplets, reference captions or an object list'
+    """
+    def needs(sample: Sample) -> str | None:
+        if Scope.of_sample(sample).none:
+            return f"{metric} needs a scene graph, reference triplets, reference captions or an object list"
+        return None
+    return needs
+
+
 def reference_source(sample: Sample) -> str | None:
     """Where a sample's reference concepts come from: ``scene_graph``, ``reference_text`` (its human captions),
     ``gold_triplets``, ``reference_objects`` (an object list alone) or None (``reference_scope.Scope.basis``)."""
@@ -166,9 +180,3 @@ def concept_density(samples: Iterable[Sample], concepts: Sequence[ConceptSet] | 
     return out
 
 
-def concept_density_by_benchmark(samples: Iterable[Sample]) -> dict[str, dict[str, Any]]:
-    """``concept_density`` per benchmark name, over the samples' scene graphs."""
-    groups: dict[str, list[Sample]] = {}
-    for s in samples:
-        groups.setdefault(s.benchmark, []).append(s)
-    return {name: concept_density(group) for name, group in sorted(groups.items())}

@@ -24,6 +24,7 @@ import importlib
 import inspect
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..components import Components
 from ..config import Settings
 from ..model import Sample
 from ..names import unknown_name
@@ -99,40 +100,18 @@ def not_applicable_reason(name: str, sample: Sample) -> str | None:
     return metric_spec(name).not_applicable(sample)
 
 
-class _Parts:
-    """Heavy parts shared by the metrics built together (one embedder, one extractor)."""
-
-    def __init__(self, settings: Settings, cache: "ScoringCache | None", extractor: Any = None) -> None:
-        self.settings, self.cache = settings, cache
-        self._embedder: Any = None
-        self._extractor: Any = extractor
-
-    def embedder(self) -> Any:
-        if self._embedder is None:
-            from ..embedding import Embedder
-
-            self._embedder = Embedder(self.settings.scoring.embedding_model, cache=self.cache,
-                                      batch_size=self.settings.scoring.batch_size)
-        return self._embedder
-
-    def extractor(self) -> Any:
-        if self._extractor is None:
-            self._extractor = make_extractor(self.settings, self.cache)
-        return self._extractor
-
-
-def _build_emd(cls: type, parts: _Parts) -> Any:
-    return cls(parts.embedder(), parts.extractor(), empty_side=parts.settings.scoring.emd_empty_side,
+def _build_emd(cls: type, parts: Components) -> Any:
+    return cls(parts.encoder(), parts.extractor(), empty_side=parts.settings.scoring.emd_empty_side,
                ground_cost=parts.settings.scoring.emd_ground_cost)
 
 
 # Builders for metrics whose class takes parts rather than settings; any other class
-# is built with ``from_settings(settings, cache=...)`` if it has one, else with no arguments.
-_BUILDERS: dict[str, Callable[[type, _Parts], Any]] = {"emd": _build_emd}
+# is built with ``from_settings(settings, ...)`` if it has one, else with no arguments.
+_BUILDERS: dict[str, Callable[[type, Components], Any]] = {"emd": _build_emd}
 
 
-def _shared_parts(factory: Callable[..., Any], parts: _Parts) -> dict[str, Any]:
-    """The keyword arguments among cache / encoder / extract / reference_extract that ``factory`` accepts.
+def _shared_parts(factory: Callable[..., Any], parts: Components) -> dict[str, Any]:
+    """The keyword arguments among components / encoder / extract / reference_extract that ``factory`` accepts.
 
     ``extract`` (HalFscore) and ``reference_extract`` (Tri-HE) read a sample's dense reference caption with the
     pipeline's extractor, the one EMD reads it with (``reference_concepts_many``); the extractor is built when
@@ -142,15 +121,15 @@ def _shared_parts(factory: Callable[..., Any], parts: _Parts) -> dict[str, Any]:
 
     params = inspect.signature(factory).parameters
     offered: dict[str, Callable[[], Any]] = {
-        "cache": lambda: parts.cache,
-        "encoder": parts.embedder,
+        "components": lambda: parts,
+        "encoder": parts.encoder,
         "extract": lambda: CaptionConcepts(parts.extractor),
         "reference_extract": lambda: CaptionConcepts(parts.extractor),
     }
     return {name: make() for name, make in offered.items() if name in params}
 
 
-def _build(name: str, parts: _Parts) -> Metric:
+def _build(name: str, parts: Components) -> Metric:
     cls = metric_class(name)
     factory: Callable[..., Any] | None = getattr(cls, "from_settings", None)
     if factory is not None:
@@ -163,28 +142,22 @@ def _build(name: str, parts: _Parts) -> Metric:
 def make_metric(name: str, settings: Settings, cache: "ScoringCache | None" = None) -> Metric:
     """Build metric ``name`` under ``settings``; ``cache`` (optional: a store's ``Store.cache``, a cache file's)
     keeps phrase vectors and LLM answers."""
-    return _build(name, _Parts(settings, cache))
+    return _build(name, Components(settings, cache))
 
 
 def make_metrics(names: str | list[str], settings: Settings, cache: "ScoringCache | None" = None,
-                 extractor: "ConceptExtractor | None" = None) -> list[Metric]:
-    """Build several metrics sharing one embedder and one extractor (``extractor``, if given)."""
-    parts = _Parts(settings, cache, extractor)
+                 extractor: "ConceptExtractor | None" = None, *, components: Components | None = None) -> list[Metric]:
+    """Build several metrics sharing one encoder and one extractor: those of ``components`` where given (whose
+    settings must be ``settings``), else of new ones over ``cache`` and ``extractor`` (if given)."""
+    if components is not None and components.settings is not settings:
+        raise ValueError("make_metrics: the components were built from other settings")
+    parts = components if components is not None else Components(settings, cache, extractor=extractor)
     return [_build(n, parts) for n in parse_metric_names(names)]
 
 
 def make_extractor(settings: Settings, cache: "ScoringCache | None" = None) -> "ConceptExtractor":
-    """The concept extractor the settings name (``scoring.extractor``)."""
-    kind = settings.scoring.extractor
-    if kind == "parser":
-        from ..extraction import ParserExtractor
-
-        return ParserExtractor(batch_size=settings.scoring.batch_size)
-    if kind == "llm":
-        from ..extraction.llm import LLMExtractor
-
-        return LLMExtractor.from_settings(settings, cache=cache)
-    raise ValueError(f"unknown extractor {kind!r}; choose 'parser' or 'llm'")
+    """The concept extractor the settings name (``scoring.extractor``; ``components.Components.extractor``)."""
+    return Components(settings, cache).extractor()
 
 
 def llm_steps(settings: Settings, metrics: list[str], *, extraction: bool = True) -> list[str]:
@@ -223,28 +196,6 @@ def check_llm_configured(settings: Settings, metrics: list[str], *, extraction: 
     endpoint.check_served(settings.llm, reachable=reachable)
 
 
-def make_trihe_extractor(settings: Settings, cache: "ScoringCache | None" = None) -> "ConceptExtractor | None":
-    """Tri-HE's own claim extractor (``scoring.trihe_extraction``), or None when the pipeline's concepts serve.
-
-    "parser": the offline SceneGraphParser, which is the pipeline's extractor unless
-    ``scoring.extractor`` names the LLM; "llm-trihe": Tri-HE's triplet prompt through ``[llm]``.
-    """
-    kind = settings.scoring.trihe_extraction
-    if kind == "parser":
-        if settings.scoring.extractor == "parser":
-            return None
-        from ..extraction import ParserExtractor
-
-        return ParserExtractor(batch_size=settings.scoring.batch_size)
-    if kind == "llm-trihe":
-        check_llm_configured(settings, ["trihe"], extraction=False)
-        from ..extraction.llm import LLMExtractor
-        from ..llm.client import LLMClient
-
-        return LLMExtractor(LLMClient(settings.llm, cache), style="trihe", model_name=settings.llm.model)
-    raise ValueError(f"unknown scoring.trihe_extraction {kind!r}; choose parser or llm-trihe")
-
-
 def metrics_depending_on(setting: str) -> list[str]:
     """The metrics whose scores' config key ``setting`` (dotted) may enter: those whose spec lists it, and every
     metric for a setting of the concept extractor.
@@ -257,17 +208,3 @@ def metrics_depending_on(setting: str) -> list[str]:
     return [spec.name for spec in metric_specs() if setting in spec.settings]
 
 
-def specs_markdown() -> str:
-    """Every metric's spec as a Markdown table (the docs' table of metrics, ``scripts/metric_tables.py``)."""
-    rows = ["| metric (`--metrics`) | name | scores tasks | headline number (Overview, leaderboard) | "
-            "per response (Browse) | its scores' key reads |", "|---|---|---|---|---|---|"]
-    for spec in metric_specs():
-        head = spec.headline
-        item = f"{spec.item.name} {spec.item.arrow} ({spec.item.unit})" if spec.item is not None else "—"
-        settings = ", ".join(f"`{s}`" for s in spec.settings)
-        name = spec.display_name if spec.family == spec.display_name else f"{spec.display_name} ({spec.family})"
-        rows.append(f"| `{spec.name}` | {name} | {', '.join(spec.tasks)} | {head.name} {head.arrow} ({head.unit}, "
-                    f"{head.better}): {head.meaning} | {item} | {settings} |")
-    extractor = ", ".join(f"`{s}`" for s in EXTRACTOR_SETTINGS)
-    return "\n".join(rows) + (f"\n\nEvery metric's key also reads the concept extractor's configuration ({extractor}); "
-                              "a setting no row names keys no score.")

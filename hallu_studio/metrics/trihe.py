@@ -48,13 +48,14 @@ from ..lexicon.nouns import is_adjective_only
 from ..model import ConceptSet, Sample, Span, content_key
 from .base import ItemResult, ScoringItem
 from .flagging import find_phrase, spans_of
+from .reference_concepts import needs_reference
 from .spec import MetricSpec, Number, Plot, as_number
 from .trihe_evidence import (ATTRIBUTE_PREDICATE, corrected_claims, evidence_rows, fact_reading)
 
 if TYPE_CHECKING:
+    from ..components import Components
     from ..config import Settings
     from ..extraction.base import ConceptExtractor
-    from ..caching import ScoringCache
 
 
 
@@ -190,16 +191,11 @@ def _judged_by(j: Any) -> dict[str, Any]:
             **({"probability": j.probability} if j.probability is not None else {})}
 
 
-def _needs_reference(sample: Sample) -> str | None:
-    if sample.scene_graph.is_empty() and not sample.gold_triplets and not sample.reference_captions \
-            and sample.reference_objects is None:
-        return "trihe needs a scene graph, reference triplets, reference captions or an object list"
-    return None
 
 
 class TriHEMetric:
     spec = MetricSpec(
-        "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=_needs_reference,
+        "trihe", "Tri-HE", tasks=("caption", "vqa"), needs=needs_reference("trihe"),
         headline=Number("hallu_q", "Hallu_Q", "% of claims", lower_is_better=True,
                         plain="% of an answer's statements that are wrong about the image",
                         meaning="share of each answer's claims (triplets) the judge finds hallucinated, averaged "
@@ -240,15 +236,17 @@ class TriHEMetric:
         self._captions: dict[str, ConceptSet] = {}  # each caption read once, whatever the responses to it
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, cache: "ScoringCache | None" = None, encoder: Any = None,
-                      llm_client: Any = None,
+    def from_settings(cls, settings: "Settings", *, components: "Components | None" = None,
                       reference_extract: "Callable[[str], ConceptSet] | None" = None) -> "TriHEMetric":
-        """The judge named by ``settings.scoring.trihe_judge``, the claims ``scoring.trihe_extraction`` names."""
-        from ..judges.factory import build_triplet_judge
-        from .registry import make_trihe_extractor
+        """The judge named by ``settings.scoring.trihe_judge``, the claims ``scoring.trihe_extraction`` names, both
+        asked of ``components`` (built from ``settings`` when not given)."""
+        from ..components import Components
+        from .registry import check_llm_configured
 
-        return cls(build_triplet_judge(settings, cache=cache, encoder=encoder, llm_client=llm_client),
-                   make_trihe_extractor(settings, cache), reference_extract)
+        parts = components if components is not None else Components(settings)
+        if settings.scoring.trihe_extraction == "llm-trihe":
+            check_llm_configured(settings, ["trihe"], extraction=False)
+        return cls(parts.triplet_judge(), parts.trihe_extractor(), reference_extract)
 
     def config(self) -> dict[str, Any]:
         own = {"claims_extractor": self.extractor.config()} if self.extractor is not None else {}
@@ -269,7 +267,7 @@ class TriHEMetric:
     def not_applicable(self, sample: Sample) -> str | None:
         """The spec's reason, except that an image judge judges a sample with an image and no reference."""
         reason = self.spec.not_applicable(sample)
-        if not self.needs_image or (reason is not None and reason != _needs_reference(sample)):
+        if not self.needs_image or (reason is not None and reason != needs_reference("trihe")(sample)):
             return reason  # another task (a yes/no question): no judge makes it Tri-HE's
         if sample.image_sha256:
             return None

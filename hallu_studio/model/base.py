@@ -31,7 +31,7 @@ def content_key(*parts: Any) -> str:
     return hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).hexdigest()
 
 
-def _span(value: Any) -> Span | None:
+def span_from(value: Any) -> Span | None:
     if value is None:
         return None
     start, end = value

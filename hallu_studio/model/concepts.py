@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from .base import Span, ValidationError, _span
+from .base import Span, ValidationError, span_from
 from .graph import SceneGraph
 
 
@@ -143,7 +143,7 @@ class ConceptSet:
 
         def spans(key: str, n: int) -> list[Span | None]:
             raw = d.get(key) or []
-            return [_span(s) for s in raw] + [None] * (n - len(raw))
+            return [span_from(s) for s in raw] + [None] * (n - len(raw))
 
         try:
             objs = [str(o) for o in d.get("objects") or []]

@@ -6,7 +6,6 @@ samples), so a write either stores the whole batch or, when it fails, nothing.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -109,22 +108,6 @@ def import_human_study(store: Store, study: "ParsedHumanStudy") -> list[ImportRe
     reports.append(ImportReport(f"{study.source} judgements", records=len(events), added=added,
                                 already_present=len(events) - added, problems=problems, kind="judgements"))
     return reports
-
-
-def import_human_judgements(store: Store, path: str | os.PathLike[str]) -> list[ImportReport]:
-    """Read a human study's folder or file (``importers.human.read_human_judgements``) and store it.
-
-    >>> from hallu_studio.store import Store                                  # doctest: +SKIP
-    >>> with Store("studio.duckdb") as store:                                # doctest: +SKIP
-    ...     for report in import_human_judgements(store, "../shared/datasets/human/haelm"):
-    ...         print(report.summary())
-    haelm: 100 images (0 found), 100 questions; 100 added, 0 already present; 0 problems
-    haelm responses: 3 runs added, 300 responses; 300 added, 0 already present; 0 problems
-    haelm judgements: 300 judgements; 300 added, 0 already present; 0 problems
-    """
-    from ..importers.human import read_human_judgements
-
-    return import_human_study(store, read_human_judgements(path))
 
 
 def import_parsed(store: Store, parsed: "Parsed") -> list[ImportReport]:

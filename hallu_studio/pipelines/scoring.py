@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from tqdm import tqdm
 
 from ..caching import RESULTS_NAMESPACE
+from ..components import Components
 from ..config import Settings
 from ..extraction.cached import CachedExtractor
 from ..lexicon.wordnet import lexicon_note
@@ -24,7 +25,7 @@ from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..llm.errors import llm_failure
 from ..metrics.base import ItemResult, Metric, ScoringItem, needs_image, not_applicable, reads_concepts
 from ..metrics.keys import CONCEPTS, concepts_config_key, key_config, metric_config_key
-from ..metrics.registry import check_llm_configured, make_extractor, make_metrics
+from ..metrics.registry import check_llm_configured, make_metrics
 from ..reference_scope import Scope
 from ..model import ConceptSet, Response, Sample, Score, content_key, iter_chunks
 from .reports import ScoreReport
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from ..store import Store
 
 
-def _error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     return llm_failure(exc) or f"{type(exc).__name__}: {exc}"
 
 
@@ -43,10 +44,10 @@ def _reason(metric: Metric, sample: Sample) -> str | None:
     return not_applicable(metric, sample)  # a metric object made elsewhere (a test's) may have no spec: it applies
 
 
-def _resolve(metrics: Sequence[str | Metric], settings: Settings, cache: "ScoringCache | None",
-             extractor: "ConceptExtractor | None") -> list[Metric]:
+def resolve(metrics: Sequence[str | Metric], parts: Components) -> list[Metric]:
+    """The metrics named (built from ``parts``, sharing its encoder and extractor) or given."""
     names = [m for m in metrics if isinstance(m, str)]
-    built = iter(make_metrics(names, settings, cache, extractor) if names else [])
+    built = iter(make_metrics(names, parts.settings, components=parts) if names else [])
     resolved = [next(built) if isinstance(m, str) else m for m in metrics]
     names = [m.name for m in resolved]
     if len(set(names)) != len(names):
@@ -70,9 +71,17 @@ def concept_score(response_id: str, key: str, extractor_name: str, concepts: Con
                  {"extractor": extractor_name, "concepts": concepts.to_dict(with_spans=True)})
 
 
-def _cached(extractor: "ConceptExtractor", cache: "ScoringCache | None") -> CachedExtractor:
-    """The pipeline's extractor with each distinct text extracted once, and (given a cache) kept between runs."""
-    return extractor if isinstance(extractor, CachedExtractor) else CachedExtractor(extractor, cache)
+def scoring_parts(settings: Settings, cache: "ScoringCache | None", extractor: "ConceptExtractor | None",
+           components: Components | None) -> Components:
+    """What a pass builds its metrics from: ``components`` (given ``settings`` and ``cache``), else new ones over
+    ``extractor`` (if given); its ``extractor()`` the pipeline's, each distinct text extracted once and kept in
+    the cache (``CachedExtractor``)."""
+    if components is None:
+        return Components(settings, cache, extractor=extractor).scoring()
+    if components.settings is not settings or components.cache is not cache or extractor is not None:
+        raise ValueError("scoring: the components given were built from other settings or another cache, "
+                         "or an extractor was given beside them")
+    return components.scoring()
 
 
 def _extract(extractor: "ConceptExtractor", texts: list[str], **options: Any) -> list[ConceptSet | BaseException]:
@@ -92,7 +101,7 @@ def _extract(extractor: "ConceptExtractor", texts: list[str], **options: Any) ->
         return out
 
 
-def _observe_benchmarks(metrics: Sequence[Metric], benchmarks: Iterable[str],
+def observe_benchmarks(metrics: Sequence[Metric], benchmarks: Iterable[str],
                         samples_of: Callable[[str], Iterable[Sample]], seen: set[str]) -> None:
     """Show each metric that needs a whole benchmark (CHAIR's ``benchmark`` vocabulary) the samples of every
     benchmark in ``benchmarks`` it has not seen yet (``seen``, updated)."""
@@ -272,7 +281,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
                 progress: bool = True, *, extractor: "ConceptExtractor | None" = None,
                 batch_size: int | None = None, only: Sequence[str] | None = None,
                 on_progress: Callable[[int, int], None] | None = None,
-                cancel: threading.Event | None = None) -> ScoreReport:
+                cancel: threading.Event | None = None, components: Components | None = None) -> ScoreReport:
     """Score every response (of ``run_id``, or all; or of ``only``) that some metric has not scored yet.
 
     ``metrics`` are names from ``metrics.registry`` or metric objects. Per-item
@@ -281,12 +290,14 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     responses gone through so far and how many this call has to go through; a set ``cancel``
     stops between batches (what was scored stays, and a later call scores the rest).
     Phrase vectors, LLM answers and the concepts of reference captions are cached in the store
-    (``Store.cache``), so a later pass reads them instead of computing them again.
+    (``Store.cache``), so a later pass reads them instead of computing them again. ``components`` (the app's,
+    built from ``settings`` over ``store.cache``) share their encoder, parser and clients between passes.
     """
     check_llm_configured(settings, [m if isinstance(m, str) else m.name for m in metrics],  # before slow work
                          extraction=extractor is None, reachable=True)
-    extractor = _cached(extractor if extractor is not None else make_extractor(settings, store.cache), store.cache)
-    resolved = _resolve(metrics, settings, store.cache, extractor)
+    parts = scoring_parts(settings, store.cache, extractor, components)
+    extractor = parts.extractor()
+    resolved = resolve(metrics, parts)
     keys = {m.name: metric_config_key(m, extractor) for m in resolved}
     store.describe_configs({(m.name, keys[m.name]): key_config(m, extractor) for m in resolved})
     concepts_key = concepts_config_key(extractor)
@@ -318,7 +329,7 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
                  report: ScoreReport, observed: set[str]) -> None:
     responses = store.get_responses(batch)
     samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
-    _observe_benchmarks(metrics, {s.benchmark for s in samples.values()},
+    observe_benchmarks(metrics, {s.benchmark for s in samples.values()},
                         lambda name: store.iter_samples(name), observed)
     scores: list[Score] = []
     stats: list[dict[str, float] | None] = []
@@ -352,7 +363,7 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
         report.not_applicable.update(outcome.not_applicable.keys())
         if isinstance(outcome.concepts, BaseException):
             fail(responses[unit.key], f"score:{CONCEPTS}",
-                 _error_text(outcome.concepts) + " (metrics skipped for this response)")
+                 error_text(outcome.concepts) + " (metrics skipped for this response)")
         elif outcome.extracted and outcome.concepts is not None:
             scores.append(concept_score(unit.key, concepts_key, extractor.name, outcome.concepts))
             stats.append(None)
@@ -363,7 +374,7 @@ def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: 
             if result is None:
                 continue
             if isinstance(result, BaseException):
-                fail(responses[unit.key], f"score:{metric.name}", _error_text(result))
+                fail(responses[unit.key], f"score:{metric.name}", error_text(result))
                 continue
             scores.append(Score(unit.key, metric.name, keys[metric.name], dict(result.values),
                                 dict(result.evidence), result.undefined_reason))

@@ -1,12 +1,13 @@
 """Stateless scoring: a JSONL file of responses and their references in, one JSONL record per line out.
 
-Nothing is stored: each line is read as a sample (``_jsonl_sample``), scored by ``scoring.score_units`` in batches
-and written as it finishes; a bad line gets an ``error`` record naming it and the other lines still go through.
+Nothing is stored: each line is read as a sample (``importers.jsonl.sample_from_record``, as
+``import --format jsonl`` reads a sample), scored by ``scoring.score_units`` in batches and written as it finishes; a bad line gets an ``error`` record naming it and the other lines still go through.
 ``score_jsonl`` is ``hallu-studio score --input``; ``score_records`` is its core, over ``(line number, text)``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from contextlib import nullcontext
@@ -18,15 +19,18 @@ from tqdm import tqdm
 
 from ..caching import MemoryCache
 from ..config import Settings
-from ..importers.reading import json_error_text
+from ..importers.jsonl import SCORING_KEYS, sample_from_record
+from ..importers.reading import json_record
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..llm.errors import llm_failure
 from ..metrics.base import Metric
-from ..metrics.registry import make_extractor
-from ..model import ConceptSet, Sample, SceneGraph, Score, ValidationError, iter_chunks
+from ..model import ConceptSet, Sample, Score, ValidationError, iter_chunks
 from .reports import LLMUsage
-from .scoring import (KeptResults, Unit, _cached, _error_text, _observe_benchmarks, _resolve, lexicon_warnings,
+from .scoring import (KeptResults, Unit, scoring_parts, error_text, observe_benchmarks, resolve, lexicon_warnings,
                       score_units)
+
+# The benchmark of every stateless line: its lines are one benchmark (CHAIR's vocabulary is gathered over them).
+BENCHMARK = "jsonl"
 
 if TYPE_CHECKING:
     from ..caching import ScoringCache
@@ -51,22 +55,15 @@ class JsonlReport(LLMUsage):
         return text
 
 
-def _jsonl_sample(record: dict[str, Any], line_no: int) -> Sample:
-    for required in ("id", "response"):
-        if required not in record:
-            raise ValidationError(f"missing field {required!r}")
+def _line_sample(record: dict[str, Any]) -> Sample:
+    """A stateless line's sample (``importers.jsonl.sample_from_record``, as ``import --format jsonl`` reads one):
+    benchmark "jsonl" whatever the line says (the lines are one benchmark), its id ``jsonl/<the line's id>``."""
+    sample = sample_from_record(record, benchmark=BENCHMARK, also=SCORING_KEYS)
+    if "response" not in record:
+        raise ValidationError("missing field 'response'")
     if not isinstance(record["response"], str):
         raise ValidationError("'response' must be a string")
-    graph = SceneGraph.from_dict(record.get("scene_graph")) if record.get("scene_graph") is not None else SceneGraph()
-    references = {k: record.get(k) for k in ("reference_text", "reference_objects", "reference_vocabulary",
-                                              "reference_kind", "question") if record.get(k) is not None}
-    sample = Sample(id=f"jsonl/{record['id']}", benchmark="jsonl", image_key=str(record.get("image", record["id"])),
-                    task=str(record.get("task", "caption")), scene_graph=graph, **references)
-    if graph.is_empty() and not sample.reference_captions and not sample.reference_objects \
-            and not record.get("image_path"):
-        raise ValidationError("needs a non-empty 'scene_graph', a 'reference_text' (one caption or a list), "
-                              "'reference_objects', or an 'image_path' for an image judge")
-    return sample
+    return dataclasses.replace(sample, id=f"{BENCHMARK}/{sample.id}", benchmark=BENCHMARK)
 
 
 def _line_image(record: dict[str, Any], sample: Sample, root: Path | None) -> bytes | None:
@@ -93,10 +90,8 @@ def _readable_samples(records: Iterable[tuple[int, str]]) -> list[Sample]:
     out = []
     for line_no, text in records:
         try:
-            record = json.loads(text)
-            if isinstance(record, dict):
-                out.append(_jsonl_sample(record, line_no))
-        except (json.JSONDecodeError, ValidationError, TypeError, ValueError):
+            out.append(_line_sample(json_record(text)))
+        except ValueError:
             continue
     return out
 
@@ -115,18 +110,13 @@ def _parse_line(line_no: int, text: str, root: Path | None = None
     """A line's record, its sample and the concepts it gives; ``_LineError`` naming the record and the reason."""
     record_id = None
     try:
-        record = json.loads(text)
-        if not isinstance(record, dict):
-            raise ValidationError(f"a line must be a JSON object, got {type(record).__name__}")
+        record = json_record(text)
         record_id = record.get("id")
-        sample = _jsonl_sample(record, line_no)
+        sample = _line_sample(record)
         given = ConceptSet.from_dict(record["mentioned"]) if record.get("mentioned") is not None else None
         image = _line_image(record, sample, root)
-    except (json.JSONDecodeError, ValidationError, TypeError, ValueError) as exc:
-        # a JSON error says its column and the text found there (its own message stops at "at")
-        error = (f"not valid JSON at {json_error_text(exc, one_line=True)}"
-                 if isinstance(exc, json.JSONDecodeError) else str(exc))
-        raise _LineError(record_id, error) from exc
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a malformed 'mentioned' too
+        raise _LineError(record_id, str(exc)) from exc
     return record, sample, given, image
 
 
@@ -149,14 +139,15 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
     """
     keeps_results = cache is not None
     cache = cache if cache is not None else MemoryCache()
-    extractor = _cached(extractor if extractor is not None else make_extractor(settings, cache), cache)
-    resolved = _resolve(metrics, settings, cache, extractor)
+    parts = scoring_parts(settings, cache, extractor, None)
+    extractor = parts.extractor()
+    resolved = resolve(metrics, parts)
     kept = KeptResults.for_metrics(cache, resolved, extractor) if keeps_results else None
     report = report if report is not None else JsonlReport()
     if any(getattr(m, "needs_benchmark", False) for m in resolved):
         # The lines of one input are one benchmark; its object names are known only once every line is read.
         records = list(records)
-        _observe_benchmarks(resolved, ["jsonl"], lambda _: _readable_samples(records), set())
+        observe_benchmarks(resolved, [BENCHMARK], lambda _: _readable_samples(records), set())
     llm_before = all_stats()
 
     for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):
@@ -193,9 +184,9 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                     continue
                 result = outcome.results[metric.name]
                 if isinstance(result, BaseException):
-                    out.setdefault("errors", {})[metric.name] = _error_text(result)
+                    out.setdefault("errors", {})[metric.name] = error_text(result)
                     (report.llm_failures if llm_failure(result) else report.errors).append(
-                        f"{where}: {metric.name}: {_error_text(result)}")
+                        f"{where}: {metric.name}: {error_text(result)}")
                     continue
                 score = Score(unit.key, metric.name, "", dict(result.values), dict(result.evidence),
                               result.undefined_reason)

@@ -17,7 +17,8 @@ not an LLM: it cannot rephrase, so its edits are a lower bound of what GPT-4 wou
 >>> from hallu_studio.model import SceneGraph
 >>> g = SceneGraph.from_dict({"objects": [{"id": "1", "name": "car", "attributes": ["blue"]},
 ...                                       {"id": "2", "name": "street"}]})
->>> SceneGraphRuleReviser().revise("A red car is parked on the street next to a dog.", g).revised
+>>> from hallu_studio.components import Components
+>>> SceneGraphRuleReviser(Components().parser()).revise("A red car is parked on the street next to a dog.", g).revised
 'A blue car is parked on the street.'
 """
 
@@ -162,8 +163,8 @@ class SceneGraphRuleReviser:
 
     name = "scene-graph-rule"
 
-    def __init__(self, extractor: ParserExtractor | None = None, matcher: ObjectMatcher | None = None) -> None:
-        self.extractor = extractor or ParserExtractor()
+    def __init__(self, extractor: ParserExtractor, matcher: ObjectMatcher | None = None) -> None:
+        self.extractor = extractor  # the parser ``components.Components`` builds
         self.matcher = matcher or ObjectMatcher()
 
     def config(self) -> dict[str, Any]:

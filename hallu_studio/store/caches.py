@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
-from .connection import CACHE_TABLE, EMBEDDINGS_TABLE, Database, StoreError, _dumps, _loads
+from .connection import CACHE_TABLE, EMBEDDINGS_TABLE, Database, StoreError, dumps, loads
 
 
 class CacheTables:
@@ -29,7 +29,7 @@ class CacheTables:
         if not keys:
             return {}
         rows = self._db._rows("SELECT key, value FROM cache WHERE key IN (SELECT unnest(?))", [list(dict.fromkeys(keys))])
-        return {k: _loads(v) for k, v in rows}
+        return {k: loads(v) for k, v in rows}
 
     def put_many(self, entries: Sequence[tuple[str, str, Any]]) -> None:
         """Cache successful results (a key already cached keeps its first value). Callers never pass failures."""
@@ -37,14 +37,14 @@ class CacheTables:
             raise StoreError("refusing to cache an empty value")
         first: dict[str, dict[str, Any]] = {}
         for key, namespace, value in entries:
-            first.setdefault(key, {"key": key, "namespace": namespace, "value": _dumps(value)})
+            first.setdefault(key, {"key": key, "namespace": namespace, "value": dumps(value)})
         if first:
             self._db._write(lambda cur: self._db._bulk_insert(cur, "cache", list(first.values()), self._VALUE_SCHEMA))
 
     def values(self, namespace: str | None = None) -> dict[str, Any]:
         """Every cached value (of one namespace) by key: what audits of "nothing bad cached" read."""
         sql = "SELECT key, value FROM cache" + (" WHERE namespace = ?" if namespace is not None else "")
-        return {k: _loads(v) for k, v in self._db._rows(sql, [namespace] if namespace is not None else [])}
+        return {k: loads(v) for k, v in self._db._rows(sql, [namespace] if namespace is not None else [])}
 
     def vectors(self, model: str, texts: Sequence[str]) -> dict[str, list[float]]:
         if not texts:

@@ -161,11 +161,11 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
 
-def _dumps(value: Any) -> str | None:
+def dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _loads(text: str | None, default: Any = None) -> Any:
+def loads(text: str | None, default: Any = None) -> Any:
     return default if text is None else json.loads(text)
 
 

@@ -9,7 +9,7 @@ import duckdb
 import pyarrow as pa
 
 from ..model import Benchmark, Sample, SceneGraph, canonical_json
-from .connection import Database, _dumps, _loads
+from .connection import Database, dumps, loads
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Corpus(Database):
         if not rows:
             return None
         r = rows[0]
-        return Benchmark(r["name"], r["description"] or "", r["source"] or "", _loads(r["meta"], {}))
+        return Benchmark(r["name"], r["description"] or "", r["source"] or "", loads(r["meta"], {}))
 
     _SAMPLE_SCHEMA = pa.schema([(n, pa.string()) for n in (
         "id", "benchmark", "image_key", "image_sha256", "task", "domain", "source_kind", "scene_graph_key",
@@ -56,15 +56,15 @@ class Corpus(Database):
             sample_rows.append({
                 "id": s.id, "benchmark": s.benchmark, "image_key": s.image_key, "image_sha256": s.image_sha256,
                 "task": s.task, "domain": s.domain, "source_kind": s.source_kind, "scene_graph_key": gkey,
-                "question": s.question, "options": _dumps(s.options), "answer": s.answer,
-                "gold_triplets": _dumps([list(t) for t in s.gold_triplets]),
+                "question": s.question, "options": dumps(s.options), "answer": s.answer,
+                "gold_triplets": dumps([list(t) for t in s.gold_triplets]),
                 "relation_category": s.relation_category,
                 # One caption keeps the column it always had; several go to their own (a JSON list).
                 "reference_text": s.reference_text if isinstance(s.reference_text, str) else None,
-                "reference_texts": _dumps(s.reference_text) if isinstance(s.reference_text, list) else None,
-                "reference_objects": _dumps(s.reference_objects), "reference_vocabulary": _dumps(s.reference_vocabulary),
+                "reference_texts": dumps(s.reference_text) if isinstance(s.reference_text, list) else None,
+                "reference_objects": dumps(s.reference_objects), "reference_vocabulary": dumps(s.reference_vocabulary),
                 "reference_kind": s.reference_kind,
-                "meta": _dumps(s.meta)})
+                "meta": dumps(s.meta)})
         image_rows = [{"sha256": sha, "mime": mime, "width": w, "height": h, "data": data}
                       for sha, mime, w, h, data in images]
         graph_rows = [{"key": k, "graph": v} for k, v in graphs.items()]
@@ -73,7 +73,7 @@ class Corpus(Database):
             cur.execute(
                 "INSERT INTO benchmarks (name, description, source, meta) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET description = excluded.description, source = excluded.source",
-                [benchmark.name, benchmark.description, benchmark.source, _dumps(benchmark.meta)])
+                [benchmark.name, benchmark.description, benchmark.source, dumps(benchmark.meta)])
             # Several samples share one image: de-duplicate before the insert, the
             # primary key rejects duplicates inside one statement.
             seen: set[str] = set()
@@ -95,14 +95,14 @@ class Corpus(Database):
         return Sample(
             id=r["id"], benchmark=r["benchmark"], image_key=r["image_key"], image_sha256=r["image_sha256"],
             task=r["task"], domain=r["domain"], source_kind=r["source_kind"],
-            scene_graph=SceneGraph.from_dict(_loads(r["graph"])), question=r["question"],
-            options=_loads(r["options"], []), answer=r["answer"],
-            gold_triplets=[tuple(t) for t in _loads(r["gold_triplets"], [])],
+            scene_graph=SceneGraph.from_dict(loads(r["graph"])), question=r["question"],
+            options=loads(r["options"], []), answer=r["answer"],
+            gold_triplets=[tuple(t) for t in loads(r["gold_triplets"], [])],
             relation_category=r["relation_category"],
-            reference_text=_loads(r["reference_texts"]) if r.get("reference_texts") else r["reference_text"],
-            reference_objects=_loads(r.get("reference_objects")),
-            reference_vocabulary=_loads(r.get("reference_vocabulary")), reference_kind=r.get("reference_kind") or "captions",
-            meta=_loads(r["meta"], {}))
+            reference_text=loads(r["reference_texts"]) if r.get("reference_texts") else r["reference_text"],
+            reference_objects=loads(r.get("reference_objects")),
+            reference_vocabulary=loads(r.get("reference_vocabulary")), reference_kind=r.get("reference_kind") or "captions",
+            meta=loads(r["meta"], {}))
 
     def get_sample(self, sample_id: str) -> Sample | None:
         rows = self._dicts(self._SAMPLE_SELECT + " WHERE s.id = ?", [sample_id])

@@ -8,7 +8,7 @@ import duckdb
 import pyarrow as pa
 
 from ..model import APP_SOURCE, HumanEvent, canonical_json, undone_event_ids
-from .connection import Database, StoreError, _dumps, _loads
+from .connection import Database, StoreError, dumps, loads
 
 
 class HumanEvents(Database):
@@ -37,8 +37,8 @@ class HumanEvents(Database):
             row = cur.execute(
                 "INSERT INTO events (annotator, kind, response_id, target, value, undoes, source, meta) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                [event.annotator, event.kind, event.response_id, event.target, _dumps(event.value),
-                 event.undoes, event.source, _dumps(event.meta or None)]).fetchall()[0]
+                [event.annotator, event.kind, event.response_id, event.target, dumps(event.value),
+                 event.undoes, event.source, dumps(event.meta or None)]).fetchall()[0]
             return int(row[0])
         return self._write(write)
 
@@ -52,9 +52,9 @@ class HumanEvents(Database):
     @staticmethod
     def _event_from_row(r: dict[str, Any]) -> HumanEvent:
         return HumanEvent(annotator=r["annotator"], kind=r["kind"], response_id=r["response_id"],
-                          value=_loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
+                          value=loads(r["value"]), target=r["target"] or "", undoes=r["undoes"], id=int(r["id"]),
                           created_at=str(r["created_at"]), source=r.get("source") or APP_SOURCE,
-                          meta=_loads(r.get("meta"), {}))
+                          meta=loads(r.get("meta"), {}))
 
     def undo_latest_event(self, annotator: str, response_id: str | None = None) -> int | None:
         """Append an undo of ``annotator``'s latest event in force (on ``response_id`` if given).
@@ -91,7 +91,7 @@ class HumanEvents(Database):
         large batches of fresh input (e.g. a benchmark's 100k ratings). Returns how many were added.
         """
         rows = [{"annotator": e.annotator, "kind": e.kind, "response_id": e.response_id, "target": e.target,
-                 "value": _dumps(e.value), "undoes": e.undoes, "source": e.source, "meta": _dumps(e.meta or None)}
+                 "value": dumps(e.value), "undoes": e.undoes, "source": e.source, "meta": dumps(e.meta or None)}
                 for e in events]
         return self._write(lambda cur: self._bulk_insert(cur, "events", rows, self._NEW_EVENT_SCHEMA))
 
@@ -111,7 +111,7 @@ class HumanEvents(Database):
 
         def write(cur: duckdb.DuckDBPyConnection) -> int:
             sources = sorted({e.source for e in events})
-            seen = {identity(r[0] or APP_SOURCE, r[1], r[2], r[3], r[4], _loads(r[5])) for r in cur.execute(
+            seen = {identity(r[0] or APP_SOURCE, r[1], r[2], r[3], r[4], loads(r[5])) for r in cur.execute(
                 "SELECT source, annotator, kind, response_id, target, value FROM events "
                 "WHERE source IN (SELECT unnest(?))", [sources]).fetchall()} if sources else set()
             rows = []
@@ -121,8 +121,8 @@ class HumanEvents(Database):
                     continue
                 seen.add(key)
                 rows.append({"annotator": e.annotator, "kind": e.kind, "response_id": e.response_id,
-                             "target": e.target, "value": _dumps(e.value), "undoes": None, "source": e.source,
-                             "meta": _dumps(e.meta or None)})
+                             "target": e.target, "value": dumps(e.value), "undoes": None, "source": e.source,
+                             "meta": dumps(e.meta or None)})
             return self._bulk_insert(cur, "events", rows, self._NEW_EVENT_SCHEMA)
 
         return self._write(write)
@@ -174,7 +174,7 @@ class HumanEvents(Database):
             mapping: dict[int, int] = {}
             for e in events:
                 undoes = mapping.get(e.undoes, e.undoes) if e.undoes is not None else None
-                params = [e.annotator, e.kind, e.response_id, e.target, _dumps(e.value), undoes, e.created_at,
+                params = [e.annotator, e.kind, e.response_id, e.target, dumps(e.value), undoes, e.created_at,
                           e.source]
                 same = cur.execute(
                     "SELECT id FROM events WHERE annotator = ? AND kind = ? AND response_id IS NOT DISTINCT FROM ? "
@@ -187,7 +187,7 @@ class HumanEvents(Database):
                     new_id = int(cur.execute(
                         "INSERT INTO events (annotator, kind, response_id, target, value, undoes, created_at, source, "
                         "meta) VALUES (?, ?, ?, ?, ?, ?, COALESCE(CAST(? AS TIMESTAMP), current_timestamp), ?, ?) "
-                        "RETURNING id", params + [_dumps(e.meta or None)]).fetchall()[0][0])
+                        "RETURNING id", params + [dumps(e.meta or None)]).fetchall()[0][0])
                 if e.id is not None:
                     mapping[e.id] = new_id
             return mapping
@@ -202,7 +202,7 @@ class HumanEvents(Database):
             if cur.execute("SELECT count(*) FROM studies WHERE id = ?", [study_id]).fetchall()[0][0]:
                 raise StoreError(f"a study named {study_id!r} already exists; a changed design needs a new name")
             cur.execute("INSERT INTO studies (id, definition, author) VALUES (?, ?, ?)",
-                        [study_id, _dumps(definition), author])
+                        [study_id, dumps(definition), author])
             self._bulk_insert(cur, "study_items", [{"study_id": study_id, "position": i, "response_id": rid}
                                                    for i, rid in enumerate(response_ids)], self._STUDY_ITEM_SCHEMA)
         self._write(write)
@@ -216,7 +216,7 @@ class HumanEvents(Database):
         if not rows:
             return None
         study = rows[0]
-        study["definition"] = _loads(study["definition"], {})
+        study["definition"] = loads(study["definition"], {})
         study["items"] = [r[0] for r in self._rows(
             "SELECT response_id FROM study_items WHERE study_id = ? ORDER BY position", [study_id])]
         return study
@@ -228,7 +228,7 @@ class HumanEvents(Database):
                               FROM studies s LEFT JOIN study_items i ON i.study_id = s.id
                               GROUP BY ALL ORDER BY created_at DESC, s.id""")
         for r in rows:
-            r["definition"] = _loads(r["definition"], {})
+            r["definition"] = loads(r["definition"], {})
             r["items"] = int(r["items"])
         return rows
 

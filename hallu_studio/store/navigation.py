@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any, Mapping, Sequence
 
-from .connection import StoreError, _dumps
+from .connection import StoreError, dumps
 from .events import HumanEvents
 
 
@@ -18,7 +18,7 @@ class Navigation(HumanEvents):
     def save_view(self, name: str, filters: dict[str, Any], author: str) -> None:
         """Saved views are versioned like events: a new save adds a row, the latest wins."""
         self._write(lambda cur: cur.execute("INSERT INTO views (name, filters, author) VALUES (?, ?, ?)",
-                                            [name, _dumps(filters), author]))
+                                            [name, dumps(filters), author]))
 
     def get_view(self, name: str) -> dict[str, Any] | None:
         text = self._scalar("SELECT filters FROM views WHERE name = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",

@@ -8,7 +8,7 @@ import duckdb
 import pyarrow as pa
 
 from ..model import Response, Run
-from .connection import Database, _dumps, _loads
+from .connection import Database, dumps, loads
 
 # A failure (alias f) no later pass made good. The failures table is a log: a failure stays in it after
 # the next pass scores what failed (a scoring stage ``score:<metric>`` followed by a score of that metric
@@ -33,7 +33,7 @@ class Runs(Database):
         """
         times = created_at or {}
         rows = [{"id": r.id, "run_id": r.run_id, "sample_id": r.sample_id, "text": r.text,
-                 "signals": _dumps(r.signals), "created_at": times.get(r.id)} for r in responses]
+                 "signals": dumps(r.signals), "created_at": times.get(r.id)} for r in responses]
         schema = pa.schema([("id", pa.string()), ("run_id", pa.string()), ("sample_id", pa.string()),
                             ("text", pa.string()), ("signals", pa.string()), ("created_at", pa.string())])
 
@@ -66,8 +66,8 @@ class Runs(Database):
         cur.execute(
             "INSERT INTO runs (id, benchmark, model, backend, checkpoint, prompt, generation, mitigation, seed, "
             "tool_version, synthetic, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [run.id, run.benchmark, run.model, run.backend, run.checkpoint, run.prompt, _dumps(run.generation),
-             run.mitigation, run.seed, run.tool_version, run.synthetic, _dumps(run.meta)])
+            [run.id, run.benchmark, run.model, run.backend, run.checkpoint, run.prompt, dumps(run.generation),
+             run.mitigation, run.seed, run.tool_version, run.synthetic, dumps(run.meta)])
         return True
 
     def set_run_status(self, run_id: str, status: str) -> None:
@@ -76,9 +76,9 @@ class Runs(Database):
     @staticmethod
     def _run_from_row(r: dict[str, Any]) -> Run:
         return Run(id=r["id"], benchmark=r["benchmark"], model=r["model"], backend=r["backend"],
-                   checkpoint=r["checkpoint"] or "", prompt=r["prompt"] or "", generation=_loads(r["generation"], {}),
+                   checkpoint=r["checkpoint"] or "", prompt=r["prompt"] or "", generation=loads(r["generation"], {}),
                    mitigation=r["mitigation"] or "none", seed=int(r["seed"] or 0), tool_version=r["tool_version"] or "",
-                   synthetic=bool(r["synthetic"]), meta=_loads(r["meta"], {}))
+                   synthetic=bool(r["synthetic"]), meta=loads(r["meta"], {}))
 
     def get_run(self, run_id: str) -> Run | None:
         rows = self._dicts("SELECT * FROM runs WHERE id = ?", [run_id])
@@ -113,7 +113,7 @@ class Runs(Database):
     def add_responses(self, responses: Iterable[Response]) -> int:
         """Insert responses in one transaction; ones already stored (same id) are skipped."""
         rows = [{"id": r.id, "run_id": r.run_id, "sample_id": r.sample_id, "text": r.text,
-                 "signals": _dumps(r.signals)} for r in responses]
+                 "signals": dumps(r.signals)} for r in responses]
         return self._write(lambda cur: self._bulk_insert(cur, "responses", rows, self._RESPONSE_SCHEMA))
 
     def add_failure(self, run_id: str, sample_id: str | None, stage: str, error: str) -> None:
@@ -137,7 +137,7 @@ class Runs(Database):
     @staticmethod
     def _response_from_row(r: dict[str, Any]) -> Response:
         return Response(run_id=r["run_id"], sample_id=r["sample_id"], text=r["text"] or "",
-                        signals=_loads(r["signals"], {}), id=r["id"])
+                        signals=loads(r["signals"], {}), id=r["id"])
 
     def get_responses(self, response_ids: Sequence[str]) -> dict[str, Response]:
         if not response_ids:

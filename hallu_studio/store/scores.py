@@ -8,7 +8,7 @@ import duckdb
 import pyarrow as pa
 
 from ..model import Response, Score
-from .connection import Database, StoreError, _dumps, _loads
+from .connection import Database, StoreError, dumps, loads
 from .runs import Runs
 
 
@@ -35,12 +35,12 @@ class Scores(Database):
     @staticmethod
     def _score_row(s: Score) -> dict[str, Any]:
         return {"response_id": s.response_id, "metric": s.metric, "config_key": s.config_key,
-                "values": _dumps(s.values), "evidence": _dumps(s.evidence), "undefined_reason": s.undefined_reason}
+                "values": dumps(s.values), "evidence": dumps(s.evidence), "undefined_reason": s.undefined_reason}
 
     @staticmethod
     def _score_from_row(r: dict[str, Any]) -> Score:
         return Score(response_id=r["response_id"], metric=r["metric"], config_key=r["config_key"],
-                     values=_loads(r["values"], {}), evidence=_loads(r["evidence"], {}),
+                     values=loads(r["values"], {}), evidence=loads(r["evidence"], {}),
                      undefined_reason=r["undefined_reason"])
 
     def get_scores(self, response_id: str, metric: str | None = None) -> list[Score]:
@@ -76,7 +76,7 @@ class Scores(Database):
             raise StoreError(f"{len(scores)} scores but {len(stats)} statistics")
         score_rows = [self._score_row(s) for s in scores]
         stat_rows = [{"response_id": s.response_id, "metric": s.metric, "config_key": s.config_key,
-                      "stats": _dumps(st)} for s, st in zip(scores, stats) if st is not None]
+                      "stats": dumps(st)} for s, st in zip(scores, stats) if st is not None]
         failure_rows = list(failures)
 
         def write(cur: duckdb.DuckDBPyConnection) -> int:
@@ -109,8 +109,8 @@ class Scores(Database):
         where, params = self._where(("c.metric", metric), ("s.benchmark", benchmark), ("x.run_id", run_id))
         rows = self._dicts(sql + where + " ORDER BY x.run_id, x.sample_id, c.metric", params)
         for r in rows:
-            r["values"] = _loads(r["values"], {})
-            r["stats"] = _loads(r["stats"])
+            r["values"] = loads(r["values"], {})
+            r["stats"] = loads(r["stats"])
         return rows
 
     def iter_scores(self, metric: str | None = None, *, run_id: str | None = None,
@@ -147,13 +147,13 @@ class Scores(Database):
                               FROM scores s LEFT JOIN configs c USING (metric, config_key)
                               GROUP BY s.metric, s.config_key ORDER BY s.metric, computed_at DESC""")
         for r in rows:
-            r["config"] = _loads(r["config"], None)
+            r["config"] = loads(r["config"], None)
         return rows
 
     def describe_configs(self, configs: dict[tuple[str, str], dict[str, Any]]) -> None:
         """Keep what each ``(metric, config_key)`` was made of; a key already described stays as it is (a key
         is a hash of its configuration, so the two are the same)."""
-        rows = [[metric, key, _dumps(config)] for (metric, key), config in configs.items()]
+        rows = [[metric, key, dumps(config)] for (metric, key), config in configs.items()]
         if rows:
             self._write(lambda cur: cur.executemany(
                 "INSERT INTO configs VALUES (?, ?, ?) ON CONFLICT (metric, config_key) DO NOTHING", rows))

@@ -16,7 +16,6 @@ fitted order is A > B > C and P(A beats B) comes out near 3/4.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
@@ -68,7 +67,3 @@ def bradley_terry(outcomes: Iterable[tuple[Hashable, Hashable]], ties: Iterable[
                         int(count[s])) for s, i in index.items()}
 
 
-def win_probability(a: Strength, b: Strength) -> float:
-    """P(a beats b) under the fitted model."""
-    total = a.strength + b.strength
-    return a.strength / total if total > 0 else math.nan

@@ -24,7 +24,7 @@ from typing import Hashable, Iterator, Sequence
 import numpy as np
 from scipy import stats as st
 
-from ..metrics.aggregate import Interval, _cluster_index
+from ..metrics.aggregate import Interval, cluster_index
 
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 
@@ -120,10 +120,10 @@ class _WeightedReplicates:
         return (pearson, spearman, kendall)
 
 
-def _replicate_weights(clusters: Sequence[Hashable] | None, n: int, n_boot: int,
+def replicate_weights(clusters: Sequence[Hashable] | None, n: int, n_boot: int,
                        seed: int) -> Iterator[np.ndarray]:
     """Item multiplicities of each replicate: the same draws as ``metrics.aggregate.cluster_resamples``."""
-    index, k = _cluster_index(clusters, n)
+    index, k = cluster_index(clusters, n)
     rng = np.random.default_rng(seed)
     for _ in range(n_boot):
         yield np.bincount(rng.integers(0, k, size=k), minlength=k)[index].astype(np.float64)
@@ -141,7 +141,7 @@ def correlate(x: Sequence[float], y: Sequence[float], clusters: Sequence[Hashabl
     k = len(set(clusters)) if clusters is not None else n
     point = _coefficients(xa, ya)
     replicates = _WeightedReplicates(xa, ya)
-    reps = np.array([replicates.coefficients(w) for w in _replicate_weights(clusters, n, n_boot, seed)]
+    reps = np.array([replicates.coefficients(w) for w in replicate_weights(clusters, n, n_boot, seed)]
                     ) if n else np.zeros((0, 3))
     intervals = []
     for j in range(3):

@@ -37,7 +37,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 from ..metrics.aggregate import Interval, bootstrap_intervals
-from .correlation import _replicate_weights
+from .correlation import replicate_weights
 from ..metrics.spec import FACT_VERDICTS, NOT_SETTLED
 from .probe_detection import overlaps
 
@@ -154,7 +154,7 @@ def binary_agreement(scores: Sequence[float], hallucinated: Sequence[bool],
         empty = Interval(math.nan, math.nan, math.nan, 0, 0)
         return BinaryAgreement(empty, empty, 0, 0, 0)
     point_auroc, point_ap = (float(v[0]) for v in _auroc_ap(x, y, np.ones((1, n))))
-    weights = np.array(list(_replicate_weights(clusters, n, n_boot, seed)))
+    weights = np.array(list(replicate_weights(clusters, n, n_boot, seed)))
     reps = _auroc_ap(x, y, weights)
     intervals = []
     for point, column in zip((point_auroc, point_ap), reps):

@@ -212,11 +212,10 @@ def human_agreement(store: "Store", source: str, *, settings: "Settings | None" 
     scored = stored_scores(store, judged | peers, metrics)
     if baseline and judged:
         if encoder is None:
-            from ..embedding import Embedder
+            from ..components import Components
 
             # Backed by the store when it can be written: a second study of the same texts encodes nothing.
-            encoder = Embedder(settings.scoring.embedding_model, cache=None if store.read_only else store.cache,
-                               batch_size=settings.scoring.batch_size)
+            encoder = Components(settings, None if store.read_only else store.cache).encoder()
         add_naive_baseline(store, scored, judged | peers, encoder)
     if not scored.values:
         report.notes.append(f"no stored score of the {len(judged)} responses {source} judged: score them first")

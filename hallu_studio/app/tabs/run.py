@@ -50,7 +50,8 @@ def submit_runs(ctx: AppContext, benchmark: str, tasks: list[str], limit: float 
                 return JobResult(COMPLETED, summary.line() + "; scoring skipped (cancelled)")
             progress(0, summary.total, SCORING)
             report = score_store(ctx.store, ctx.settings, list(metrics), run_id=summary.run_id, progress=False,
-                                 cancel=cancel, on_progress=lambda done, total: progress(done, total, SCORING))
+                                 cancel=cancel, on_progress=lambda done, total: progress(done, total, SCORING),
+                                 components=ctx.components)
             return JobResult(COMPLETED, summary.line() + "; " + report.summary())
         ctx.jobs.submit(f"{spec} on {benchmark}", job)
     return (f"queued {len(specs)} run{'s' if len(specs) != 1 else ''}; the jobs run one after another, never two "

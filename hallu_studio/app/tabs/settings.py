@@ -115,13 +115,13 @@ def edited_settings(current: Settings, values: Sequence[Any]) -> tuple[Settings,
 
 def check_buildable(candidate: Settings, store: Any) -> None:
     """Build the judge the settings name: an unknown kind or a missing model is refused here, not mid-run."""
-    from ...judges.factory import build_triplet_judge
+    from ...components import Components
 
     problems = settings_problems(candidate)
     if problems:
         raise Mistake("; ".join(problems))
     try:
-        build_triplet_judge(candidate, cache=store.cache)
+        Components(candidate, store.cache).triplet_judge()
     except (ValueError, ImportError, OSError, NotImplementedError) as exc:
         raise Mistake(f"Tri-HE judge {candidate.scoring.trihe_judge!r}: {exc}") from exc
 

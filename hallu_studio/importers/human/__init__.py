@@ -11,8 +11,8 @@
 | generic | any ``.jsonl`` whose first line has ``source`` and a judgement | ``generic.read_generic_judgements`` |
 
 A path may be the study's folder or its data file. Writing to a store:
-``pipelines.importing.import_human_judgements(store, path)`` (what ``hallu-studio import --format
-human-judgements PATH`` runs).
+``pipelines.importing.import_format(store, "human-judgements", ImportRequest(path=...))`` (what
+``hallu-studio import --format human-judgements PATH`` runs).
 """
 
 from __future__ import annotations

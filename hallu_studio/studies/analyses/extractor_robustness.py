@@ -15,6 +15,7 @@ responses both scored (b's r4 has no partner): r = 5 / sqrt(2 * 114 / 9) = 0.993
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from itertools import combinations
@@ -42,14 +43,14 @@ def pearson_between(a: Mapping[str, float], b: Mapping[str, float]) -> tuple[flo
 
 def available_extractors(settings: Settings, store: "Store") -> tuple[dict[str, Any], list[str]]:
     """The offline parser, and the configured LLM's extractor when an LLM is configured."""
-    from ...extraction import ParserExtractor
+    from ...components import Components
 
-    out: dict[str, Any] = {"parser": ParserExtractor(batch_size=settings.scoring.batch_size)}
+    parts = Components(settings, store.cache)
+    out: dict[str, Any] = {"parser": parts.parser()}
     notes = []
     if settings.llm.configured:
-        from ...extraction.llm import LLMExtractor
-
-        out[f"llm:{settings.llm.model}"] = LLMExtractor.from_settings(settings, cache=store.cache)
+        llm = dataclasses.replace(settings, scoring=dataclasses.replace(settings.scoring, extractor="llm"))
+        out[f"llm:{settings.llm.model}"] = Components(llm, store.cache, llm_client=parts.llm_client()).extractor()
     else:
         notes.append("only one extractor is available (the offline parser): no LLM is configured "
                      "([llm] base_url and model), so there is no correlation between extractors to report; "

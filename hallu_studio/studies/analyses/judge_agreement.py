@@ -50,7 +50,7 @@ def split_sentences(text: str) -> list[str]:
 
 def configured_judges(settings: Settings, store: "Store", encoder: Any) -> tuple[dict[str, Any], list[str]]:
     """One judge per configured kind (embedding always; NLI and LLM when set up), and notes."""
-    from ...judges.factory import build_triplet_judge
+    from ...components import Components
 
     kinds = ["embedding"]
     notes = []
@@ -65,7 +65,7 @@ def configured_judges(settings: Settings, store: "Store", encoder: Any) -> tuple
     judges = {}
     for kind in kinds:
         variant = dataclasses.replace(settings, scoring=dataclasses.replace(settings.scoring, trihe_judge=kind))
-        judges[kind] = build_triplet_judge(variant, cache=store.cache, encoder=encoder)
+        judges[kind] = Components(variant, store.cache, encoder=encoder).triplet_judge()
     return judges, notes
 
 

@@ -44,10 +44,9 @@ def free_text_answers(store: "Store", runs: Sequence[dict[str, Any]], labels: di
 
 
 def default_encoder(settings: Settings, store: "Store | None") -> Any:
-    from ...embedding import Embedder
+    from ...components import Components
 
-    return Embedder(settings.scoring.embedding_model, cache=store.cache if store is not None else None,
-                    batch_size=settings.scoring.batch_size)
+    return Components(settings, store.cache if store is not None else None).encoder()
 
 
 def emd_totals(answers: Sequence[Answer], texts: Sequence[str], encoder: Any, extractor: Any,
