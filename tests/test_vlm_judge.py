@@ -15,7 +15,7 @@ import pytest
 
 from hallu_studio.config import Settings
 from hallu_studio.judges.base import JudgeReference
-from hallu_studio.judges.factory import build_triplet_judge
+from hallu_studio.components import Components
 from hallu_studio.judges.vlm_judge import ReferenceThenImage, VLMJudge, statement
 from hallu_studio.model import Benchmark, Response, Run, Sample
 from test_llm_fake_server import FakeChatServer
@@ -60,7 +60,7 @@ def test_claims_become_questions_with_the_image_and_answers_become_verdicts():
     from hallu_studio.caching import MemoryCache
 
     with FakeChatServer([("vision", scene_answer)]) as server:
-        judge = build_triplet_judge(_settings(server, trihe_judge="vlm"), cache=MemoryCache())
+        judge = Components(_settings(server, trihe_judge="vlm"), MemoryCache()).triplet_judge()
         assert isinstance(judge, VLMJudge) and judge.name == "vlm:openai:judge-vl"
         ref = JudgeReference(source="none", image=_png())
         claims = [("cat", "on", "table"), ("dog", "is in", "the image"), ("cat", "under", "table"),
@@ -93,7 +93,7 @@ def test_templates_and_config_key_follow_model_and_template():
         assert len(set(keys)) == 4 and None not in keys
         halfscore = [current_config_keys(s).get("halfscore") for s in (base, other_model, Settings())]
         assert len(set(halfscore)) == 3
-        judge = build_triplet_judge(trihe_wording)
+        judge = Components(trihe_wording).triplet_judge()
         assert judge.question(("cat", "on", "table")).startswith("Statement triplet: (cat, on, table)")
 
 
@@ -103,12 +103,12 @@ def test_unreadable_answers_and_server_errors_fail_and_are_not_cached():
 
     cache = MemoryCache()
     with FakeChatServer([("vision", lambda q, n: "I cannot tell.")]) as server:
-        judge = build_triplet_judge(_settings(server, trihe_judge="vlm"), cache=cache)
+        judge = Components(_settings(server, trihe_judge="vlm"), cache).triplet_judge()
         with pytest.raises(ImageJudgeError, match="answered neither yes nor no"):
             judge.judge([("cat", "on", "table")], JudgeReference(source="none", image=_png()))
     assert cache.values() == {}
     with FakeChatServer([("status", 400)]) as server:
-        judge = build_triplet_judge(_settings(server, trihe_judge="vlm"), cache=cache)
+        judge = Components(_settings(server, trihe_judge="vlm"), cache).triplet_judge()
         with pytest.raises(ImageJudgeError, match="HTTP 400"):
             judge.judge([("cat", "on", "table")], JudgeReference(source="none", image=_png()))
     assert cache.values() == {}
@@ -131,9 +131,9 @@ def test_which_samples_the_image_judge_takes():
 
 def test_reference_settles_what_it_can_and_the_image_judge_the_rest():
     with FakeChatServer([("vision", scene_answer)]) as server:
-        judge = build_triplet_judge(_settings(server))  # graph judge, image judge for what it leaves open
+        judge = Components(_settings(server)).triplet_judge()  # graph judge, image judge for what it leaves open
         assert isinstance(judge, ReferenceThenImage) and judge.name == "graph+vlm:openai:judge-vl"
-        assert build_triplet_judge(_settings(server, vlm_judge_unsettled="reference")).name == "graph"
+        assert Components(_settings(server, vlm_judge_unsettled="reference")).triplet_judge().name == "graph"
 
 
 def _store_with_responses(store, texts: dict[str, str]):
