@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 
 from hallu_studio import annotation
-from hallu_studio.annotation.design import Item, max_excess, mixed_order
+from hallu_studio.annotation.design import Item, mixed_order
+from test_study_design import max_excess
 from hallu_studio.model import Benchmark, Response, Run, Sample
 
 MODELS = ("probe-0", "probe-0.1", "probe-0.3", "probe-0.5")

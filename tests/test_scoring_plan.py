@@ -3,13 +3,15 @@ settings, why the others do not apply), the one scoring job the Run and Study vi
 says before and after it (pipelines.scoring_plan, app.scoring_jobs, app.tabs.study_compute)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from hallu_studio.config import Settings
 from hallu_studio.metrics.keys import current_config_keys
 from hallu_studio.model import Score
-from hallu_studio.pipelines.importing import import_human_judgements
+from hallu_studio.importers.registry import ImportRequest
+from hallu_studio.pipelines.importing import import_format
 from hallu_studio.pipelines.scoring_plan import (MetricPlan, plan_metrics, plan_response_ids, scoring_plan,
                                                  why_not_applicable)
 from hallu_studio.studies.human_sources import same_flags_notes
@@ -27,7 +29,7 @@ def _imported(store, tmp_path, rating=False):
              for sid, (text, label, spans) in TEXTS.items()]
     path = tmp_path / "pilot.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    import_human_judgements(store, path)
+    import_format(store, "human-judgements", ImportRequest(path=Path(path)))
     (run,) = store.list_runs()
     return run["id"]
 
@@ -116,7 +118,7 @@ def test_chair_and_halfscore_flag_the_same_words_on_mhaldetect_and_the_study_say
     from hallu_studio.studies.probe_detection import flagged_spans
     from conftest import shared_dataset
 
-    import_human_judgements(store, shared_dataset("human", "mhaldetect"))
+    import_format(store, "human-judgements", ImportRequest(path=Path(shared_dataset("human", "mhaldetect"))))
     some = sorted(store.response_ids())[:40]
     score_store(store, Settings(), ["chair", "halfscore"], only=some, progress=False)
     flags = {}
