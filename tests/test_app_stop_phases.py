@@ -110,9 +110,10 @@ def test_a_stop_in_every_phase_ends_with_status_0_and_a_store_the_next_start_res
     assert counts["samples"] == 1096 and counts["scores"] == 0, counts
 
     # 3. scoring, in the background, with torch and spaCy at work (the abort this test was written for):
-    # the scoring models have loaded (the second of the two embedding models' loads) and the slice is under way.
+    # the scoring models have loaded (the one embedding model every metric shares: components.Components) and
+    # the first slice is under way.
     app = App(db, env)
-    app.wait_for("Loading weights: 100%", times=2)
+    app.wait_for("Loading weights: 100%")
     code, output = app.stop(signal.SIGINT)
     counts = _check_stopped(code, output, db)
     assert "stopped early (cancelled)" in output and "stopped with the app" in output, output[-3000:]

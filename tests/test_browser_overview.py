@@ -147,7 +147,7 @@ def scored_store(tmp_path_factory):
 def test_overview_at_1400_px_and_the_report_button(browser, scored_store, monkeypatch):
     from hallu_studio.app import AppContext, build_app, launch_kwargs
     from hallu_studio.app.tabs import overview
-    from hallu_studio.studies.ranking import HEADLINES
+    from hallu_studio.studies.ranking import headlines
 
     slow = overview.leaderboard_html
 
@@ -174,7 +174,7 @@ def test_overview_at_1400_px_and_the_report_button(browser, scored_store, monkey
         # Read without a hover: who leads, by how much, the unit in words; no command for a viewer (the closed
         # "For researchers" fold keeps them out of the page's text).
         assert "hallucinates least on" in text and "for the next" in text and "lower is better" in text
-        assert any(h.number.plain in text for h in HEADLINES) and "hallu-studio" not in text
+        assert any(h.number.plain in text for h in headlines()) and "hallu-studio" not in text
         assert page.evaluate("window.__xss") is None
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "overview.png"), full_page=True)

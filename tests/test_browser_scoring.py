@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from reliability_helpers import free_port
@@ -27,7 +28,8 @@ def imported_app(tmp_path_factory):
         pytest.skip("Debian chromium is not installed")
     pytest.importorskip("playwright.sync_api")
     from hallu_studio.app import AppContext, build_app, launch_kwargs
-    from hallu_studio.pipelines.importing import import_human_judgements
+    from hallu_studio.importers.registry import ImportRequest
+    from hallu_studio.pipelines.importing import import_format
     from hallu_studio.store import Store
 
     folder = tmp_path_factory.mktemp("scoring")
@@ -37,7 +39,7 @@ def imported_app(tmp_path_factory):
                                         "spans": [{"start": a, "end": b, "label": "hallucinated"} for a, b in spans]})
                             + "\n" for sid, (text, label, spans) in TEXTS.items()))
     store = Store(folder / "scoring.duckdb")
-    import_human_judgements(store, path)
+    import_format(store, "human-judgements", ImportRequest(path=Path(path)))
     demo = build_app(AppContext(store=store))
     demo.queue()
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hallu_studio.studies.in_force import configs_in_force
-from hallu_studio.studies.ranking import HEADLINES, benchmark_boards, rank_benchmark
+from hallu_studio.studies.ranking import benchmark_boards, headlines, rank_benchmark
 from hallu_studio.presentation import display_name, model_colour, short_model_label
 
 XSS = "<img src=x onerror=window.__xss=1>"
@@ -32,7 +32,7 @@ def test_models_are_ranked_best_first_in_the_metrics_direction():
 
 
 def test_every_headline_says_its_direction_unit_and_caveat():
-    for h in HEADLINES:
+    for h in headlines():
         assert h.arrow in "↓↑" and h.unit and h.meaning and h.misleads
         assert "metrics-and-weaknesses.md" in h.tooltip
 

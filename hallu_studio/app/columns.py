@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from ..metrics.spec import MetricSpec, Number
@@ -29,7 +28,6 @@ class MetricColumn:
         return self.number.lower_is_better
 
 
-@functools.lru_cache(maxsize=1)
 def headline_columns() -> tuple[MetricColumn, ...]:
     """Browse's metric columns in the registry's order: every metric whose spec has a per-response value."""
     from ..metrics.registry import metric_specs

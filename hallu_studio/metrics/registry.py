@@ -85,6 +85,12 @@ def metric_spec(name: str) -> MetricSpec:
     return metric_class(name).spec
 
 
+def metric_names() -> tuple[str, ...]:
+    """The registered metrics' names, in registry order, as they stand now (a module that imported the tuple
+    ``METRIC_NAMES`` holds it as it stood then)."""
+    return METRIC_NAMES
+
+
 def metric_specs() -> list[MetricSpec]:
     """Every metric's spec, in ``METRIC_NAMES`` order."""
     return [metric_spec(n) for n in METRIC_NAMES]

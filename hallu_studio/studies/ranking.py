@@ -80,16 +80,18 @@ class Headline:
                 f"Misleads: {self.misleads} ({GUIDE})")
 
 
-def _headlines() -> tuple[Headline, ...]:
+def headlines() -> tuple[Headline, ...]:
     """Every registered metric's headline, in the registry's order: the ranking rule ranks a benchmark's runs by
-    the first of these it has numbers for."""
-    from ..metrics.registry import METRIC_NAMES, metric_spec
+    the first of these it has numbers for. Read from the registry on each call, so a metric registered later
+    (a plugin, a test) ranks too."""
+    from ..metrics.registry import metric_names, metric_spec
 
-    return tuple(Headline(metric_spec(m)) for m in METRIC_NAMES)
+    return tuple(Headline(metric_spec(m)) for m in metric_names())
 
 
-HEADLINES: tuple[Headline, ...] = _headlines()
-FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(h.family for h in HEADLINES))
+def families() -> tuple[str, ...]:
+    """The headlines' families (papers), in registry order."""
+    return tuple(dict.fromkeys(h.family for h in headlines()))
 
 
 @dataclass
@@ -134,7 +136,7 @@ class BenchmarkBoard:
 
     @property
     def families(self) -> list[str]:
-        return [f for f in FAMILIES if any(h.family == f for h in self.headlines)]
+        return [f for f in families() if any(h.family == f for h in self.headlines)]
 
 
 def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]],
@@ -154,10 +156,11 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
     >>> [(r.model, r.rank, r.cells["emd.total"].partial) for r in board.runs], board.ranked_by.name
     ([('B', 1, True), ('A', 2, False)], 'EMD')
     """
-    headlines = [h for h in HEADLINES if h.metric not in reasons]
+    every = headlines()
+    shown = [h for h in every if h.metric not in reasons]
     not_applicable: dict[str, str] = {}
-    for family in FAMILIES:
-        members = [h for h in HEADLINES if h.family == family]
+    for family in families():
+        members = [h for h in every if h.family == family]
         if all(h.metric in reasons for h in members):
             not_applicable[family] = "; ".join(dict.fromkeys(reasons[h.metric] for h in members))
     board_runs = []
@@ -165,7 +168,7 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
     for run in runs:
         rr = RankedRun(run["id"], str(run["model"]), bool(run.get("synthetic")), int(run.get("responses") or 0),
                        name=names[str(run["id"])])
-        for h in headlines:
+        for h in shown:
             found = [r for r in rows if r["run_id"] == run["id"] and r["metric"] == h.metric]
             total = int(applicable.get(h.metric, {}).get(run["id"], 0))
             scored = max((int(r.get("n") or 0) for r in found), default=0)
@@ -183,7 +186,7 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
                 cell = Cell(applicable=total, note="not scored yet")
             rr.cells[h.column] = cell
         board_runs.append(rr)
-    ranked_by = next((h for h in headlines if any(r.cells[h.column].value is not None for r in board_runs)), None)
+    ranked_by = next((h for h in shown if any(r.cells[h.column].value is not None for r in board_runs)), None)
 
     def order(r: RankedRun) -> tuple[Any, ...]:
         value = r.cells[ranked_by.column].value if ranked_by else None
@@ -194,7 +197,7 @@ def rank_benchmark(benchmark: str, rows: Sequence[Mapping[str, Any]], runs: Sequ
     board_runs.sort(key=order)
     for i, r in enumerate(x for x in board_runs if ranked_by and x.cells[ranked_by.column].value is not None):
         r.rank = i + 1
-    return BenchmarkBoard(benchmark, headlines, not_applicable, board_runs, ranked_by)
+    return BenchmarkBoard(benchmark, shown, not_applicable, board_runs, ranked_by)
 
 
 def applicability(store: "Store", benchmark: str) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
@@ -225,7 +228,7 @@ def _headline_rows(store: "Store", benchmark: str, n_boot: int, configs: dict[st
     fatal."""
     from .leaderboard import leaderboard
 
-    metrics = sorted({h.metric for h in HEADLINES})
+    metrics = sorted({h.metric for h in headlines()})
     try:
         return leaderboard(store, benchmark, metrics=metrics, n_boot=n_boot, configs=configs), []
     except (ValueError, TypeError, KeyError):

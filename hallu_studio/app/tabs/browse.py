@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import gradio as gr
 import pandas as pd
 
-from ...metrics.registry import METRIC_NAMES, not_applicable_reason
+from ...metrics.registry import metric_names, not_applicable_reason
 from ...model import ValidationError
 from ...studies.people_judges import DISAGREE_RULE, disagreeing_responses, responses_beside
 from ..render.people import people_cell
@@ -99,7 +99,7 @@ def filters_from_ui(values: Sequence[Any]) -> dict[str, Any]:
 def missing_reason(column: str, sample: Any, gaps: dict[str, Any]) -> tuple[str, str]:
     """(short text, hover) for an empty metric cell: not applicable, undefined, failed, or not scored yet."""
     metric = metric_of(column)
-    if metric in METRIC_NAMES and sample is not None:
+    if metric in metric_names() and sample is not None:
         reason = not_applicable_reason(metric, sample)
         if reason is not None:
             return "n/a", f"not applicable to this task: {reason}"

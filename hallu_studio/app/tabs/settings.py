@@ -13,7 +13,7 @@ from ...config import Settings, load_settings, overriding_env, settings_path
 from ...config_edit import SettingInfo, setting_infos, settings_problems, write_settings
 from ...llm.endpoint import in_force
 from ...metrics.keys import current_config_keys
-from ...metrics.registry import EXTRACTOR_SETTINGS, METRIC_NAMES, metric_spec, metrics_depending_on
+from ...metrics.registry import EXTRACTOR_SETTINGS, metric_names, metric_spec, metrics_depending_on
 from ...resources import lexical_resources
 from ..context import AppContext
 from ..render import records_table_html
@@ -141,7 +141,7 @@ def save(ctx: AppContext, values: Sequence[Any]) -> str:
     after = current_config_keys(ctx.settings)
     overridden = [md(f"{k} (${v})") for k, v in overriding_env().items() if k in EDITABLE]
     lines = [f"saved to {md(path)}."]
-    changed = [m for m in METRIC_NAMES if before.get(m) != after.get(m)]
+    changed = [m for m in metric_names() if before.get(m) != after.get(m)]
     if changed:
         names = ", ".join(metric_spec(m).display_name for m in changed)
         lines.append(f"The scores of {md(names)} now carry a new configuration: the next scoring pass computes "
