@@ -93,3 +93,27 @@ def test_an_imported_study_is_scored_from_the_run_view_and_the_study_view(import
     assert "trihe share" in page.locator("#study-imported").inner_text()  # the tables recomputed
     page.locator("#study-imported-section").screenshot(path=str(ARTIFACTS / "study-imported-scored.png"))
     page.close()
+
+
+def test_a_file_imported_in_the_run_view_is_offered_for_scoring_at_once(imported_app, browser, tmp_path):
+    answers = tmp_path / "pilot2.jsonl"
+    answers.write_text("".join(json.dumps({"source": "pilot2", "sample_id": sid, "reference_text": ["A dog."],
+                                           "model": "m2", "response": text, "label": label}) + "\n"
+                               for sid, (text, label, _) in TEXTS.items()))
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(imported_app)
+    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=30_000)
+    page.get_by_role("tab", name="Run").click()
+    page.locator("#import-format input").first.click()
+    page.get_by_role("option", name="human-judgements").first.click()
+    page.keyboard.press("Escape")
+    page.wait_for_function("document.querySelector('#import-help')?.innerText.includes('human-judgements')",
+                           timeout=10_000)
+    page.locator("#import-files input[type=file]").set_input_files(str(answers))
+    page.wait_for_selector("#import-files >> text=pilot2.jsonl", timeout=30_000)
+    page.click("#import-start")
+    page.wait_for_function("document.querySelector('#import-status')?.innerText.includes('added')", timeout=60_000)
+    assert "pilot2" in page.locator("#import-status").inner_text()
+    # the imported run is among the runs to score, without a reload
+    page.locator("#score-runs input").first.click()
+    page.wait_for_selector("[role=option] >> text=m2 · pilot2 · 3 responses", timeout=10_000)

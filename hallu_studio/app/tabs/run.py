@@ -13,6 +13,7 @@ import gradio as gr
 
 from ...model import TASKS
 from ..context import AppContext
+from ..import_panel import build_import
 from ..jobs import COMPLETED, CANCELLED, SCORING, JobResult, Progress
 from ..render import records_table_html
 from ..render.palette import md
@@ -111,7 +112,11 @@ def build(ctx: AppContext) -> None:
                                                       "applies to the benchmark)")
     start = gr.Button("start", variant="primary", elem_id="run-start")
     status = gr.Markdown(elem_id="run-status")
-    build_scoring(ctx)
+    imported = build_import(ctx)
+    runs_to_score = build_scoring(ctx)
+    # a run just imported is offered for scoring at once
+    imported.then(lambda: gr.update(choices=[(label, rid) for rid, label in run_labels(ctx).items()]), None,
+                  [runs_to_score], api_visibility="private")
     gr.Markdown("**Jobs** — queued → running → scoring → completed (or cancelled / failed); one job runs at a "
                 "time, the others wait in the queue")
     active = gr.State([])
@@ -165,8 +170,9 @@ def scoring_status(ctx: AppContext, run_ids: list[str] | None, metrics: list[str
     return [gr.update(choices=metric_choices(plan)), plan_table_html(plan, metrics, run_labels(ctx, counts=False))]
 
 
-def build_scoring(ctx: AppContext) -> None:
-    """Score stored runs: choose runs (imported ones too) and metrics, see what is left, start, follow the plan."""
+def build_scoring(ctx: AppContext) -> Any:
+    """Score stored runs: choose runs (imported ones too) and metrics, see what is left, start, follow the plan;
+    returns the runs' dropdown (what an import refreshes)."""
     gr.Markdown("**Score stored runs** — any run in the store, imported responses included (a human study's, a "
                 "toolkit's): choose the runs and the metrics; the table says what each metric applies to and what "
                 "is scored under the current settings, and fills in as scores land. The job joins the queue below "
@@ -215,3 +221,4 @@ def build_scoring(ctx: AppContext) -> None:
 
     timer.tick(follow, [watching, runs, metrics], [status, plan, watching], api_visibility="private",
                show_progress="hidden")
+    return runs
