@@ -48,10 +48,16 @@ class App:
 
     def wait_for(self, text: str, times: int = 1) -> None:
         start = time.monotonic()
-        while self.output().count(text) < times:
-            assert self.proc.poll() is None, f"the app exited before {text!r}: {self.output()[-3000:]}"
-            assert time.monotonic() - start < LIMIT_S, f"no {text!r} within {LIMIT_S} s: {self.output()[-3000:]}"
-            time.sleep(0.1)
+        try:
+            while self.output().count(text) < times:
+                assert self.proc.poll() is None, f"the app exited before {text!r}: {self.output()[-3000:]}"
+                assert time.monotonic() - start < LIMIT_S, f"no {text!r} within {LIMIT_S} s: {self.output()[-3000:]}"
+                time.sleep(0.1)
+        except AssertionError:
+            if self.proc.poll() is None:  # a failed wait leaves no app running behind the suite
+                self.proc.kill()
+                self.proc.wait()
+            raise
 
     def stop(self, signum: int) -> tuple[int, str]:
         self.proc.send_signal(signum)
