@@ -114,12 +114,12 @@ def concept_phrases(concepts: ConceptSet) -> dict[str, TypedPhrases]:
         phrases: list[str] = []
         labels: list[str] = []
         spans: list[list[int] | None] = []
-        for phrase, label, span in rows:
-            if phrase in seen:
+        for text, shown, span in rows:
+            if text in seen:
                 continue
-            seen[phrase] = len(phrases)
-            phrases.append(phrase)
-            labels.append(label)
+            seen[text] = len(phrases)
+            phrases.append(text)
+            labels.append(shown)
             spans.append(list(span) if span else None)
         out[kind] = TypedPhrases(phrases, labels, spans)
     return out
@@ -233,7 +233,7 @@ def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
     for kind, typed in (evidence.get("types") or {}).items():
         costs, spans = typed.get("per_concept_cost") or [], typed.get("response_spans") or []
         grounding = typed.get("response_grounding") or []
-        for i, label in enumerate(typed.get("response") or []):
+        for i, concept_text in enumerate(typed.get("response") or []):
             cost = costs[i] if i < len(costs) else None
             how = str(grounding[i]) if i < len(grounding) else ""
             if how == "contradicted" or (cost is not None and cost >= EMD_FLAG_COST):
@@ -242,10 +242,10 @@ def evidence_rows(values: Mapping[str, Any], evidence: Mapping[str, Any], text: 
                 verdict = SUPPORTED
             else:
                 verdict = NOT_SETTLED
-            about, key = _label_concept(str(kind), str(label))
+            about, key = _label_concept(str(kind), str(concept_text))
             reason = _WHY.get(how, "its cost is the embedding's 1 − cosine to the reference's concepts of its type")
             reason += f"; flagged from {EMD_FLAG_COST:g}" if verdict != SUPPORTED else ""
-            rows.append(EvidenceRow(str(label), verdict, kind=about, reason=reason,
+            rows.append(EvidenceRow(str(concept_text), verdict, kind=about, reason=reason,
                                     span=span_of(spans[i]) if i < len(spans) else None,
                                     score=None if cost is None else float(cost), score_name="mean cost moved (×100)",
                                     concept=key))
