@@ -4,6 +4,8 @@ rating; Study computed on opening; Run's states and cancel buttons; Settings sav
 
 from __future__ import annotations
 
+import json
+
 import os
 import re
 import threading
@@ -318,7 +320,12 @@ def test_browse_people_and_judges_disagree_on_screen_and_in_inspect(app, browser
     except Exception:  # noqa: BLE001 - the assertion says what the page showed instead
         pass
     assert page.locator("#browse-status").inner_text().startswith(f"{len(expected)} responses")
-    # The column filtered on and the one sorted on sit on screen at 1,400 px, right after the response.
+    # The column filtered on and the one sorted on sit on screen at 1,400 px, right after the response (the status
+    # line can come before the table has redrawn on a busy machine: wait for the new column).
+    page.wait_for_function(f"[...document.querySelectorAll('#browse-table th')].some(h => h.innerText.includes("
+                           f"{json.dumps(PEOPLE)}))", timeout=30_000)
+    page.wait_for_function("[...document.querySelectorAll('#browse-table .body-cell')].some(c => "
+                           "c.innerText.includes('disagree ('))", timeout=30_000)
     heads = page.evaluate(_HEADERS)
     on_screen = [h["text"] for h in heads if h["right"] <= 1400 and h["left"] >= 0]
     assert PEOPLE in on_screen and any(h.startswith("Tri-HE") for h in on_screen), heads
