@@ -109,8 +109,7 @@ def test_a_new_metric_appears_in_every_view(store, registered, tmp_path, capsys)
     from hallu_studio.store import Store
 
     with Store(db) as again:
-        scored = [s.response_id for s in again.iter_metric_scores("longwords")] if hasattr(
-            again, "iter_metric_scores") else [r.id for r, _ in again.iter_scores("longwords")]
+        scored = [r.id for r, _ in again.iter_scores("longwords")]
         for i, rid in enumerate(scored[:12]):
             again.append_event(HumanEvent("ann", "rating", rid, 1 + i % 5))
         table = study_compute.correlations_html(AppContext(store=again), {})

@@ -76,9 +76,13 @@ def import_uploaded(ctx: AppContext, name: str | None, paths: Sequence[str] | No
         raise Mistake("upload the file (or every file of the folder)")
     fmt = import_format(name)
     given = {"benchmark": (benchmark or "").strip() or None, "model": (model or "").strip() or None}
-    request = ImportRequest(path=upload_path(list(paths)),
-                            **{k: v for k, v in given.items() if k in fmt.options and v is not None})
-    reports = store_import(ctx.store, name, request)
+    path = upload_path(list(paths))
+    request = ImportRequest(path=path, **{k: v for k, v in given.items() if k in fmt.options and v is not None})
+    try:
+        reports = store_import(ctx.store, name, request)
+    finally:
+        if len(paths) > 1:  # the folder upload_path set the files in: read by now, and ours to remove
+            shutil.rmtree(path, ignore_errors=True)
     if not reports:
         return f"{md(name)}: nothing was read from the upload"
     lines = [md(r.summary()) for r in reports]
