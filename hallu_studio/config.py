@@ -70,6 +70,7 @@ ACCURACY_READINGS: tuple[str, ...] = ("toolkit", "studio", "vlmevalkit")
 CHAIR_VOCABULARIES: tuple[str, ...] = ("image", "benchmark", "coco-80")
 # How AMBER's metric may judge two words alike: the same word only, or AMBER's check with this spaCy model.
 AMBER_SIMILARITIES: tuple[str, ...] = ("same-word", "en_core_web_lg")
+AMBER_TAGGERS: tuple[str, ...] = ("nltk", "spacy")  # metrics.amber_nouns.NOUN_READERS
 # What CHAIR takes an image to hold, in a fixed vocabulary: its object list and the vocabulary's objects its reference
 # captions mention (published), or its object list alone (objects: captions omit things, so they never settle).
 CHAIR_GROUND_TRUTHS: tuple[str, ...] = ("published", "objects")
@@ -256,6 +257,10 @@ class ScoringSettings:
                                                  "word lists: a word is like itself only (same-word), or spaCy's "
                                                  "en_core_web_lg word vectors above 0.8, as AMBER's inference.py "
                                                  "(the model must be installed)", choices=AMBER_SIMILARITIES)
+    amber_tagger: str = setting("nltk", "which tagger reads AMBER's nouns: NLTK's averaged perceptron tagger with "
+                                        "the English model shipped in the package, as AMBER's inference.py (nltk); "
+                                        "or spaCy's small English pipeline, for comparison (spacy)",
+                                choices=AMBER_TAGGERS)
     chair_ground_truth: str = setting("published", "what CHAIR takes an image to hold in a fixed vocabulary (COCO-80): "
                                                    "its object list or instances and the vocabulary's objects its "
                                                    "reference captions mention, captions alone when it has no list, "
@@ -340,6 +345,7 @@ ENV_MAP: dict[str, tuple[str, str, type]] = {
     "HALLU_STUDIO_ACCURACY_READING": ("scoring", "accuracy_reading", str),
     "HALLU_STUDIO_CHAIR_VOCABULARY": ("scoring", "chair_vocabulary", str),
     "HALLU_STUDIO_AMBER_SIMILARITY": ("scoring", "amber_similarity", str),
+    "HALLU_STUDIO_AMBER_TAGGER": ("scoring", "amber_tagger", str),
     "HALLU_STUDIO_CHAIR_GROUND_TRUTH": ("scoring", "chair_ground_truth", str),
     "HALLU_STUDIO_ENTROPY_READING": ("decoding", "entropy_reading", str),
 }

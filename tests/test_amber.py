@@ -271,3 +271,39 @@ def test_ambers_object_lists_feed_tri_he_halfscore_emd_and_chair(tmp_path):
     assert all(len(scores[m]) == 1 and scores[m][0].undefined_reason is None for m in scores), scores
     assert "an object list complete within custom (7 names)" in scores["trihe"][0].evidence["scope"]
     assert sorted(scores["chair"][0].evidence["hallucinated"]) == ["car", "cat"]
+
+
+def test_the_shipped_tagger_model_is_nltks_english_model_unchanged():
+    """The model ships in the package (lexicon/perceptron_tagger_eng/README.md gives the digests and their source),
+    so AMBER's reading needs no NLTK download."""
+    import gzip
+    import hashlib
+
+    from hallu_studio.metrics.amber_nouns import TAGGER_DIR
+
+    readme = (TAGGER_DIR / "README.md").read_text()
+    for part in ("weights", "tagdict", "classes"):
+        name = f"averaged_perceptron_tagger_eng.{part}.json"
+        digest = hashlib.sha256(gzip.decompress((TAGGER_DIR / f"{name}.gz").read_bytes())).hexdigest()
+        assert f"{digest}  {name}" in readme
+    assert "Apache License" in (TAGGER_DIR / "LICENSE").read_text()
+
+
+def test_nouns_are_tagged_by_nltks_perceptron_tagger_with_the_shipped_model():
+    from hallu_studio.metrics.amber_nouns import tagged_words
+
+    assert tagged_words(["A dog sits on the grass near a red car. Two men walk."]) == [[
+        ("A", "DT"), ("dog", "NN"), ("sits", "VBZ"), ("on", "IN"), ("the", "DT"), ("grass", "NN"), ("near", "IN"),
+        ("a", "DT"), ("red", "JJ"), ("car", "NN"), (".", "."), ("Two", "CD"), ("men", "NNS"), ("walk", "VBP"),
+        (".", ".")]]
+
+
+def test_the_tagger_is_a_setting_and_its_name_enters_the_config_key():
+    from hallu_studio.config import Settings
+
+    settings = Settings()
+    assert settings.scoring.amber_tagger == "nltk"
+    assert AmberMetric.from_settings(settings).config()["nouns"] == "nltk"
+    assert AmberMetric(tagger="spacy").config()["nouns"] == "spacy"
+    with pytest.raises(ValueError, match="unknown AMBER noun tagger 'flair'"):
+        AmberMetric(tagger="flair")

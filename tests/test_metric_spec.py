@@ -58,6 +58,7 @@ OTHER: dict[str, tuple[object, ...]] = {
     "scoring.chair_reading": ("released",),
     "scoring.chair_vocabulary": ("coco-80",),
     "scoring.amber_similarity": ("en_core_web_lg",),
+    "scoring.amber_tagger": ("spacy",),
     "scoring.chair_ground_truth": ("objects",),
     "scoring.batch_size": (7,),
     "scoring.vlm_judge_model": ("openai:other-vl@http://127.0.0.1:9/v1",),

@@ -5,7 +5,7 @@ generative metrics CHAIR, Cover, Hal and Cog, and its discriminative yes/no metr
 Generative (task ``caption``; the sample's ``meta["amber"]`` holds AMBER's annotation: ``truth`` and ``hallu``
 objects, ``association``: AMBER's related words of each (``relation.json``), ``words``: every word the evaluator
 counts (``relation.json``'s keys and related words), ``safe_words``: the words it never calls hallucinated). The
-response's nouns (``metrics.amber_nouns``: NLTK's tagger where installed, as AMBER reads them) that are among
+response's nouns (``metrics.amber_nouns``: NLTK's tagger with the model shipped in the package, as AMBER reads them) that are among
 ``words`` are taken in order, every occurrence; each one:
 
 1. a safe word: counted, never hallucinated;
@@ -59,6 +59,7 @@ Hal 100, Cog 1/1 = 100.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..model import Sample
@@ -209,21 +210,23 @@ class AmberMetric:
                     meaning="the share of this description's counted nouns that are hallucinated"),
         agreement=Number("any_hallucinated", "any hallucinated noun / wrong answer", "1 = yes",
                          lower_is_better=True),
-        evidence_rows=evidence_rows, settings=("scoring.amber_similarity",))
+        evidence_rows=evidence_rows, settings=("scoring.amber_similarity", "scoring.amber_tagger"))
     name = spec.name
 
     def __init__(self, nouns: Nouns | None = None, similarity: str = "same-word",
-                 similar: Callable[[str, str], bool] | None = None) -> None:
-        """``nouns``: reads the nouns of texts (default: ``amber_nouns.response_nouns``); ``similarity``: how two
-        words may be judged alike (``scoring.amber_similarity``), or ``similar`` given as a function."""
-        self._nouns = nouns or response_nouns
-        self._reader = noun_reader() if nouns is None else getattr(nouns, "__name__", "custom")
+                 similar: Callable[[str, str], bool] | None = None, tagger: str = "nltk") -> None:
+        """``nouns``: reads the nouns of texts (default: ``amber_nouns.response_nouns`` with noun reader ``tagger``,
+        ``scoring.amber_tagger``); ``similarity``: how two words may be judged alike (``scoring.amber_similarity``),
+        or ``similar`` given as a function."""
+        reader = noun_reader(tagger)
+        self._nouns = nouns or functools.partial(response_nouns, tagger=reader)
+        self._reader = reader if nouns is None else getattr(nouns, "__name__", "custom")
         self._similar = similar or word_similarity(similarity)
         self._similarity = similarity if similar is None else getattr(similar, "__name__", "custom")
 
     @classmethod
     def from_settings(cls, settings: "Settings") -> "AmberMetric":
-        return cls(similarity=settings.scoring.amber_similarity)
+        return cls(similarity=settings.scoring.amber_similarity, tagger=settings.scoring.amber_tagger)
 
     def config(self) -> dict[str, Any]:
         return {"metric": self.name, "reading": "AMBER inference.py", "nouns": self._reader,
