@@ -5,6 +5,8 @@ name is unknown, suggests the closest one and lists them all.
 "unknown metric 'emdd' (did you mean 'emd'?); known metrics: emd, edit, trihe"
 >>> unknown_name("benchmark", "x", [], listing="the store holds")
 "unknown benchmark 'x'; the store holds: none"
+>>> misspelt_name("refrence_text", ["id", "reference_text"]), misspelt_name("expect", ["id", "reference_text"])
+('reference_text', None)
 """
 
 from __future__ import annotations
@@ -25,3 +27,20 @@ def unknown_name(kind: str, name: str, known: Iterable[str], *, listing: str) ->
     guess = closest_name(name, known)
     hint = f" (did you mean {guess!r}?)" if guess else ""
     return f"unknown {kind} {name!r}{hint}; {listing}: {', '.join(known) or 'none'}"
+
+
+def misspelt_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name ``name`` is most likely a misspelling of: the nearest within two edits (insertions, deletions
+    or substitutions), or within one edit of a known name of four letters or fewer (two edits make "url" of "id");
+    else None. A known name is never a misspelling."""
+    from rapidfuzz.distance import Levenshtein
+
+    best: tuple[int, str] | None = None
+    for candidate in known:
+        if candidate == name:
+            return None
+        allowed = 1 if len(candidate) <= 4 else 2
+        distance = Levenshtein.distance(name, candidate, score_cutoff=allowed)
+        if distance <= allowed and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return best[1] if best else None

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..images import ImageFolder, ImageRejected, StoredImage, read_image
 from ..model import APP_SOURCE, Benchmark, HumanEvent, Response, Run, Sample, ValidationError
+from ..names import misspelt_name
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses
 from .reading import FatalImportError, iter_jsonl
 from .recorded import RecordedRuns, SampleIdResolver, benchmark_of
@@ -30,6 +31,8 @@ SAMPLE_KEYS = {"id", "benchmark"}
 # What a stateless line (``score --input``) carries beside its sample: the response scored and, optionally, its
 # concepts already extracted.
 SCORING_KEYS: tuple[str, ...] = ("response", "mentioned", "image_path")
+# What a samples line may name: Sample's fields and the image file it points to.
+SAMPLE_FIELDS: frozenset[str] = frozenset(f.name for f in dataclasses.fields(Sample)) | {"image"}
 JUDGMENT_KEYS = {"annotator", "kind"}
 RESPONSE_KEYS = {"sample_id", "response"}
 
@@ -81,6 +84,28 @@ def _image(record: dict[str, Any], sid: str, base: Path, folder: ImageFolder | N
     return img.sha256
 
 
+def extra_fields(record: dict[str, Any], also: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The record's fields that neither a sample nor the caller (``also``) reads: a user's own columns (an id of
+    theirs, metadata, an ``expect``), which import keeps in the sample's ``meta`` and ``score --input`` passes
+    through to the output line. A field within one or two edits of a known one is a misspelling, not an extra
+    column: a ``ValidationError`` that names the likely field, so a misspelt reference is never silently dropped.
+
+    >>> extra_fields({"id": "1", "response": "A cat.", "expect": 0.5}, also=SCORING_KEYS)
+    {'expect': 0.5}
+    >>> extra_fields({"id": "1", "refrence_text": "A dog."})
+    Traceback (most recent call last):
+    ...
+    hallu_studio.model.base.ValidationError: sample '1': unknown field 'refrence_text' (did you mean `reference_text`?)
+    """
+    known = SAMPLE_FIELDS | set(also)
+    extra = {k: v for k, v in record.items() if k not in known}
+    for name in extra:
+        guess = misspelt_name(name, sorted(known))
+        if guess is not None:
+            raise ValidationError(f"sample {record.get('id')!r}: unknown field {name!r} (did you mean `{guess}`?)")
+    return extra
+
+
 def sample_from_record(record: Any, *, benchmark: str | None = None, also: tuple[str, ...] = (),
                        image_sha256: str | None = None) -> Sample:
     """A sample from one JSONL record: the one reader of ``import --format jsonl`` and of ``score --input``.
@@ -88,18 +113,16 @@ def sample_from_record(record: Any, *, benchmark: str | None = None, also: tuple
     The record holds ``Sample``'s fields (``docs/formats.md``) and ``image``, the image it names. Required:
     ``id``; ``benchmark`` (the record's, else ``benchmark`` when the caller has one: ``score --input``'s lines are
     benchmark "jsonl"). ``image_key`` is the record's, else the ``image`` it names, else its ``id``. ``also`` are
-    the other fields the caller reads itself (a stateless line's ``response``); any other field is refused by
-    name, so a misspelt reference is never silently dropped. Every problem is a ``ValidationError`` saying why.
+    the other fields the caller reads itself (a stateless line's ``response``); any other field is kept in the
+    sample's ``meta`` under its own name (``extra_fields``; a key the record's ``meta`` has too is an error), and a
+    misspelt one is refused naming the likely field. Every problem is a ``ValidationError`` saying why.
 
     >>> sample_from_record({"id": "b/1", "benchmark": "b", "image": "cat.jpg", "reference_text": "A cat."}).image_key
     'cat.jpg'
     >>> sample_from_record({"id": "1", "response": "A cat."}, benchmark="jsonl", also=SCORING_KEYS).benchmark
     'jsonl'
-    >>> sample_from_record({"id": "1", "response": "A cat.", "refrence_text": "A dog."}, benchmark="jsonl",
-    ...                    also=SCORING_KEYS)
-    Traceback (most recent call last):
-    ...
-    hallu_studio.model.base.ValidationError: sample '1': unknown fields ['refrence_text']
+    >>> sample_from_record({"id": "1", "response": "A cat.", "source_id": 7}, benchmark="jsonl", also=SCORING_KEYS).meta
+    {'source_id': 7}
     >>> sample_from_record({"benchmark": "b"})
     Traceback (most recent call last):
     ...
@@ -109,7 +132,16 @@ def sample_from_record(record: Any, *, benchmark: str | None = None, also: tuple
         raise ValidationError(f"expected a JSON object, got {type(record).__name__}")
     if not str(record.get("id") or "").strip():
         raise ValidationError("missing field 'id'")
-    fields = {k: v for k, v in record.items() if k not in also and k != "image"}
+    extra = extra_fields(record, also)
+    fields = {k: v for k, v in record.items() if k not in also and k not in extra and k != "image"}
+    if extra:
+        meta = fields.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise ValidationError(f"sample {record['id']!r}: 'meta' must be an object")
+        clash = sorted(set(meta) & set(extra))
+        if clash:
+            raise ValidationError(f"sample {record['id']!r}: fields {clash} are in 'meta' too; keep one of each")
+        fields["meta"] = {**meta, **extra}
     if not str(fields.get("benchmark") or "").strip():
         if benchmark is None:
             raise ValidationError("missing field 'benchmark'")
@@ -134,6 +166,7 @@ def read_jsonl_samples(path: str | os.PathLike[str],
     problems: list[ImportProblem] = []
     by_name: dict[str, ParsedBenchmark] = {}
     cache: dict[str, StoredImage | ImageRejected] = {}
+    extras: set[str] = set()
 
     def bench(name: str) -> ParsedBenchmark:
         if name not in by_name:
@@ -153,6 +186,7 @@ def read_jsonl_samples(path: str | os.PathLike[str],
                 continue
             # every field checked before the image is read; a ``score --input`` line's response is not stored here
             sample = sample_from_record(record, also=SCORING_KEYS)
+            extras.update(extra_fields(record, SCORING_KEYS))
             parsed = bench(sample.benchmark)
             sha = _image(dict(record), sample.id, p.parent, folder, parsed, where, cache)
             parsed.samples.append(dataclasses.replace(sample, image_sha256=sha))
@@ -163,6 +197,9 @@ def read_jsonl_samples(path: str | os.PathLike[str],
             # Nothing parsed: keep the problems visible under the file's name.
             return [ParsedBenchmark(Benchmark(p.stem, source=str(p)), problems=problems)]
         raise FatalImportError(f"{p.name}: no samples")
+    if extras:  # one warning per file
+        problems.append(ImportProblem(p.name, f"fields no sample reads, kept in each sample's meta: {sorted(extras)}",
+                                      fatal=False))
     first = next(iter(by_name.values()))
     first.problems[:0] = problems
     return list(by_name.values())

@@ -2,6 +2,9 @@
 
 Nothing is stored: each line is read as a sample (``importers.jsonl.sample_from_record``, as
 ``import --format jsonl`` reads a sample), scored by ``scoring.score_units`` in batches and written as it finishes; a bad line gets an ``error`` record naming it and the other lines still go through.
+A line's fields that no sample reads (a user's own columns: ids, metadata, an ``expect``) come back in its
+output line untouched, and one warning of the run names them; a field within one or two edits of a known one is
+that line's error, naming the likely field (``importers.jsonl.extra_fields``).
 ``score_jsonl`` is ``hallu-studio score --input``; ``score_records`` is its core, over ``(line number, text)``.
 """
 
@@ -19,7 +22,7 @@ from tqdm import tqdm
 
 from ..caching import MemoryCache
 from ..config import Settings
-from ..importers.jsonl import SCORING_KEYS, sample_from_record
+from ..importers.jsonl import SCORING_KEYS, extra_fields, sample_from_record
 from ..importers.reading import json_record
 from ..llm.dispatch import all_stats, live_progress, stats_since
 from ..llm.errors import llm_failure
@@ -31,6 +34,8 @@ from .scoring import (KeptResults, Unit, scoring_parts, error_text, observe_benc
 
 # The benchmark of every stateless line: its lines are one benchmark (CHAIR's vocabulary is gathered over them).
 BENCHMARK = "jsonl"
+# The fields of an output line besides the metrics' own: an input field of the same name cannot pass through.
+OUTPUT_FIELDS = frozenset({"line", "id", "error", "errors", "mentioned", "evidence"})
 
 if TYPE_CHECKING:
     from ..caching import ScoringCache
@@ -44,6 +49,7 @@ class JsonlReport(LLMUsage):
     errors: list[str] = field(default_factory=list)  # "line N (id X): reason": the input's fault
     llm_failures: list[str] = field(default_factory=list)  # "line N (id X): trihe: LLM call to URL failed: ..."
     warnings: list[str] = field(default_factory=lexicon_warnings)  # what shaped the scores unusually (no WordNet)
+    passed_through: set[str] = field(default_factory=set)  # the lines' fields no sample reads, given back as they are
 
     def summary(self) -> str:
         text = f"{self.scored} of {self.lines} lines scored"
@@ -105,7 +111,18 @@ def _jsonl_numbers(metric: Metric, score: Score) -> dict[str, Any]:
     return numbers
 
 
-def _parse_line(line_no: int, text: str, root: Path | None = None
+def _passed_through(record: dict[str, Any], metric_names: Sequence[str]) -> dict[str, Any]:
+    """The line's fields no sample reads, to be given back in its output line; one named as an output field is an
+    error (it would be overwritten)."""
+    extra = extra_fields(record, SCORING_KEYS)
+    clash = sorted(set(extra) & (OUTPUT_FIELDS | set(metric_names)))
+    if clash:
+        raise ValidationError(f"fields {clash} are names the output line uses (its own fields and the metrics'); "
+                              "rename them to have them passed through")
+    return extra
+
+
+def _parse_line(line_no: int, text: str, root: Path | None = None, metric_names: Sequence[str] = ()
                 ) -> tuple[dict[str, Any], Sample, ConceptSet | None, bytes | None]:
     """A line's record, its sample and the concepts it gives; ``_LineError`` naming the record and the reason."""
     record_id = None
@@ -113,6 +130,7 @@ def _parse_line(line_no: int, text: str, root: Path | None = None
         record = json_record(text)
         record_id = record.get("id")
         sample = _line_sample(record)
+        _passed_through(record, metric_names)
         given = ConceptSet.from_dict(record["mentioned"]) if record.get("mentioned") is not None else None
         image = _line_image(record, sample, root)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a malformed 'mentioned' too
@@ -157,7 +175,7 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
         for line_no, text in chunk:
             report.lines += 1
             try:
-                record, sample, given, image = _parse_line(line_no, text, image_root)
+                record, sample, given, image = _parse_line(line_no, text, image_root, [m.name for m in resolved])
             except _LineError as exc:
                 message = f"line {line_no}" + (f" (id {exc.record_id!r})" if exc.record_id is not None else "") + \
                           f": {exc.error}"
@@ -177,7 +195,10 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
                 (report.llm_failures if llm_failure(mentioned) else report.errors).append(f"{where}: {error}")
                 results[line_no] = {"line": line_no, "id": record["id"], "error": error}
                 continue
-            out: dict[str, Any] = {"id": record["id"], "mentioned": mentioned.to_dict(), "evidence": {}}  # type: ignore[union-attr]
+            extra = _passed_through(record, [m.name for m in resolved])
+            report.passed_through.update(extra)
+            out: dict[str, Any] = {"id": record["id"], **extra, "mentioned": mentioned.to_dict(),  # type: ignore[union-attr]
+                                   "evidence": {}}
             for metric in resolved:
                 if metric.name in outcome.not_applicable:
                     out[metric.name] = {"undefined_reason": outcome.not_applicable[metric.name]}
@@ -197,6 +218,9 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
         report.llm = stats_since(llm_before, all_stats())
         for line_no, _ in chunk:
             yield results[line_no]
+    if report.passed_through:  # one warning per run
+        report.warnings.append(f"fields no metric reads, passed through to the output lines as they are: "
+                               f"{sorted(report.passed_through)}")
 
 
 def score_jsonl(in_path: str | Path, out_path: str | Path, settings: Settings, metrics: Sequence[str | Metric], *,
