@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .extraction.parser import ParserExtractor
     from .judges.base import PhraseEncoder, TripletJudge
     from .llm import LLMClient
-    from .metrics.evaluate_by_edit import Reviser
+    from .revision.reviser import Reviser
 
 
 class Components:

@@ -1,8 +1,17 @@
-"""The package's shape: no import circle between its modules, no module too long to read, no code only tests use.
+"""The package's shape: no import circle between its modules, no import up the layers, no module too long to read,
+no code only tests use.
 
-Imports are read from the source (``ast``): those at module level and those inside functions alike (an import
-inside a function still ties the two modules together), leaving out ``if TYPE_CHECKING:`` blocks (type hints
-only). Importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``: a package counts as imported too.
+Imports are read from the source (``ast``): those at module level, those inside functions, and those in
+``if TYPE_CHECKING:`` blocks alike. An import inside a function still ties the two modules together, and a type
+hint names a module a type checker must read: two modules whose hints name each other are a circle (the two that
+came back in issue 35, ``backends.probe`` <-> ``probe_caption`` <-> ``probe_scene`` over ``ProbeOptions`` and
+``components`` <-> ``judges.factory`` / ``metrics.evaluate_by_edit`` over ``Components``, went through here unseen
+because ``TYPE_CHECKING`` imports were left out). Where a lower module needs a higher one's type, name what it
+asks of it (a ``Protocol``, as ``judges.factory.JudgeParts``) or move the type down to its natural home.
+Importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``: a package counts as imported too.
+
+``LAYERS`` is ``docs/architecture.md``'s layer table as data, bottom first: a module imports only from its own
+layer or below. Packages are assigned whole (a new module in ``pipelines/`` is in the pipelines layer).
 """
 
 from __future__ import annotations
@@ -28,13 +37,39 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _type_checking_nodes(tree: ast.Module) -> set[int]:
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                skip.update(id(n) for n in ast.walk(child))
-    return skip
+# docs/architecture.md's layer table as data, bottom first: (its row, the level, the top-level modules and packages
+# of hallu_studio the row holds). Rows of one level may import each other; a module imports nothing of a higher level.
+LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
+    ("data model", 0, ("model",)),
+    ("store", 1, ("store",)),
+    ("config", 1, ("config", "config_edit")),
+    ("presentation, names", 1, ("presentation", "names")),
+    ("lexicon, grounding, references", 2, ("lexicon", "grounding", "concepts", "concept_matching", "vectors",
+                                           "reference_scope")),
+    ("caching", 3, ("caching",)),
+    ("LLM access, embeddings", 3, ("llm", "embedding")),
+    ("importers", 4, ("importers", "images", "sample")),
+    ("extraction, judges, revision, backends", 4, ("extraction", "judges", "revision", "backends", "prompts")),
+    ("components", 5, ("components",)),
+    ("metrics", 6, ("metrics",)),
+    ("annotation", 7, ("annotation",)),
+    ("pipelines", 8, ("pipelines",)),
+    ("studies", 9, ("studies", "resources")),
+    ("CLI", 10, ("cli", "__main__")),
+    ("app", 10, ("app",)),
+)
+
+
+def layer_of(module: str) -> tuple[str, int] | None:
+    """(row, level) of a module of the package in ``LAYERS``, by its top-level module or package; None for the
+    package itself (``hallu_studio/__init__``) or a module no row holds."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None
+    for row, level, members in LAYERS:
+        if parts[1] in members:
+            return row, level
+    return None
 
 
 def _targets(module: str, path: Path, node: ast.AST, modules: dict[str, Path]) -> list[str]:
@@ -51,23 +86,39 @@ def _targets(module: str, path: Path, node: ast.AST, modules: dict[str, Path]) -
     return [f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target for a in node.names]
 
 
-def import_graph() -> dict[str, set[str]]:
-    """``{module: the package's modules it imports}``, packages run on the way included."""
+def import_edges() -> list[tuple[str, str, int]]:
+    """``(module, a module of the package it imports, line)`` for every import, packages run on the way included."""
     modules = _modules()
-    graph: dict[str, set[str]] = {m: set() for m in modules}
+    edges: list[tuple[str, str, int]] = []
     for module, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_nodes(tree)
-        for node in ast.walk(tree):
-            if id(node) in skip or not isinstance(node, (ast.Import, ast.ImportFrom)):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             for target in _targets(module, path, node, modules):
                 parts = target.split(".")
                 for i in range(2, len(parts) + 1):  # the packages on the way, then the module itself
                     name = ".".join(parts[:i])
                     if name in modules and name != module and not module.startswith(name + "."):
-                        graph[module].add(name)
+                        edges.append((module, name, node.lineno))
+    return edges
+
+
+def import_graph() -> dict[str, set[str]]:
+    """``{module: the package's modules it imports}``."""
+    graph: dict[str, set[str]] = {m: set() for m in _modules()}
+    for module, target, _ in import_edges():
+        graph[module].add(target)
     return graph
+
+
+def upward_imports(edges: list[tuple[str, str, int]]) -> list[str]:
+    """``"module:line imports target (row -> higher row)"`` for each import from a lower level to a higher one."""
+    out = []
+    for module, target, line in edges:
+        low, high = layer_of(module), layer_of(target)
+        if low is not None and high is not None and high[1] > low[1]:
+            out.append(f"{module}:{line} imports {target} ({low[0]} -> {high[0]})")
+    return sorted(set(out))
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -111,6 +162,35 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_cycles_finds_a_circle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_upward_imports_finds_an_import_up_the_layers():
+    edges = [("hallu_studio.model.records", "hallu_studio.lexicon.vocabularies", 69),
+             ("hallu_studio.metrics.trihe", "hallu_studio.components", 3),
+             ("hallu_studio.judges.factory", "hallu_studio.judges.base", 9)]
+    assert upward_imports(edges) == ["hallu_studio.model.records:69 imports hallu_studio.lexicon.vocabularies "
+                                     "(data model -> lexicon, grounding, references)"]  # metrics -> components: down
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in _modules() if m != "hallu_studio" and layer_of(m) is None] == []
+
+
+def test_no_import_goes_up_the_layers():
+    assert upward_imports(import_edges()) == []
+
+
+def test_the_layers_are_the_ones_the_architecture_draws():
+    """Every row of ``LAYERS`` is a row of ``docs/architecture.md``'s table naming its modules, in the same order."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text[text.index("| layer | modules | rule |"):]
+    rows = [line for line in table.splitlines() if line.startswith("| ")][1:]  # the rows below the header
+    rows = rows[:next((i for i, r in enumerate(rows) if r.startswith("| module |")), len(rows))]
+    by_name = {r.split("|")[1].strip().strip("*"): r for r in rows}
+    assert list(by_name) == [row for row, _, _ in LAYERS]
+    for row, _, members in LAYERS:
+        for member in members:
+            assert f"`{member}" in by_name[row], f"docs/architecture.md's row {row!r} does not name {member}"
 
 
 def test_the_package_has_no_import_circle():

@@ -17,7 +17,7 @@ from .probe_scene import (MAX_RELATIONS, SceneTruth, absent_object, inject, rela
                           wrong_count, wrong_predicate)
 
 if TYPE_CHECKING:
-    from .probe import ProbeOptions
+    from .probe_options import ProbeOptions
 
 MAX_OBJECT_GROUPS = 12
 

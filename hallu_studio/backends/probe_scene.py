@@ -22,7 +22,7 @@ from ..lexicon.words import NEGATIONS, PRONOUNS
 from .probe_text import CO_OCCURRENCE, COMMON_OBJECTS, FALLBACK_ATTRIBUTES, FALLBACK_RELATIONS, RELATION_SWAPS, SpanText
 
 if TYPE_CHECKING:
-    from .probe import ProbeOptions
+    from .probe_options import ProbeOptions
 
 _ARTICLES = frozenset({"a", "an", "the"})
 MAX_RELATIONS = 15

@@ -26,11 +26,33 @@ from pathlib import Path
 from typing import Any
 
 from ..images import ImageFolder
-from ..metrics.amber import TOOLKIT, dimension_of
 from ..model import Benchmark, Response, Sample
 from .base import ImportProblem, ParsedBenchmark, ParsedResponses
 from .reading import FatalImportError, attach_images, read_json
 from .recorded import RecordedRuns, SampleIdResolver
+
+TOOLKIT = "AMBER"  # the benchmark's and its evaluator's name: the metric's display name, imports' meta["toolkit"]
+DIMENSIONS: tuple[str, ...] = ("existence", "attribute", "relation")
+ATTRIBUTES: tuple[str, ...] = ("state", "number", "action")
+# AMBER's ``type`` of a yes/no question -> (dimension, attribute kind); any other type is a relation question.
+TYPES: dict[str, tuple[str, str | None]] = {
+    "discriminative-hallucination": ("existence", None),
+    "discriminative-attribute-state": ("attribute", "state"),
+    "discriminative-attribute-number": ("attribute", "number"),
+    "discriminative-attribute-action": ("attribute", "action"),
+    "discriminative-relation": ("relation", None),
+    "relation": ("relation", None),
+}
+
+
+def dimension_of(amber_type: str) -> tuple[str, str | None]:
+    """(dimension, attribute kind) of an AMBER question type; AMBER's evaluator counts any unknown type as relation.
+
+    >>> dimension_of("discriminative-attribute-number"), dimension_of("relation")
+    (('attribute', 'number'), ('relation', None))
+    """
+    return TYPES.get(amber_type, ("relation", None))
+
 
 BENCHMARK = "amber"
 QUERY_FILES = ("query_all.json", "query_generative.json", "query_discriminative.json",

@@ -3,14 +3,27 @@ and the image judge (``scoring.vlm_judge_model``) that takes what a reference ju
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import Settings
 from .base import PhraseEncoder, TripletJudge
 
 if TYPE_CHECKING:
     from ..caching import ScoringCache
-    from ..components import Components
+    from ..llm import LLMClient
+
+
+class JudgeParts(Protocol):
+    """What a judge is built from, asked of the caller: ``components.Components`` (a layer above the judges, so
+    named here by what it does, not imported)."""
+
+    def encoder(self) -> PhraseEncoder: ...
+
+    def llm_client(self) -> "LLMClient": ...
+
+    def image_judge(self) -> Any: ...
+
+    def unsettled_image_judge(self) -> Any: ...
 
 
 def build_image_judge(settings: Settings, *, cache: "ScoringCache | None" = None) -> Any:
@@ -30,11 +43,11 @@ def build_image_judge(settings: Settings, *, cache: "ScoringCache | None" = None
     return VLMJudge(backend, model_identity(spec), template=sc.vlm_judge_template, cache=cache)
 
 
-def build_triplet_judge(settings: Settings, parts: "Components") -> TripletJudge:
-    """The judge ``scoring.trihe_judge`` names, its encoder, LLM client and image judge asked of ``parts``
-    (``components.Components``: built once there and shared; a judge that needs none builds none); with an image
-    judge configured for unsettled claims, that judge first and the image judge for what it leaves unverifiable
-    (``vlm_judge.ReferenceThenImage``)."""
+def build_triplet_judge(settings: Settings, parts: JudgeParts) -> TripletJudge:
+    """The judge ``scoring.trihe_judge`` names, its encoder, LLM client and image judge asked of ``parts`` (a
+    ``JudgeParts``: ``components.Components``, built once there and shared; a judge that needs none builds none);
+    with an image judge configured for unsettled claims, that judge first and the image judge for what it leaves
+    unverifiable (``vlm_judge.ReferenceThenImage``)."""
     sc = settings.scoring
     if sc.trihe_judge == "vlm":
         judge = parts.image_judge()
@@ -51,7 +64,7 @@ def build_triplet_judge(settings: Settings, parts: "Components") -> TripletJudge
     return ReferenceThenImage(judge, image)  # type: ignore[return-value]
 
 
-def _reference_judge(settings: Settings, parts: "Components") -> TripletJudge:
+def _reference_judge(settings: Settings, parts: JudgeParts) -> TripletJudge:
     """The reference judge ``scoring.trihe_judge`` names (graph, embedding, nli, llm)."""
     sc = settings.scoring
     kind = sc.trihe_judge

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping, Sequence
 
+from ..model.base import NAMED_VOCABULARIES
 from .forms import head_noun, normalize_name, singular
 from .wordnet import load_wordnet
 
@@ -137,7 +138,6 @@ COCO_80_ALIASES: Mapping[str, tuple[str, ...]] = {
 }
 
 # The names vocabularies are known by (``Sample.reference_vocabulary`` may name one).
-NAMED_VOCABULARIES: tuple[str, ...] = ("coco-80",)
 
 # Image collections a named vocabulary was made for: ``Sample.meta["image_source"]`` -> the vocabulary a
 # fixed-vocabulary metric (CHAIR) reads a sample of that collection in, object list or not. The marker says

@@ -63,6 +63,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..model import Sample
+from ..importers.amber import ATTRIBUTES, DIMENSIONS, TOOLKIT, dimension_of
 from .amber_nouns import noun_reader, response_nouns, word_similarity
 from .base import ItemResult, ScoringItem
 from .evidence import HALLUCINATED, SUPPORTED, EvidenceRow, answer_rows, concept_key
@@ -72,30 +73,9 @@ from .spec import Breakdown, MetricSpec, Number
 if TYPE_CHECKING:
     from ..config import Settings
 
-TOOLKIT = "AMBER"  # the benchmark's and its evaluator's name: the metric's display name, imports' meta["toolkit"]
-DIMENSIONS: tuple[str, ...] = ("existence", "attribute", "relation")
-ATTRIBUTES: tuple[str, ...] = ("state", "number", "action")
-# AMBER's ``type`` of a yes/no question -> (dimension, attribute kind); any other type is a relation question.
-TYPES: dict[str, tuple[str, str | None]] = {
-    "discriminative-hallucination": ("existence", None),
-    "discriminative-attribute-state": ("attribute", "state"),
-    "discriminative-attribute-number": ("attribute", "number"),
-    "discriminative-attribute-action": ("attribute", "action"),
-    "discriminative-relation": ("relation", None),
-    "relation": ("relation", None),
-}
 # The sum F1's denominator gets in AMBER's evaluator (existence has its own).
 _F1_EPSILON = {"existence": 0.001}
 Nouns = Callable[[Sequence[str]], list[list[str]]]
-
-
-def dimension_of(amber_type: str) -> tuple[str, str | None]:
-    """(dimension, attribute kind) of an AMBER question type; AMBER's evaluator counts any unknown type as relation.
-
-    >>> dimension_of("discriminative-attribute-number"), dimension_of("relation")
-    (('attribute', 'number'), ('relation', None))
-    """
-    return TYPES.get(amber_type, ("relation", None))
 
 
 def _in_order(objects: Sequence[str], association: dict[str, list[str]]) -> list[tuple[str, int]]:

@@ -15,7 +15,7 @@ distance is 5 and the distance per word 5 / 12.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .flagging import edited_word_spans
 from .spec import MetricSpec, Number, Plot
 from .edit_distance import edit_slope_alpha, word_edit_distance, word_spans
 from .reference_concepts import reference_concepts_many, reference_source
+from ..revision.reviser import Reviser
 
 # A reference that settles nothing (no reference at all): only the image judge can say an object is not there.
 NOTHING_SETTLED = Scope(objects=False, details=False)
@@ -36,14 +37,6 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..revision.rule_reviser import Revision
 
-
-class Reviser(Protocol):
-    name: str
-
-    def config(self) -> dict[str, Any]: ...
-
-    def revise_many(self, texts: list[str], graphs: list[SceneGraph], scopes: Sequence[Scope] | None = None,
-                    absents: Sequence[Callable[[str], bool] | None] | None = None) -> list["Revision"]: ...
 
 
 def graph_from_concepts(concepts: ConceptSet) -> SceneGraph:

@@ -8,6 +8,9 @@ from typing import Any, Iterable, Literal
 
 Task = Literal["caption", "vqa", "yes_no", "mcq"]
 TASKS: tuple[str, ...] = ("caption", "vqa", "yes_no", "mcq")
+# The object vocabularies a sample's reference_objects may be complete within, by name (their names and aliases:
+# lexicon.vocabularies); a list of names is a vocabulary too.
+NAMED_VOCABULARIES: tuple[str, ...] = ("coco-80",)
 RelationCategory = Literal["perception", "cognition"]
 RELATION_CATEGORIES: tuple[str, ...] = ("perception", "cognition")
 # What a sample's human captions settle (``Sample.reference_kind``): short captions (COCO's five) each settle only
