@@ -121,8 +121,8 @@ def sample_from_record(record: Any, *, benchmark: str | None = None, also: tuple
     'cat.jpg'
     >>> sample_from_record({"id": "1", "response": "A cat."}, benchmark="jsonl", also=SCORING_KEYS).benchmark
     'jsonl'
-    >>> sample_from_record({"id": "1", "response": "A cat.", "source_id": 7}, benchmark="jsonl", also=SCORING_KEYS).meta
-    {'source_id': 7}
+    >>> sample_from_record({"id": "1", "response": "A cat.", "row": 7}, benchmark="jsonl", also=SCORING_KEYS).meta
+    {'row': 7}
     >>> sample_from_record({"benchmark": "b"})
     Traceback (most recent call last):
     ...
