@@ -194,11 +194,15 @@ def test_generic_jsonl_responses_and_samples_problems(tmp_path):
     samples = _jsonl(tmp_path / "s.jsonl", [
         {"id": "b/1", "benchmark": "b", "image_key": "1", "task": "caption", "image": "../../etc/passwd"},
         {"id": "b/2", "benchmark": "b", "image_key": "2", "task": "dance"},
-        {"id": "b/3", "benchmark": "b", "image_key": "3", "colour": "red"}])
+        {"id": "b/3", "benchmark": "b", "image_key": "3", "colour": "red"},  # a column of the user's: kept in meta
+        {"id": "b/4", "benchmark": "b", "image_key": "4", "tsk": "caption"}])  # a misspelt field: refused
     [bench] = read_jsonl_samples(samples)
-    assert [s.id for s in bench.samples] == ["b/1"] and bench.samples[0].image_sha256 is None
+    assert [s.id for s in bench.samples] == ["b/1", "b/3"] and bench.samples[0].image_sha256 is None
+    assert bench.samples[1].meta == {"colour": "red"}
     reasons = [(p.record, p.fatal) for p in bench.problems]
-    assert reasons == [("s.jsonl line 2", True), ("s.jsonl line 3", True), ("s.jsonl line 1", False)]
+    assert reasons == [("s.jsonl line 2", True), ("s.jsonl line 4", True), ("s.jsonl", False),
+                       ("s.jsonl line 1", False)]
+    assert bench.problems[1].reason == "sample 'b/4': unknown field 'tsk' (did you mean `task`?)"
     assert "escapes" in bench.problems[-1].reason
 
 
