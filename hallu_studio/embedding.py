@@ -76,15 +76,17 @@ def encode_in_fixed_shapes(model: Any, texts: Sequence[str], rows: int) -> np.nd
     """
     import torch
 
+    # sentence-transformers 5 renamed the method; older releases have the first name only.
+    dimension = int((getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)())
     if not texts:
-        return np.zeros((0, model.get_sentence_embedding_dimension()), dtype=np.float32)
+        return np.zeros((0, dimension), dtype=np.float32)
     tokenizer, longest = model.tokenizer, model.get_max_seq_length() or 512
     lengths = [len(ids) for ids in tokenizer(list(texts), add_special_tokens=True, truncation=True,
                                               max_length=longest)["input_ids"]]
     by_length: dict[int, list[int]] = {}
     for i, n in enumerate(lengths):
         by_length.setdefault(min(longest, -(-n // LENGTH_STEP) * LENGTH_STEP), []).append(i)
-    out = np.zeros((len(texts), model.get_sentence_embedding_dimension()), dtype=np.float32)
+    out = np.zeros((len(texts), dimension), dtype=np.float32)
     with torch.inference_mode():
         for length, members in sorted(by_length.items()):
             for at in range(0, len(members), rows):
