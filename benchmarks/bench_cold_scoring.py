@@ -178,7 +178,7 @@ class StageClock:
         setattr(owner, attr, timed)
 
 
-def _install(clock: StageClock) -> None:
+def install_stage_clock(clock: StageClock) -> None:
     import importlib
 
     def module(name: str) -> Any:
@@ -271,7 +271,7 @@ def worker(args: argparse.Namespace) -> None:
     import hallu_studio
 
     assert str(Path(hallu_studio.__file__).resolve()).startswith(str(Path(args.src).resolve())), hallu_studio.__file__
-    _install(clock)
+    install_stage_clock(clock)
     from hallu_studio.cli import main
 
     argv = ["score", "--input", args.input, "--output", args.output, "--metrics", args.metrics, "--no-progress"]
@@ -381,14 +381,14 @@ def plain_cache_runs(input_path: Path, cache: Path, metrics: str) -> tuple[float
                         str(outs[i]), "--metrics", metrics, "--cache", str(cache), "--no-progress"],
                        env=env, cwd=ROOT, check=True, capture_output=True)
         walls.append(time.perf_counter() - start)
-    return walls[0], walls[1], _compare(outs[0], outs[1])
+    return walls[0], walls[1], compare_outputs(outs[0], outs[1])
 
 
 def _fmt(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" if x >= 10 else f"{x:.2f}"
 
 
-def _compare(a: Path, b: Path) -> str:
+def compare_outputs(a: Path, b: Path) -> str:
     """Byte-for-byte, else how far the numbers are apart and whether anything but numbers differs."""
     if a.read_bytes() == b.read_bytes():
         return "byte-for-byte identical"
@@ -525,11 +525,11 @@ def run_jobs(args: argparse.Namespace, folder: Path) -> None:
                           f"{runs[name]['failed']} {name})")
                 else:
                     print(f"\n{name} / landed: **{base / runs[name]['wall']:.2f}x** the captions/s; output vs landed: "
-                          f"{_compare(outputs[first], outputs[name])}")
+                          f"{compare_outputs(outputs[first], outputs[name])}")
         if "--cache, second run" in runs:
             a, b = runs["--cache, first run"]["wall"], runs["--cache, second run"]["wall"]
             print(f"\nsecond run with the cache / first: **{a / b:.1f}x** faster; output: "
-                  f"{_compare(outputs['--cache, first run'], outputs['--cache, second run'])}")
+                  f"{compare_outputs(outputs['--cache, first run'], outputs['--cache, second run'])}")
             plain = plain_cache_runs(path, folder / f"{job}.plain.cache.duckdb", JOB_METRICS[job])
             print(f"\nthe same two runs as a user makes them (`python -m hallu_studio score ... --cache FILE`, no "
                   f"stage clock: the worker's own imports of spaCy, torch and POT are in every run above): first "

@@ -25,9 +25,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ENCODER_THREADS_ENV = "HALLU_STUDIO_ENCODER_THREADS"
-# Phrases in the smallest batch of an encoding call from which the thread count is chosen by load; a call with a
-# smaller batch keeps torch's own thread count (``Embedder._threads_for``).
-ADAPTIVE_THREADS_FROM = 8
+# Token lengths are padded up to a multiple of this (``encode_in_fixed_shapes``): few shapes, little padding.
+LENGTH_STEP = 8
 _torch_default_threads: int | None = None  # torch's own choice, read before this module first changes it
 
 
@@ -39,12 +38,8 @@ def encoder_threads(default: int, ours: int, *, load: float | None = None, cores
     time waiting on each other (MiniLM on 2 cores at load 5-9: one thread 3-5x faster than two), while on an
     idle machine more threads help (two 1.7x faster than one); ``bench_cold_scoring.py`` prints both rates.
     The cores others keep busy are the 1-minute load average less this process's own ``ours`` threads.
-    ``Embedder`` asks only for calls whose every batch holds at least ``ADAPTIVE_THREADS_FROM`` phrases: there
-    the thread count does not change a vector (bit for bit on 5,388 phrases, 1 to 4 threads), while in a batch
-    of one or two phrases torch splits the work differently and the last bits of a vector move with the thread
-    count (59 of 60 single phrases, 1 against 2 threads). Smaller batches keep torch's own thread count, whatever
-    the load or this variable: a score must not depend on how busy the machine was (nor change from the scores
-    made before the count followed the load, when every batch used torch's count).
+    Every batch ``Embedder`` encodes has one shape per token length (``encode_in_fixed_shapes``), so the count
+    never moves a vector (bit for bit on 1 and 2 threads): a score does not depend on how busy the machine was.
 
     >>> encoder_threads(2, 1, load=0.9, cores=2), encoder_threads(2, 1, load=6.0, cores=2)
     (2, 1)
@@ -65,6 +60,44 @@ def encoder_threads(default: int, ours: int, *, load: float | None = None, cores
     cores = cores or os.cpu_count() or default
     others = max(0.0, load - ours)
     return max(1, min(default, int(round(cores - others))))
+
+
+def encode_in_fixed_shapes(model: Any, texts: Sequence[str], rows: int) -> np.ndarray:
+    """Unit vectors of ``texts`` from a sentence-transformers ``model``, each computed in a batch of one shape:
+    ``rows`` texts (the last batch of a length filled up with empty texts), padded to their token length rounded
+    up to ``LENGTH_STEP``.
+
+    Why: the matrix kernels give a row's last bits by the batch's shape, so sentence-transformers' own batching
+    (sorted by length, padded to the longest in the batch) gives a phrase a vector that depends on what else was
+    encoded with it (134 of 640 phrases moved, by up to 1.5e-7, when the same list was shuffled). With one shape
+    per length a phrase's vector is the same whatever shares its call: in one process or in shards over worker
+    processes (``score --workers``), in any order, with any thread count (640 of 640 bit for bit). Mean pooling
+    and normalisation are the model's own (its ``forward``); vectors equal ``model.encode``'s to 2e-7.
+    """
+    import torch
+
+    # sentence-transformers 5 renamed the method; older releases have the first name only.
+    dimension = int((getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)())
+    if not texts:
+        return np.zeros((0, dimension), dtype=np.float32)
+    tokenizer, longest = model.tokenizer, model.get_max_seq_length() or 512
+    lengths = [len(ids) for ids in tokenizer(list(texts), add_special_tokens=True, truncation=True,
+                                              max_length=longest)["input_ids"]]
+    by_length: dict[int, list[int]] = {}
+    for i, n in enumerate(lengths):
+        by_length.setdefault(min(longest, -(-n // LENGTH_STEP) * LENGTH_STEP), []).append(i)
+    out = np.zeros((len(texts), dimension), dtype=np.float32)
+    with torch.inference_mode():
+        for length, members in sorted(by_length.items()):
+            for at in range(0, len(members), rows):
+                chunk = members[at:at + rows]
+                batch = [texts[i] for i in chunk] + [""] * (rows - len(chunk))
+                features = tokenizer(batch, padding="max_length", max_length=length, truncation=True,
+                                     return_tensors="pt")
+                features = {k: v.to(model.device) for k, v in features.items()}
+                vectors = torch.nn.functional.normalize(model.forward(features)["sentence_embedding"], p=2, dim=1)
+                out[chunk] = vectors[:len(chunk)].float().cpu().numpy()
+    return out
 
 
 def resolve_model_path(name: str) -> str:
@@ -128,23 +161,14 @@ class Embedder:
                 self._dimension = int(self.model.get_sentence_embedding_dimension())
         return self._dimension
 
-    def _threads_for(self, count: int) -> int:
-        """Torch threads for encoding ``count`` new phrases: by load (``encoder_threads``) when every batch holds
-        at least ``ADAPTIVE_THREADS_FROM`` phrases, else torch's own count, so that a small batch's vectors do
-        not depend on the load.
-
-        >>> import torch
-        >>> Embedder(batch_size=64)._threads_for(64 + 2) == torch.get_num_threads()  # 64 then 2: a small batch
-        True
-        """
+    def _threads_for(self) -> int:
+        """Torch threads for an encoding call: by load (``encoder_threads``). Every batch has one shape
+        (``encode_in_fixed_shapes``), so the count does not move a vector's bits (checked on 1 and 2 threads)."""
         global _torch_default_threads
         if _torch_default_threads is None:
             import torch
 
             _torch_default_threads = torch.get_num_threads()
-        last = count % self.batch_size or self.batch_size  # sentence-transformers' batches: full ones, then the rest
-        if min(count, last) < ADAPTIVE_THREADS_FROM:
-            return _torch_default_threads
         return encoder_threads(_torch_default_threads, self._threads_used)
 
     def _encode_new(self, texts: list[str]) -> np.ndarray:
@@ -152,13 +176,12 @@ class Embedder:
             model = self.model
             import torch
 
-            threads = self._threads_for(len(texts))  # reads torch's own count first
+            threads = self._threads_for()  # reads torch's own count first
             before = torch.get_num_threads()
             if threads != before:
                 torch.set_num_threads(threads)
             try:
-                return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                    normalize_embeddings=True, show_progress_bar=False)
+                return encode_in_fixed_shapes(model, texts, self.batch_size)
             finally:
                 self._threads_used = threads
                 if threads != before:

@@ -125,7 +125,8 @@ class SceneGraphAlignmentJudge:
             for s, _, o in claims:
                 phrases.update(dict.fromkeys((normalize_name(s) or s, normalize_name(o) or o)))
             phrases.update(dict.fromkeys(normalize_name(n) or n for n in reference.nodes()))
-            phrases.update(dict.fromkeys(triplet_text(t) for t in list(claims) + list(reference.gold)))
+            if reference.gold:  # a claim's sentence is compared with gold triplets only (``_gold_support``)
+                phrases.update(dict.fromkeys(triplet_text(t) for t in list(claims) + list(reference.gold)))
         phrases.pop("", None)
         if phrases:
             self.encoder.encode(list(phrases))
