@@ -135,3 +135,16 @@ def test_close_during_a_scoring_job_keeps_whole_batches_and_a_restart_finishes(t
         after = {(s.response_id, s.metric) for _, s in again.iter_scores() if s.config_key != SYNTHETIC_CONFIG_KEY}
         for metric in metrics:
             assert {rid for rid, m in after if m == metric} == applicable[metric]
+
+
+def test_an_app_job_cut_by_the_closing_store_ends_cancelled_not_failed(tmp_path):
+    from hallu_studio.app.jobs import CANCELLED, JobQueue
+
+    store = Store(tmp_path / "s.duckdb")
+    jobs = JobQueue()
+    job = jobs.submit("endless read", lambda cancel, progress: store._rows(ENDLESS_READ))
+    _wait_running(store)
+    store.close(wait_s=0.0)
+    done = jobs.wait(job.id, timeout=60)
+    jobs.shutdown(timeout=10)
+    assert done.status == CANCELLED and "the store was closed" in done.message, (done.status, done.message)
