@@ -16,6 +16,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+from ..store import StoreClosedError
+
 log = logging.getLogger(__name__)
 
 QUEUED, RUNNING, SCORING, COMPLETED, FAILED, CANCELLED = (
@@ -148,6 +150,9 @@ class JobQueue:
                     status, message = outcome.status, outcome.message
                 else:
                     status, message = (CANCELLED if job.cancel.is_set() else COMPLETED), outcome
+            except StoreClosedError:  # the app is stopping: what was stored stays, the rest is asked again later
+                message, status = "stopped: the store was closed (the app is stopping)", CANCELLED
+                log.info("job %d (%s) stopped: the store was closed", job.id, job.title)
             except Exception as exc:  # noqa: BLE001 - a failed job is shown, the worker goes on
                 message, status = f"{type(exc).__name__}: {exc}", FAILED
                 log.exception("job %d (%s) failed", job.id, job.title)

@@ -108,12 +108,14 @@ class TransformersBackend:
     supports_dtc = True
 
     def __init__(self, model_id: str, *, batch_size: int = 8, preset: ModelPreset | None = None,
-                 device: str | None = None) -> None:
+                 device: str | None = None, dtype: str | None = None) -> None:
         self.model_id = model_id
         self.model = model_id
         self.batch_size = batch_size
         self.preset = preset or preset_for(model_id)
         self.device_request = device
+        # A torch dtype's name ("float16" for GPUs without bf16); None: bf16 on CUDA, float32 on CPU.
+        self.dtype_request = dtype
         self._model: Any = None
         self._processor: Any = None
         self.last_batch_size = batch_size
@@ -144,8 +146,10 @@ class TransformersBackend:
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        load_kwargs: dict[str, Any] = {"dtype": torch.bfloat16, "device_map": "auto"} if cuda else {
-            "dtype": torch.float32}
+        dtype = getattr(torch, self.dtype_request, None) if self.dtype_request else (torch.bfloat16 if cuda else torch.float32)
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"{self.dtype_request!r} is not a torch dtype (float32, bfloat16, float16)")
+        load_kwargs: dict[str, Any] = {"dtype": dtype, "device_map": "auto"} if cuda else {"dtype": dtype}
         model = AutoModelForImageTextToText.from_pretrained(self.model_id, **load_kwargs).eval()
         if not cuda and self.device_request:
             model.to(self.device_request)

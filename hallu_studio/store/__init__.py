@@ -157,7 +157,7 @@ class Store(Schema, Corpus, Runs, Scores, Navigation, HumanEvents, Export):
         store.snapshot_of, store.snapshot_taken_at = str(live), taken_at
         return store
 
-    def close(self) -> None:
-        super().close()
+    def close(self, wait_s: float | None = None) -> None:
+        super().close(wait_s)
         if self.snapshot_of is not None:  # the copy's folder goes with it
             shutil.rmtree(Path(self.path).parent, ignore_errors=True)

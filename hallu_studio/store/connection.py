@@ -3,6 +3,12 @@
 Design (after datasette's ``Database``): one connection per process, a fresh cursor per call, every write
 serialised through one lock and run in a transaction that is retried on a write-write conflict.
 
+Closing while other threads still use the store (the app stopping beside a scoring job, a test's teardown beside a
+read) is safe: every call's cursor is counted while it runs; ``close`` refuses new calls at once, waits a bounded
+time for the running ones, interrupts those still running (a write's transaction then rolls back whole), and only
+then checkpoints and closes. DuckDB itself refuses to close a connection one of whose cursors is busy
+(``ResourceInUseException``), so the count is what makes closing possible at all.
+
 The schema is versioned: ``MIGRATIONS`` is an ordered list and an older file is upgraded in place when it
 is opened (``Schema.migrate``).
 """
@@ -13,8 +19,9 @@ import json
 import os
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -178,6 +185,9 @@ class Database:
     # What a file of this kind is called in messages, and what to do when another process holds it.
     KIND = "file"
     HELD_HINT = ". Stop that process, or use another file."
+    # How long ``close`` lets running calls finish before interrupting them, and then how long it interrupts.
+    CLOSE_WAIT_S = 5.0
+    INTERRUPT_WAIT_S = 10.0
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = str(path)
@@ -192,34 +202,63 @@ class Database:
             raise StoreError(f"cannot open the {self.KIND} {self.path}: {exc}") from exc
         self._write_lock = threading.RLock()
         self.read_only = read_only
+        # The cursors of the calls running now, and whether ``close`` has begun (it refuses new calls).
+        self._calls = threading.Condition()
+        self._running: set[duckdb.DuckDBPyConnection] = set()
+        self._closing = False
 
     def checkpoint(self) -> None:
         """Move everything in the write-ahead log (``<file>.wal``) into the ``.duckdb`` file itself.
 
         Taken between writes (under the write lock), so no transaction of this process is cut in two.
         """
-        if self.read_only or self.path == ":memory:" or self._con is None:
-            return
-        with self._write_lock:
-            cur = self._cursor()
-            try:
-                cur.execute("CHECKPOINT")
-            finally:
-                cur.close()
+        if self.read_only or self.path == ":memory:" or self._con is None or self._closing:
+            return  # closing checkpoints by itself
+        with self._write_lock, self._using() as cur:
+            cur.execute("CHECKPOINT")
 
-    def close(self) -> None:
-        """Checkpoint, then close the file: afterwards the ``.duckdb`` file alone holds everything
-        (no ``.wal`` beside it), so it can be copied or mailed as it is. Safe to call twice; the
-        connection object is dropped so that an object kept alive elsewhere (a UI closure, say) pins
+    def close(self, wait_s: float | None = None) -> None:
+        """Stop whatever uses the store, checkpoint, then close the file: afterwards the ``.duckdb`` file alone holds
+        everything (no ``.wal`` beside it), so it can be copied or mailed as it is.
+
+        New calls fail at once with ``StoreClosedError``. Calls already running get ``wait_s`` seconds (default
+        ``CLOSE_WAIT_S``) to finish; those still running are then interrupted (their reads raise
+        ``StoreClosedError``, their write transactions roll back whole). Safe to call twice, and from several
+        threads; the connection object is dropped so that an object kept alive elsewhere (a UI closure, say) pins
         no DuckDB state."""
-        with self._write_lock:  # a write in flight on another thread finishes first; later ones find it closed
-            try:
-                self.checkpoint()
-            except duckdb.Error:
-                pass  # closing checkpoints too, where it can; a failed checkpoint must not keep the file open
+        with self._calls:
+            if self._con is None:
+                return
+            self._closing = True
+            self._drain(self.CLOSE_WAIT_S if wait_s is None else wait_s)
             con, self._con = self._con, None
-            if con is not None:
-                con.close()
+            if con is None:
+                return  # another thread closed it while this one waited
+            if not self.read_only and self.path != ":memory:":
+                try:
+                    con.execute("CHECKPOINT")
+                except duckdb.Error:
+                    pass  # closing checkpoints too, where it can; a failed checkpoint must not keep the file open
+            con.close()
+
+    def _drain(self, wait_s: float) -> None:
+        """Wait (holding ``_calls``'s lock between waits) until no call runs: ``wait_s`` seconds for them to end on
+        their own, then interrupting each still running until it has. A call whose Python work sits between two
+        queries is caught at its next query, so interrupts are repeated."""
+        deadline = time.monotonic() + max(0.0, wait_s)
+        while self._running and time.monotonic() < deadline:
+            self._calls.wait(deadline - time.monotonic())
+        hard = time.monotonic() + self.INTERRUPT_WAIT_S
+        while self._running:
+            if time.monotonic() >= hard:
+                raise StoreError(f"cannot close the {self.KIND} {self.path}: {len(self._running)} call(s) still "
+                                 f"running after being interrupted for {self.INTERRUPT_WAIT_S:.0f} s")
+            for cur in list(self._running):
+                try:
+                    cur.interrupt()
+                except duckdb.Error:
+                    pass  # that call ended meanwhile
+            self._calls.wait(0.05)
 
     def __enter__(self):  # noqa: ANN204 - the subclass itself
         return self
@@ -227,26 +266,37 @@ class Database:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
-        if self._con is None:
-            raise StoreClosedError(f"the {self.KIND} {self.path} is closed")
-        return self._con.cursor()
+    @contextmanager
+    def _using(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A fresh cursor, counted as running until the block ends (what ``close`` waits for or interrupts)."""
+        with self._calls:
+            if self._closing or self._con is None:
+                raise StoreClosedError(f"the {self.KIND} {self.path} is closed")
+            cur = self._con.cursor()
+            self._running.add(cur)
+        try:
+            yield cur
+        except duckdb.InterruptException as exc:
+            if self._closing:
+                raise StoreClosedError(f"the {self.KIND} {self.path} was closed while this call ran") from exc
+            raise
+        finally:
+            try:
+                cur.close()
+            finally:
+                with self._calls:
+                    self._running.discard(cur)
+                    self._calls.notify_all()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        cur = self._cursor()
-        try:
+        with self._using() as cur:
             return cur.execute(sql, list(params)).fetchall()
-        finally:
-            cur.close()
 
     def _dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        cur = self._cursor()
-        try:
+        with self._using() as cur:
             cur.execute(sql, list(params))
             cols = [d[0] for d in cur.description]
             return [dict(zip(cols, row)) for row in cur.fetchall()]
-        finally:
-            cur.close()
 
     def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = self._rows(sql, params)
@@ -266,25 +316,23 @@ class Database:
             raise StoreError(f"the {self.KIND} {self.path} is open read-only")
         with self._write_lock:
             for attempt in range(retries):
-                cur = self._cursor()
-                try:
-                    cur.execute("BEGIN TRANSACTION")
-                    result = fn(cur)
-                    cur.execute("COMMIT")
-                    return result
-                except duckdb.TransactionException:
-                    cur.execute("ROLLBACK")
-                    if attempt == retries - 1:
-                        raise
-                    time.sleep(0.01 * 2 ** attempt)
-                except BaseException:
+                with self._using() as cur:
                     try:
+                        cur.execute("BEGIN TRANSACTION")
+                        result = fn(cur)
+                        cur.execute("COMMIT")
+                        return result
+                    except duckdb.TransactionException:
                         cur.execute("ROLLBACK")
-                    except duckdb.Error:
-                        pass
-                    raise
-                finally:
-                    cur.close()
+                        if attempt == retries - 1:
+                            raise
+                    except BaseException:
+                        try:
+                            cur.execute("ROLLBACK")
+                        except duckdb.Error:
+                            pass  # an interrupted (or closed) transaction is rolled back by DuckDB itself
+                        raise
+                time.sleep(0.01 * 2 ** attempt)
         raise AssertionError("unreachable")
 
     @staticmethod

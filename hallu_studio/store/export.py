@@ -57,8 +57,5 @@ class Export(Database):
         if table not in self.EXPORT_QUERIES:
             raise StoreError(f"unknown export table {table!r}")
         options = {"csv": "FORMAT csv, HEADER true", "parquet": "FORMAT parquet"}[fmt]
-        cur = self._cursor()
-        try:
+        with self._using() as cur:
             cur.execute(f"COPY ({self.EXPORT_QUERIES[table]}) TO '{path.replace(chr(39), chr(39) * 2)}' ({options})")
-        finally:
-            cur.close()

@@ -50,12 +50,19 @@ _OPTIONS = ('{"physics": {"enabled": false}, '
             '"edges": {"font": {"size": 15, "align": "horizontal", "strokeWidth": 5}, '
             '"arrows": {"to": {"scaleFactor": 0.6}}, "smooth": false}, '
             '"nodes": {"font": {"size": 20}, "margin": 8}, "interaction": {"hover": true}}')
-# The smallest zoom a fitted graph gets: below it, labels are too small to read (pan to see the rest).
-_MIN_SCALE = 0.5
+# The width over the height of the frames the graphs are drawn in: Inspect shows them side by side, each about as
+# high as wide (418 x 450 px at 1,400 px). A layout of that shape fits them at a zoom that keeps labels legible.
+_FRAME_ASPECT = 0.7
+# The graph always fits its frame whole (nothing cut at an edge: a zoom floor once left a dense graph's sides
+# outside); legibility comes from the layout's shape (``_FRAME_ASPECT``) and its wrapped labels.
 _MAX_SCALE = 1.0  # a small graph is not blown up past its own size
+# A dense graph gets a taller frame (up to ``_MAX_FRAME``): the height it needs when fitted to the width of an
+# Inspect panel in a 1,400 px window (a wider window has room to spare). The page says it; ``graph_iframe`` reads it.
+_PANEL_WIDTH, _MIN_FRAME, _MAX_FRAME = 410, 460, 760
+_HEIGHT_META = '<meta name="hs-frame-height" content="{}">'
+_HEIGHT_FOUND = re.compile(r'<meta name="hs-frame-height" content="([0-9]+)">')
 _FIT_SCRIPT = ("<script>(function () {"
                " function fit() { network.fit({animation: false});"
-               f" if (network.getScale() < {_MIN_SCALE}) {{ network.moveTo({{scale: {_MIN_SCALE}}}); }}"
                f" if (network.getScale() > {_MAX_SCALE}) {{ network.moveTo({{scale: {_MAX_SCALE}}}); }} }}"
                " window.addEventListener('resize', fit); fit();"
                # A frame drawn while hidden (a closed panel, a tab not shown) has no size yet: fit once it has.
@@ -67,20 +74,21 @@ _OBJECT_FONT, _ATTRIBUTE_FONT, _EDGE_FONT = 20, 16, 15
 _ATTRIBUTE_MARGIN = 5
 # An attribute value sits a short edge away from its object; this edge has no label.
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "is a", "are a"})
-_WRAP = 26  # characters per line of a reference object's attribute list
+_WRAP = 12  # characters per line of a reference object's attribute list: narrow boxes fit a side-by-side panel
 
 
-def _network(height: str) -> Network:
-    net = Network(height=height, width="100%", directed=True, cdn_resources="in_line")
+def _network() -> Network:
+    # the canvas fills its frame, whose height ``graph_iframe`` sets (from the page's ``_HEIGHT_META``)
+    net = Network(height="100vh", width="100%", directed=True, cdn_resources="in_line")
     net.templateEnv = _template_env(net.template_dir)
     net.set_options(_OPTIONS)
     return net
 
 
-def _html(net: Network) -> str:
+def _html(net: Network, frame_height: int) -> str:
     page = net.generate_html()
     page = _CDN_TAGS.sub("", page)
-    page = page.replace("<head>", "<head>" + _CSP + _FRAME_CSS, 1)
+    page = page.replace("<head>", "<head>" + _CSP + _FRAME_CSS + _HEIGHT_META.format(frame_height), 1)
     return page.replace("</body>", _FIT_SCRIPT + "</body>", 1)
 
 
@@ -103,14 +111,19 @@ def _wrapped(words: list[str], width: int = _WRAP) -> str:
 
 
 def _draw(net: Network, boxes: list[Box], links: list[tuple[Link, dict[str, Any]]],
-          node_options: dict[str, dict[str, Any]]) -> None:
-    """Add the nodes where ``layout`` puts them (fixed), then the edges."""
-    pos = layout(boxes, [link for link, _ in links])
+          node_options: dict[str, dict[str, Any]]) -> int:
+    """Add the nodes where ``layout`` puts them (fixed), then the edges; returns the frame height (px) in which the
+    drawing, fitted to a panel ``_PANEL_WIDTH`` wide, is not shrunk further by the frame's height."""
+    pos = layout(boxes, [link for link, _ in links], aspect=_FRAME_ASPECT)
     for box in boxes:
         x, y = pos[box.id]
         net.add_node(box.id, label=box.label, x=x, y=y, physics=False, **node_options[box.id])
     for link, options in links:
         net.add_edge(link.source, link.target, label=link.label or None, **options)
+    width = max(pos[b.id][0] + b.size[0] / 2 for b in boxes) - min(pos[b.id][0] - b.size[0] / 2 for b in boxes)
+    height = max(pos[b.id][1] + b.size[1] / 2 for b in boxes) - min(pos[b.id][1] - b.size[1] / 2 for b in boxes)
+    scale = min(_MAX_SCALE, _PANEL_WIDTH / max(width, 1.0))
+    return int(min(_MAX_FRAME, max(_MIN_FRAME, height * scale + 24)))
 
 
 def _parallel(edges: dict[tuple[str, str, str], Any]) -> dict[frozenset[str], list[tuple[str, str, str]]]:
@@ -122,17 +135,17 @@ def _parallel(edges: dict[tuple[str, str, str], Any]) -> dict[frozenset[str], li
     return groups
 
 
-def scene_graph_html(graph: SceneGraph, height: str = "450px") -> str:
+def scene_graph_html(graph: SceneGraph) -> str:
     """A full HTML page drawing the reference scene graph: every object with all its attributes under its name.
 
     Kept for the last pages drawn: the models' responses to one sample (and a scene's styled variants) share it."""
-    return _scene_graph_page(canonical_json(graph.to_dict()), height)
+    return _scene_graph_page(canonical_json(graph.to_dict()))
 
 
 @lru_cache(maxsize=64)
-def _scene_graph_page(graph_json: str, height: str) -> str:
+def _scene_graph_page(graph_json: str) -> str:
     graph = SceneGraph.from_dict(json.loads(graph_json))
-    net = _network(height)
+    net = _network()
     names = [o.name for o in graph.objects]
     boxes, options = [], {}
     for o in graph.objects:
@@ -151,8 +164,7 @@ def _scene_graph_page(graph_json: str, height: str) -> str:
         arrows = "to" if all((a, b) == (s_, o_) for a, _, b in group) else "to, from"
         links.append((Link(f"o:{s_}", f"o:{o_}", label, _EDGE_FONT),
                       {"title": _tooltip(*(f"{a} {p_} {b}" for a, p_, b in group)), "arrows": arrows}))
-    _draw(net, boxes, links, options)
-    return _html(net)
+    return _html(net, _draw(net, boxes, links, options))
 
 
 def _worse(a: str | None, b: str) -> str:
@@ -303,7 +315,7 @@ def attribute_verdicts(concepts: dict[str, Any] | None, trihe: dict[str, Any] | 
 
 
 def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | None = None,
-                       halfscore: dict[str, Any] | None = None, height: str = "450px", text: str | None = None) -> str:
+                       halfscore: dict[str, Any] | None = None, text: str | None = None) -> str:
     """A full HTML page drawing the response's concepts: objects and the relations between them coloured by their
     verdicts, and each attribute (or count) as its own small node coloured by its own verdict. With the response's
     ``text``, objects of one name it describes apart are drawn apart (``instances.same_name_instances``)."""
@@ -323,7 +335,7 @@ def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | 
     names += [q.subject for q in qualities]
     split = same_name_instances(concepts, text)
     related = {n.lower() for s, _, o in triples for n in (s, o)}
-    net = _network(height)
+    net = _network()
     boxes, options = [], {}
     for name in dict.fromkeys(names):
         verdict = node_verdicts.get(name)
@@ -338,8 +350,7 @@ def concept_graph_html(concepts: dict[str, Any] | None, trihe: dict[str, Any] | 
             options[node] = {"shape": "box", "color": VERDICT_COLOURS.get(verdict or "", _NEUTRAL),
                              "title": _tooltip(label, f"object: {verdict or 'not judged'}", *count, *alone, *apart)}
     links = _quality_links(qualities, split, boxes, options) + _relation_links(triples, edge_verdicts, split)
-    _draw(net, boxes, links, options)
-    return _html(net)
+    return _html(net, _draw(net, boxes, links, options))
 
 
 def _instance(name: str, k: int, split: dict[str, list[frozenset[str]]]) -> str:
@@ -386,9 +397,12 @@ def _relation_links(triples: list[tuple[str, ...]], edge_verdicts: dict[tuple[st
 
 
 def graph_iframe(page: str | None, height: int = 460, title: str = "graph", empty: str = "no graph") -> str:
-    """The page in an ``<iframe srcdoc>`` sandboxed to scripts only (no same-origin, no top navigation)."""
+    """The page in an ``<iframe srcdoc>`` sandboxed to scripts only (no same-origin, no top navigation), at least
+    ``height`` px high, higher where the page asks for it (a dense graph)."""
     if not page:
         return empty_note(empty)
+    asked = _HEIGHT_FOUND.search(page)
+    height = max(int(height), int(asked.group(1)) if asked else 0)
     return (f'<iframe class="hs-graph" title="{esc(title)}" sandbox="allow-scripts" '
             f'style="width:100%;height:{int(height)}px;border:1px solid #ddd;border-radius:6px" '
             f'srcdoc="{esc(page)}"></iframe>')

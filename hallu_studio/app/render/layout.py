@@ -83,7 +83,7 @@ def layout(boxes: Sequence[Box], links: Sequence[Link], seed: int = 0, iteration
     for members in nx.connected_components(graph):
         part_boxes = [b for b in boxes if b.id in members]
         part_links = [e for e in links if e.source in members and e.target in members]
-        pos = _part_layout(part_boxes, part_links, seed, iterations)
+        pos = _part_layout(part_boxes, part_links, seed, iterations, aspect)
         sizes = {b.id: b.size for b in part_boxes}
         left = min(pos[k][0] - sizes[k][0] / 2 for k in pos)
         top = min(pos[k][1] - sizes[k][1] / 2 for k in pos)
@@ -106,10 +106,10 @@ def layout(boxes: Sequence[Box], links: Sequence[Link], seed: int = 0, iteration
     return {k: (px - mx, py - my) for k, (px, py) in out.items()}
 
 
-def _part_layout(boxes: Sequence[Box], links: Sequence[Link], seed: int, iterations: int
+def _part_layout(boxes: Sequence[Box], links: Sequence[Link], seed: int, iterations: int, aspect: float = 1.3
                  ) -> dict[str, tuple[float, float]]:
-    """One connected part: a seeded spring layout of its main boxes, anchored boxes around their anchors, then
-    overlaps pushed apart."""
+    """One connected part: a seeded spring layout of its main boxes stretched to about ``aspect`` (width over
+    height), anchored boxes around their anchors, then overlaps pushed apart."""
     import networkx as nx
 
     ids = [b.id for b in boxes]
@@ -131,6 +131,7 @@ def _part_layout(boxes: Sequence[Box], links: Sequence[Link], seed: int, iterati
     lengths = np.array([np.linalg.norm(pos[index[e.source]] - pos[index[e.target]]) for e in spine] or [0.0])
     typical = float(np.median(lengths[lengths > 0])) if np.any(lengths > 0) else 1.0
     pos *= want / max(typical, 1e-9)
+    _stretch(pos[[index[k] for k in main]], aspect, pos, [index[k] for k in main])
     neighbours: dict[int, set[int]] = {}
     for e in spine:
         neighbours.setdefault(index[e.source], set()).add(index[e.target])
@@ -140,6 +141,20 @@ def _part_layout(boxes: Sequence[Box], links: Sequence[Link], seed: int, iterati
                 if e.label and e.source in index and e.target in index and e.source != e.target]
     _remove_overlaps(pos, sizes, labelled, np.random.default_rng(seed), iterations)
     return {k: (float(pos[i, 0]), float(pos[i, 1])) for i, k in enumerate(ids)}
+
+
+def _stretch(main: np.ndarray, aspect: float, pos: np.ndarray, rows: list[int]) -> None:
+    """Scale the main boxes' x and y apart (the area kept) so that their spread is about ``aspect`` wide over high:
+    a round spring layout of a dense graph drawn in a frame as high as wide otherwise fits only shrunk past reading.
+    Overlaps made by the squeeze are pushed apart afterwards."""
+    if len(main) < 3:
+        return
+    width, height = np.ptp(main[:, 0]), np.ptp(main[:, 1])
+    if width <= 0 or height <= 0:
+        return
+    factor = (aspect * height / width) ** 0.5
+    pos[rows, 0] *= factor
+    pos[rows, 1] /= factor
 
 
 def _stress_layout(graph: "Any", order: list[str], seed: int) -> dict[str, np.ndarray]:
