@@ -32,7 +32,13 @@ def unknown_name(kind: str, name: str, known: Iterable[str], *, listing: str) ->
 def misspelt_name(name: str, known: Iterable[str]) -> str | None:
     """The known name ``name`` is most likely a misspelling of: the nearest within two edits (insertions, deletions
     or substitutions), or within one edit of a known name of four letters or fewer (two edits make "url" of "id");
-    else None. A known name is never a misspelling."""
+    else None. A known name is never a misspelling. Where both names have the same underscore-separated parts,
+    each part must be a misspelling of its own, not another word: "source_id" is a column of its own, not
+    "source_kind" (two edits, but "id" is no "kind"), while "refrence_text" and "reference_txt" are misspellings.
+
+    >>> [misspelt_name(n, ["reference_text", "source_kind"]) for n in ("refrence_text", "reference_txt", "source_id")]
+    ['reference_text', 'reference_text', None]
+    """
     from rapidfuzz.distance import Levenshtein
 
     best: tuple[int, str] | None = None
@@ -41,6 +47,17 @@ def misspelt_name(name: str, known: Iterable[str]) -> str | None:
             return None
         allowed = 1 if len(candidate) <= 4 else 2
         distance = Levenshtein.distance(name, candidate, score_cutoff=allowed)
-        if distance <= allowed and (best is None or distance < best[0]):
+        if distance <= allowed and _parts_misspelt(name, candidate) and (best is None or distance < best[0]):
             best = (distance, candidate)
     return best[1] if best else None
+
+
+def _parts_misspelt(name: str, candidate: str) -> bool:
+    """Each underscore-separated part of ``name`` is its ``candidate`` part or a misspelling of it (at most one edit
+    in three letters, and one in any part); True where the parts do not line up (one word for two: "imagepath")."""
+    from rapidfuzz.distance import Levenshtein
+
+    ours, theirs = name.split("_"), candidate.split("_")
+    if len(ours) != len(theirs):
+        return True
+    return all(Levenshtein.distance(a, b) <= max(1, len(b) // 3) for a, b in zip(ours, theirs))
