@@ -110,7 +110,8 @@ def test_a_file_imported_in_the_run_view_is_offered_for_scoring_at_once(imported
     page.wait_for_function("document.querySelector('#import-help')?.innerText.includes('human-judgements')",
                            timeout=10_000)
     page.locator("#import-files input[type=file]").set_input_files(str(answers))
-    page.wait_for_selector("#import-files >> text=pilot2.jsonl", timeout=30_000)
+    # the upload is shown once the server has taken it: slow on a loaded machine (it timed out at 30 s at load 6)
+    page.wait_for_selector("#import-files >> text=pilot2.jsonl", timeout=120_000)
     page.click("#import-start")
     page.wait_for_function("document.querySelector('#import-status')?.innerText.includes('added')", timeout=60_000)
     assert "pilot2" in page.locator("#import-status").inner_text()
