@@ -19,6 +19,7 @@ after the app has stopped; against ``--url`` it reads each annotator's ``/my_eve
 
     python benchmarks/bench_annotation_load.py                          # 10, 25, 50 annotators, 120 s each
     python benchmarks/bench_annotation_load.py --annotators 5 --duration 15   # a smoke run
+    python benchmarks/bench_annotation_load.py --server-time 100000   # one action on 100k responses, 50k ratings
 
 Bounded: every request has a timeout, each annotator stops at the deadline, the app is stopped at the end.
 """
@@ -270,6 +271,45 @@ def one_load(n: int, args: argparse.Namespace, base: Path | None, workdir: Path)
             **check_events(annotators, stored)}
 
 
+def server_times(n_responses: int, n_ratings: int, workdir: Path, steps: int = 40) -> None:
+    """One action's server time on a synthetic store of ``n_responses`` and ``n_ratings`` (the handlers in
+    this process, no HTTP): p50 / p95 of each, beside the queue computed whole (what each "next" did before)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from synthetic_store import fill_rated_store
+
+    from hallu_studio.annotation import annotation_queue
+    from hallu_studio.app import actions
+    from hallu_studio.app.context import AppContext
+    from hallu_studio.store import Store
+
+    start = time.perf_counter()
+    with Store(workdir / f"rated-{n_responses}.duckdb") as store:
+        fill_rated_store(store, n_responses // 2, n_ratings)
+        print(f"store: {store.count_responses()} responses, {n_ratings} ratings, built in "
+              f"{time.perf_counter() - start:.0f} s", flush=True)
+        ctx, who = AppContext(store=store), "timing-annotator"
+        on_screen = actions.next_item(ctx, who)["response_id"]  # the session's first: computes the order once
+
+        def rate_and_next() -> None:
+            nonlocal on_screen
+            actions.rate(ctx, who, on_screen, 3)
+            on_screen = actions.next_item(ctx, who)["response_id"]
+
+        cases = {"rate + next (key to next item)": rate_and_next,
+                 "next (skip)": lambda: actions.next_item(ctx, who, after=on_screen),
+                 "note": lambda: actions.note(ctx, who, on_screen, "unclear image"),
+                 "undo": lambda: actions.undo(ctx, who),
+                 "whole queue (each next, before)": lambda: annotation_queue(store, who, limit=1000)}
+        for name, fn in cases.items():
+            times = []
+            for _ in range(steps if "before" not in name else max(3, steps // 8)):
+                t = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t)
+            print(f"  {name:34s} p50 {_pct(times, .5) * 1000:8.1f} ms  p95 {_pct(times, .95) * 1000:8.1f} ms",
+                  flush=True)
+
+
 def report(row: dict[str, Any]) -> None:
     verdict = ("meets" if row["p95_ms"] <= TARGETS["p95_ms"] and row["p50_ms"] <= TARGETS["p50_ms"]
                else "misses")
@@ -290,7 +330,14 @@ def main() -> None:
     p.add_argument("--password", default=PASSWORD, help="the annotators' password with --url")
     p.add_argument("--prefix", default="load", help="annotator names: PREFIX<count>-<i>")
     p.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "hallu-bench-cache")
+    p.add_argument("--server-time", type=int, metavar="RESPONSES", default=0,
+                   help="instead of the load: one action's server time on a synthetic store of RESPONSES "
+                        "responses and half as many ratings (e.g. 100000)")
     args = p.parse_args()
+    if args.server_time:
+        with tempfile.TemporaryDirectory(prefix="annotation-server-time-") as tmp:
+            server_times(args.server_time, args.server_time // 2, Path(tmp))
+        return
     if args.url and urlparse(args.url).hostname not in ("127.0.0.1", "localhost", "::1"):
         p.error("--url must be on loopback (127.0.0.1 / localhost)")
     counts = [int(x) for x in args.annotators.split(",") if x.strip()]

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from ..model import APP_SOURCE
+from ..model import APP_SOURCE, ValidationError
+from .queue_order import mixed_order, unrated_order
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -50,6 +51,7 @@ class UnratedQueues:
         self._lock = threading.Lock()
         self._orders: dict[tuple[str, int], _Order] = {}
         self._holding: dict[str, tuple[str, float]] = {}  # annotator -> (response id, held until)
+        self._rows: tuple[int, list[str], list[dict]] | None = None  # (response count, ids, candidate rows)
 
     def reopen(self, annotator: str, response_id: str | None) -> None:
         """The annotator undid something on ``response_id``: it may be open to them again, first in their
@@ -64,14 +66,28 @@ class UnratedQueues:
                     if response_id not in order.response_ids:
                         order.response_ids.insert(0, response_id)
 
-    def _order(self, store: "Store", annotator: str, per_item: int) -> _Order:
-        from . import annotation_queue
+    def _shared(self, store: "Store", responses: int) -> tuple[list[str], list[dict]]:
+        """Every response id and their study candidate rows: the same for every annotator, read once per count."""
+        with self._lock:
+            if self._rows is not None and self._rows[0] == responses:
+                return self._rows[1], self._rows[2]
+        listed, rows = store.response_ids(), store.study_candidates(store.run_ids())
+        with self._lock:
+            self._rows = (responses, listed, rows)
+        return listed, rows
 
+    def _order(self, store: "Store", annotator: str, per_item: int) -> _Order:
+        from . import current_ratings
+
+        if per_item < 1:
+            raise ValidationError(f"ratings_per_item must be at least 1, got {per_item}")
         responses = store.count_responses()
         with self._lock:
             order = self._orders.get((annotator, per_item))
         if order is None or order.responses != responses or self._clock() - order.made_at > REFRESH_S:
-            ids = annotation_queue(store, annotator, "unrated", per_item, limit=responses + 1)
+            listed, rows = self._shared(store, responses)
+            ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"], source=APP_SOURCE))
+            ids = unrated_order(mixed_order(listed, rows, annotator), ratings, annotator, per_item)
             order = _Order(ids, responses, self._clock())
             with self._lock:
                 self._orders[(annotator, per_item)] = order
