@@ -55,7 +55,7 @@ class UnratedQueues:
 
     def reopen(self, annotator: str, response_id: str | None) -> None:
         """The annotator undid something on ``response_id``: it may be open to them again, first in their
-        queue (where it was, or at the front), and what they held is free again."""
+        queue (the next walk checks it like any other), and what they held is free again."""
         with self._lock:
             self._holding.pop(annotator, None)
             if not response_id:
@@ -63,8 +63,9 @@ class UnratedQueues:
             for (who, _), order in self._orders.items():
                 if who == annotator:
                     order.dropped.discard(response_id)
-                    if response_id not in order.response_ids:
-                        order.response_ids.insert(0, response_id)
+                    if response_id in order.response_ids:
+                        order.response_ids.remove(response_id)
+                    order.response_ids.insert(0, response_id)
 
     def _shared(self, store: "Store", responses: int) -> tuple[list[str], list[dict]]:
         """Every response id and their study candidate rows: the same for every annotator, read once per count."""
