@@ -14,7 +14,7 @@ from typing import Sequence
 
 from PIL import Image
 
-from hallu_studio.model import Benchmark, Response, Run, Sample, SceneGraph, Score
+from hallu_studio.model import Benchmark, HumanEvent, Response, Run, Sample, SceneGraph, Score
 from hallu_studio.store import Store
 
 SYNTHETIC_CONFIG_KEY = "synthetic-ui"
@@ -139,3 +139,26 @@ def fill_synthetic_store(store: Store, n_samples: int = 12, models: Sequence[str
         store.put_scores(scores)
         store.set_run_status(run.id, "done")
     return store.response_ids()
+
+
+def fill_rated_store(store: Store, n_samples: int, n_ratings: int, models: Sequence[str] = ("probe-a", "probe-b"),
+                     annotators: int = 50, benchmark: str = "synthetic-rated", seed: int = 0) -> list[str]:
+    """A year of a lab's annotation, fast: ``n_samples`` samples x ``models`` unscored responses (bulk, one
+    image), and ``n_ratings`` of this studio's ratings by ``annotators`` people (one bulk append).
+
+    For the constant-work tests of Annotate's actions; returns the response ids.
+    """
+    rng = random.Random(seed)
+    sha, data = _png(0)
+    samples = [_sample(benchmark, i, rng, sha) for i in range(n_samples)]
+    store.add_samples(Benchmark(benchmark, "synthetic data for the annotation tests", "tests/synthetic_store.py"),
+                      samples, [(sha, "image/png", 64, 48, data)])
+    runs = [Run(id=Run.make_id(benchmark, m, "probe", "", {}, "none", seed), benchmark=benchmark, model=m,
+                backend="probe", synthetic=True) for m in models]
+    responses = [Response(run.id, s.id, f"A {s.scene_graph.objects[0].name} in the picture.")
+                 for run in runs for s in samples]
+    store.add_runs_and_responses(runs, responses)
+    ids = [r.id for r in responses]
+    store.append_events([HumanEvent(f"annotator-{k % annotators:02d}", "rating", ids[(k * 7919) % len(ids)],
+                                    1 + k % 5, meta={"mode": "api"}) for k in range(n_ratings)])
+    return ids

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..model import APP_SOURCE, HumanEvent, ValidationError, undone_event_ids
+from .queue_order import mixed_order, unrated_order
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -339,13 +340,8 @@ def mixed_queue(store: "Store", annotator: str, run_id: str | None = None,
                 benchmark: str | None = None) -> list[str]:
     """Every response (of ``run_id``, of ``benchmark``) in ``annotator``'s own order without a study
     (``design.annotator_order``: seeded by their name, models, tasks and images take turns)."""
-    from .design import annotator_order
-
     listed = store.response_ids(run_id=run_id, benchmark=benchmark)
-    wanted = set(listed)
-    rows = [r for r in store.study_candidates([r["id"] for r in store.list_runs()]) if r["response_id"] in wanted]
-    mixed = annotator_order(rows, _name(annotator))
-    return mixed + sorted(wanted - set(mixed), key=listed.index)  # a response whose sample is gone: last
+    return mixed_order(listed, store.study_candidates(store.run_ids()), annotator)
 
 
 def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", ratings_per_item: int = 1,
@@ -375,11 +371,7 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
     # The queues are the studio's own annotators': ratings imported from an outside study do not fill them.
     if mode == "unrated":
         ratings = current_ratings(store.list_events_of_kinds(["rating", "undo"], source=APP_SOURCE))
-        mine = {rid for rid, ann in ratings if ann == annotator}
-        counts = Counter(rid for rid, _ in ratings)
-        todo = [rid for rid in candidates if rid not in mine and counts[rid] < ratings_per_item]
-        todo.sort(key=lambda rid: (counts[rid], order[rid]))
-        return todo[:limit]
+        return unrated_order(candidates, ratings, annotator, ratings_per_item)[:limit]
     disagreements = triplet_disagreement_counts(store, set(candidates))
     corrected = {rid for rid, ann, _ in current_corrections(
         store.list_events_of_kinds(["correction", "undo"], source=APP_SOURCE)) if ann == annotator}

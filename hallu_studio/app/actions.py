@@ -95,6 +95,7 @@ def undo(ctx: AppContext, annotator: str, response_id: str | None = None) -> dic
     if undone is None:
         return {"undo_event_id": None, "annotator": annotator, "undone": False, "undone_event_id": None,
                 "response_id": None, "what": None}
+    ctx.queues.reopen(annotator, undone.response_id)  # what was undone may be open to them again
     return {"undo_event_id": undone.undo_id, "annotator": annotator, "undone": True,
             "undone_event_id": undone.event.id, "response_id": undone.response_id, "what": undone.what}
 
@@ -115,6 +116,10 @@ def next_item(ctx: AppContext, annotator: str, mode: str = "unrated", ratings_pe
     looking at but has not rated yet.
     """
     study = (study or "").strip() or None
+    if mode == "unrated" and study is None:
+        # the common key press: the annotator's cached order, a few candidates read (``annotation.queue_cache``)
+        rid, remaining = ctx.queues.next_item(ctx.store, annotator, int(ratings_per_item), after)
+        return {"response_id": rid, "remaining": remaining, "annotator": annotator, "study": None}
     queue = annotation.annotation_queue(ctx.store, annotator, mode=mode, ratings_per_item=int(ratings_per_item),
                                         limit=1000, study=study)
     if after and after in queue:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..components import Components
+from ..annotation.queue_cache import UnratedQueues
 from ..config import Settings
 from ..store import Store
 from ..studies.in_force import InForce, configs_in_force
@@ -27,6 +28,7 @@ class AppContext:
     leaderboards: LeaderboardCache = field(default_factory=LeaderboardCache)  # derived, keyed by scores
     background: BackgroundWork = field(default_factory=BackgroundWork)  # the first start's demo scoring
     id_lists: IdLists = field(default_factory=IdLists)  # Browse filters' id lists, for Inspect's prev / next
+    queues: UnratedQueues = field(default_factory=UnratedQueues)  # annotators' cached queues and held items
     # The encoder, parser and LLM client the settings name, built once on first use and shared by every pass
     # the app starts (``components.Components``).
     components: Components = field(init=False, repr=False, compare=False)

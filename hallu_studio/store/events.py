@@ -127,14 +127,19 @@ class HumanEvents(Database):
 
         return self._write(write)
 
-    def list_events_of_kinds(self, kinds: Sequence[str], source: str | None = None) -> list[HumanEvent]:
+    def list_events_of_kinds(self, kinds: Sequence[str], source: str | None = None,
+                             response_ids: Sequence[str] | None = None) -> list[HumanEvent]:
         """Events of the given kinds (undos included only when asked), oldest first; of one ``source`` if given
-        (``"app"``: this studio's annotators; else an outside study's name)."""
+        (``"app"``: this studio's annotators; else an outside study's name); on ``response_ids`` only if given (an
+        undo carries the response of what it undoes, so a response's undo chains come whole)."""
         sql = "SELECT * FROM events WHERE kind IN (SELECT unnest(?))"
         params: list[Any] = [list(kinds)]
         if source is not None:
             sql += " AND coalesce(source, ?) = ?"
             params += [APP_SOURCE, source]
+        if response_ids is not None:
+            sql += " AND response_id IN (SELECT unnest(?))"
+            params.append(list(response_ids))
         return [self._event_from_row(r) for r in self._dicts(sql + " ORDER BY id", params)]
 
     def event_sources(self) -> list[dict[str, Any]]:

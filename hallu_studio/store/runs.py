@@ -167,6 +167,10 @@ class Runs(Database):
             return int(self._scalar("SELECT count(*) FROM responses"))
         return int(self._scalar("SELECT count(*) FROM responses WHERE run_id = ?", [run_id]))
 
+    def run_ids(self) -> list[str]:
+        """Every run's id, sorted (without ``list_runs``' counts)."""
+        return [r[0] for r in self._rows("SELECT id FROM runs ORDER BY id")]
+
     def response_ids(self, run_id: str | None = None, benchmark: str | None = None) -> list[str]:
         """Response ids in a stable order (run, sample), optionally of one run or benchmark."""
         where, params = self._where(("x.run_id", run_id), ("s.benchmark", benchmark))

@@ -1,0 +1,104 @@
+"""Annotate's key presses (rate, next, undo, note) do constant work whatever the store holds: the queries one
+action runs are the same on a small store and on a year of a lab's annotation (100k responses, 50k ratings).
+Timings are not asserted here (``benchmarks/bench_annotation_load.py`` measures them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hallu_studio.app import actions
+from hallu_studio.app.context import AppContext
+from hallu_studio.store import Store
+from synthetic_store import fill_rated_store
+
+LARGE = (50_000, 50_000)  # samples (x 2 models = 100k responses), ratings
+SMALL = (100, 50)
+
+
+class _CountingCursor:
+    """A DuckDB cursor that counts the statements run through it."""
+
+    def __init__(self, cursor: Any, counter: list[str]) -> None:
+        self._cursor, self._counter = cursor, counter
+
+    def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        self._counter.append(" ".join(str(sql).split())[:80])
+        return self._cursor.execute(sql, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+def _counting(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    statements: list[str] = []
+    plain = store._cursor
+    monkeypatch.setattr(store, "_cursor", lambda: _CountingCursor(plain(), statements))
+    return statements
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Store]:
+    out = {}
+    for name, (samples, ratings) in (("small", SMALL), ("large", LARGE)):
+        store = Store(tmp_path_factory.mktemp(name) / "s.duckdb")
+        fill_rated_store(store, samples, ratings)
+        out[name] = store
+    yield out
+    for store in out.values():
+        store.close()
+
+
+def _statements_per_action(store: Store, monkeypatch: pytest.MonkeyPatch, who: str) -> dict[str, list[str]]:
+    ctx = AppContext(store=store)
+    item = actions.next_item(ctx, who)["response_id"]  # the first builds the annotator's order: once a session
+    actions.rate(ctx, who, item, 3)
+    counted: dict[str, list[str]] = {}
+    statements = _counting(store, monkeypatch)
+    on_screen = {}
+    steps = {
+        "next": lambda: on_screen.update(actions.next_item(ctx, who)),
+        "rate": lambda: actions.rate(ctx, who, on_screen["response_id"], 4),
+        "note": lambda: actions.note(ctx, who, item, "unclear image"),
+        "undo": lambda: actions.undo(ctx, who),
+        "next after undo": lambda: actions.next_item(ctx, who),
+    }
+    for name, step in steps.items():
+        statements.clear()
+        step()
+        counted[name] = list(statements)
+    monkeypatch.undo()
+    return counted
+
+
+def test_an_action_runs_as_many_queries_on_100k_responses_as_on_200(stores, monkeypatch):
+    assert stores["large"].count_responses() == 2 * LARGE[0]
+    small = _statements_per_action(stores["small"], monkeypatch, "new-annotator")
+    large = _statements_per_action(stores["large"], monkeypatch, "new-annotator")
+    for action in small:
+        assert len(large[action]) == len(small[action]), (action, small[action], large[action])
+        assert len(large[action]) <= 6, (action, large[action])  # a handful of keyed statements, no queue rebuild
+
+
+def test_next_skips_what_others_completed_and_never_hands_one_item_to_two_at_once(stores):
+    store = stores["small"]
+    ctx = AppContext(store=store)
+    first = actions.next_item(ctx, "ann-a")["response_id"]
+    second = actions.next_item(ctx, "ann-b")["response_id"]
+    assert first and second and first != second  # a held item is not given to another with one rating needed
+    actions.rate(ctx, "ann-a", second, 2)  # a rates the item b holds: b's rating would be a second one
+    assert actions.next_item(ctx, "ann-a")["response_id"] == first  # still a's, unrated
+    # c's order was computed before; the item a rated has its one rating and is never handed out
+    seen = {actions.next_item(ctx, "ann-c")["response_id"] for _ in range(3)}
+    assert second not in seen
+
+
+def test_undo_puts_the_item_back_in_the_annotators_queue(stores):
+    store = stores["small"]
+    ctx = AppContext(store=store)
+    item = actions.next_item(ctx, "ann-u")["response_id"]
+    actions.rate(ctx, "ann-u", item, 5)
+    assert actions.next_item(ctx, "ann-u")["response_id"] != item
+    assert actions.undo(ctx, "ann-u")["response_id"] == item
+    assert actions.next_item(ctx, "ann-u")["response_id"] == item
