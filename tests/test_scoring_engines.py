@@ -52,3 +52,28 @@ def test_two_worker_processes_score_exactly_as_one_process(tmp_path):
     for key in one:
         assert one[key] == two[key], key
     assert one_report.scored == two_report.scored and one_report.failed == two_report.failed
+
+
+def test_ray_actors_score_as_one_process_and_a_killed_actor_loses_nothing(tmp_path):
+    ray = pytest.importorskip("ray")
+    from hallu_studio.pipelines.engine_ray import RayActors
+
+    one, one_report = _scored(tmp_path, "one", InProcess())
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        engine = RayActors(2)
+        killed = []
+
+        def kill_one(done: int, total: int) -> None:  # after the first stored batch: an actor lost mid-run
+            if not killed:
+                killed.append(engine.actors[0])
+                ray.kill(engine.actors[0])
+
+        got, report = _scored(tmp_path, "ray", engine, on_progress=kill_one)
+    finally:
+        ray.shutdown()
+    assert killed and engine.replaced >= 1
+    assert report.responses_seen == one_report.responses_seen  # every batch written once: none doubled, none lost
+    assert one.keys() == got.keys()
+    for key in one:
+        assert one[key] == got[key], key
