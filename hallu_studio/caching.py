@@ -123,6 +123,13 @@ class RecordingCache(MemoryCache):
         with self._lock:
             self._new_vectors.setdefault(model, {}).update(fresh)
 
+    def seed(self, values: dict[str, Any]) -> None:
+        """Hold ``values`` (key -> value, read from a cache elsewhere) without counting them as new."""
+        with self._lock:
+            for key, value in values.items():
+                self._values.setdefault(key, value)
+                self._namespaces.setdefault(key, "")
+
     def drain(self) -> tuple[list[tuple[str, str, Any]], dict[str, dict[str, Sequence[float]]]]:
         """The entries and vectors (model -> text -> vector) put since the last drain."""
         with self._lock:

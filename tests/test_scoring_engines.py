@@ -3,12 +3,18 @@ actors (``--engine ray``); a Ray actor killed mid-run loses only its unfinished 
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import pytest
 from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
 
+from hallu_studio.caching import RESULTS_NAMESPACE, MemoryCache
 from hallu_studio.config import Settings
 from hallu_studio.pipelines.engines import InProcess, LocalProcesses, make_engine, worker_count
 from hallu_studio.pipelines.scoring import score_store
+from hallu_studio.pipelines.scoring_jsonl import score_jsonl
 from hallu_studio.store import Store
 
 pytestmark = [pytest.mark.slow]
@@ -77,3 +83,61 @@ def test_ray_actors_score_as_one_process_and_a_killed_actor_loses_nothing(tmp_pa
     assert one.keys() == got.keys()
     for key in one:
         assert one[key] == got[key], key
+
+
+def _lines(tmp_path, n: int = 10) -> Path:
+    path = tmp_path / "in.jsonl"
+    graph = {"objects": [{"id": "1", "name": "cat", "attributes": ["grey"]},
+                         {"id": "2", "name": "mat", "attributes": ["blue"]}, {"id": "3", "name": "dog"}],
+             "relations": [{"subject": "1", "predicate": "on", "object": "2"}]}
+    responses = ["A grey cat sits on a red mat next to a dog.", "A dog rides a bicycle past a tree.",
+                 "Two cats stand on a wooden table by the window."]
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"l{i}", "response": responses[i % 3] + f" There are {i} balls.",
+                                "scene_graph": graph}) + "\n")
+        f.write("{not json\n")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["processes", "ray"])
+def test_stateless_lines_through_workers_read_as_in_one_process(tmp_path, kind):
+    if kind == "ray":
+        pytest.importorskip("ray")
+    path = _lines(tmp_path)
+    settings = Settings()
+    settings.scoring.batch_size = 3
+    one = score_jsonl(path, tmp_path / "one.jsonl", settings, METRICS)
+    cache = MemoryCache()
+    engine = LocalProcesses(2) if kind == "processes" else make_engine("ray", 2)
+    two = score_jsonl(path, tmp_path / "two.jsonl", settings, METRICS, engine=engine, cache=cache)
+    one_lines, two_lines = [[json.loads(x) for x in (tmp_path / f"{n}.jsonl").read_text().splitlines()]
+                            for n in ("one", "two")]
+    assert _close(one_lines, two_lines)  # bit-identical: test_stateless_lines_through_workers_are_bit_identical
+    assert (one.lines, one.scored, len(one.errors)) == (two.lines, two.scored, len(two.errors)) == (11, 10, 1)
+    assert cache.values(RESULTS_NAMESPACE)  # what the workers computed is kept by the driver's cache
+
+
+def _close(a, b) -> bool:
+    """``a`` equals ``b`` but for floats, which agree to 1e-6 relative (the same structure, strings and ints)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.xfail(strict=False, reason="phrase vectors depend on the batch they are encoded in (float32 bits): "
+                                         "a line's EMD differs in the 8th digit when its phrases were encoded with "
+                                         "other lines' (one process, cached from an earlier chunk) than in a "
+                                         "worker's own batch; batch-independent encoding is being made (issue 34 "
+                                         "part 2)")
+def test_stateless_lines_through_workers_are_bit_identical(tmp_path):
+    path = _lines(tmp_path)
+    settings = Settings()
+    settings.scoring.batch_size = 3
+    score_jsonl(path, tmp_path / "one.jsonl", settings, METRICS)
+    score_jsonl(path, tmp_path / "two.jsonl", settings, METRICS, engine=LocalProcesses(2))
+    assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()

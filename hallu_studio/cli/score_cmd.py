@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
         with CacheFile(args.cache) if args.cache is not None else nullcontext() as cache_file:
             report = score_jsonl(args.input, args.output, settings, names, progress=not args.no_progress,
-                                 cache=cache_file.cache if cache_file is not None else None)
+                                 cache=cache_file.cache if cache_file is not None else None, engine=engine)
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         for error in report.errors[:20]:

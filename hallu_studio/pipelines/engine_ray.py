@@ -10,10 +10,11 @@ arrives, and a batch the driver never received was never written. Ray is an opti
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from .engines import WorkerScorer, WorkerSetup
+from .engines import LinesJob, LinesTask, WorkerScorer, WorkerSetup
 from .scoring import BatchJob, BatchOutput, StoreTask
+from .scoring_jsonl import LinesOutput
 
 RAY_MISSING = "--engine ray needs Ray: pip install 'hallu-studio[ray]'"
 IN_FLIGHT = 2  # batches queued on each actor, so none waits while the driver writes
@@ -38,16 +39,23 @@ class RayActors:
         self.replaced = 0  # actors lost and replaced during the run
 
     def score_batches(self, jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
+        return self._map(jobs, lambda count: WorkerSetup.of(task, count), ordered=False)
+
+    def score_lines(self, jobs: Iterable[LinesJob], task: LinesTask) -> Iterator[LinesOutput]:
+        return self._map(jobs, lambda count: WorkerSetup.of(task, count), ordered=True)
+
+    def _map(self, jobs: Iterable[Any], setup_for: Callable[[int], WorkerSetup], ordered: bool) -> Iterator[Any]:
         ray = import_ray()
         started = not ray.is_initialized()
         if started:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
         try:
             count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-            setup = ray.put(WorkerSetup.of(task, count))
+            setup = ray.put(setup_for(count))
             actor_class = ray.remote(num_cpus=1)(WorkerScorer)
             self.actors = [actor_class.remote(setup) for _ in range(count)]
-            yield from self._stream(ray, iter(jobs), lambda: actor_class.remote(setup))
+            outputs = self._stream(ray, enumerate(jobs), lambda: actor_class.remote(setup))
+            yield from (_in_order(outputs) if ordered else (output for _, output in outputs))
         finally:
             for actor in self.actors:
                 ray.kill(actor)
@@ -55,14 +63,14 @@ class RayActors:
             if started:
                 ray.shutdown()
 
-    def _stream(self, ray: Any, jobs: Iterator[BatchJob], new_actor: Any) -> Iterator[BatchOutput]:
-        retry: deque[BatchJob] = deque()
-        pending: dict[Any, tuple[BatchJob, int, Any]] = {}  # result ref -> (job, actor slot, actor)
+    def _stream(self, ray: Any, jobs: Iterator[tuple[int, Any]], new_actor: Any) -> Iterator[tuple[int, Any]]:
+        retry: deque[tuple[int, Any]] = deque()
+        pending: dict[Any, tuple[tuple[int, Any], int, Any]] = {}  # result ref -> (job, actor slot, actor)
         load = [0] * len(self.actors)
         while True:
             for slot in range(len(self.actors)):
                 while load[slot] < IN_FLIGHT and (job := retry.popleft() if retry else next(jobs, None)) is not None:
-                    pending[self.actors[slot].score.remote(job)] = (job, slot, self.actors[slot])
+                    pending[self.actors[slot].score.remote(job[1])] = (job, slot, self.actors[slot])
                     load[slot] += 1
             if not pending:
                 return
@@ -76,8 +84,18 @@ class RayActors:
                     self.actors[slot] = new_actor()
                     self.replaced += 1
                     load[slot] = 0
-                    continue
-            else:
-                if self.actors[slot] is actor:
-                    load[slot] -= 1
-                yield output
+                continue
+            if self.actors[slot] is actor:
+                load[slot] -= 1
+            yield job[0], output
+
+
+def _in_order(outputs: Iterator[tuple[int, Any]]) -> Iterator[Any]:
+    """Outputs numbered in input order, yielded in that order (those that arrive early wait)."""
+    waiting: dict[int, Any] = {}
+    following = 0
+    for number, output in outputs:
+        waiting[number] = output
+        while following in waiting:
+            yield waiting.pop(following)
+            following += 1

@@ -23,13 +23,16 @@ import os
 import signal
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Sequence
 
 from ..caching import RecordingCache
 from ..components import Components
 from ..config import Settings
 from ..model import Sample
-from .scoring import BatchJob, BatchOutput, BatchScorer, StoreTask, compute_batch, observe_benchmarks, resolve
+from .scoring import (BatchJob, BatchOutput, BatchScorer, KeptResults, StoreTask, compute_batch, observe_benchmarks,
+                      resolve)
+from .scoring_jsonl import LineScorer, LinesOutput, score_lines
 
 if TYPE_CHECKING:
     from ..extraction.base import ConceptExtractor
@@ -37,11 +40,30 @@ if TYPE_CHECKING:
 
 
 class Engine(Protocol):
-    """Computes a pass's batches; yields each one's output as it is done (in any order). Closing the iterator
-    stops the engine's workers."""
+    """Computes a pass's batches (stored responses) or chunks (JSONL lines); yields each one's output as it is done,
+    the batches in any order, the chunks in input order. Closing the iterator stops the engine's workers."""
 
     def score_batches(self, jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
         ...
+
+    def score_lines(self, jobs: Iterable[LinesJob], task: "LinesTask") -> Iterator[LinesOutput]:
+        ...
+
+
+LinesJob = tuple  # (chunk of (line number, text), the kept results of its lines by key)
+
+
+@dataclass
+class LinesTask:
+    """What an engine scoring JSONL chunks elsewhere needs: the settings, metrics and extractor its workers build
+    from, the scorer built here, the whole benchmark CHAIR observes, whether results are kept (``--cache``)."""
+
+    settings: Settings
+    metrics: Sequence[Any]
+    extractor: Any
+    scorer: LineScorer
+    benchmarks: dict[str, list[Sample]]
+    keeps_results: bool
 
 
 def machine_cores() -> int:
@@ -61,8 +83,9 @@ def make_engine(kind: str = "processes", workers: int | None = None, address: st
     """The engine ``score --engine KIND --workers N`` names: ``processes`` (N local processes; one: this process)
     or ``ray`` (N actors, default one per CPU of the cluster, at ``address`` or a local Ray)."""
     if kind == "ray":
-        from .engine_ray import RayActors
+        from .engine_ray import RayActors, import_ray
 
+        import_ray()  # missing: one line, before any work
         return RayActors(workers or None, address)
     if kind != "processes":
         raise ValueError(f"unknown scoring engine {kind!r}; choose processes | ray")
@@ -82,6 +105,10 @@ class InProcess:
                                task.store.iter_samples, observed)
             yield compute_batch(job, task.scorer)
 
+    def score_lines(self, jobs: Iterable[LinesJob], task: LinesTask) -> Iterator[LinesOutput]:
+        for chunk, _ in jobs:  # the kept results are read from this process's own cache
+            yield score_lines(chunk, task.scorer)
+
 
 @dataclass
 class WorkerSetup:
@@ -95,9 +122,10 @@ class WorkerSetup:
     concepts_key: str
     benchmarks: dict[str, list[Sample]]
     threads: int
+    lines: tuple[Path | None, bool] | None = None  # JSONL chunks: (image root, results kept); None: stored batches
 
     @classmethod
-    def of(cls, task: StoreTask, workers: int) -> "WorkerSetup":
+    def of(cls, task: StoreTask | LinesTask, workers: int) -> "WorkerSetup":
         from ..metrics.registry import METRIC_NAMES
 
         names = [m if isinstance(m, str) else m.name for m in task.metrics]
@@ -105,8 +133,12 @@ class WorkerSetup:
         if custom:
             raise ValueError(f"scoring in workers builds metrics by name; {custom} are not registered metrics "
                              f"(score them with one worker)")
+        threads = max(1, machine_cores() // workers)
+        if isinstance(task, LinesTask):
+            return cls(task.settings, names, task.extractor, {}, "", task.benchmarks, threads,
+                       (task.scorer.image_root, task.keeps_results))
         return cls(task.settings, names, task.extractor, dict(task.scorer.keys), task.scorer.concepts_key,
-                   task.benchmarks(), max(1, machine_cores() // workers))
+                   task.benchmarks(), threads)
 
 
 class WorkerScorer:
@@ -118,11 +150,21 @@ class WorkerScorer:
         parts = Components(setup.settings, self.cache, extractor=setup.extractor).scoring()
         metrics: list["Metric"] = resolve(setup.metrics, parts)
         self.scorer = BatchScorer(metrics, setup.keys, parts.extractor(), setup.concepts_key)
+        if setup.lines is not None:
+            root, keeps = setup.lines
+            kept = KeptResults.for_metrics(self.cache, metrics, parts.extractor()) if keeps else None
+            self.line_scorer = LineScorer(parts.extractor(), metrics, kept, root)
         observe_benchmarks(metrics, setup.benchmarks, setup.benchmarks.__getitem__, set())
 
-    def score(self, job: BatchJob) -> BatchOutput:
-        output = compute_batch(job, self.scorer)
-        output.cache_entries, output.vectors = self.cache.drain()  # type: ignore[assignment]
+    def score(self, job: BatchJob | LinesJob) -> BatchOutput | LinesOutput:
+        """A stored batch's output, or a JSONL chunk's (given the results kept for its lines)."""
+        if isinstance(job, BatchJob):
+            output: Any = compute_batch(job, self.scorer)
+        else:
+            chunk, kept = job
+            self.cache.seed(kept)
+            output = score_lines(chunk, self.line_scorer)
+        output.cache_entries, output.vectors = self.cache.drain()
         return output
 
 
@@ -145,7 +187,7 @@ def start_worker(setup: WorkerSetup) -> None:
     _WORKER = WorkerScorer(setup)
 
 
-def score_in_worker(job: BatchJob) -> BatchOutput:
+def score_in_worker(job: Any) -> Any:
     assert _WORKER is not None, "start_worker runs first"
     return _WORKER.score(job)
 
@@ -157,20 +199,29 @@ class LocalProcesses:
         self.workers = workers
 
     def score_batches(self, jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
-        setup = WorkerSetup.of(task, self.workers)
+        return self._map(jobs, WorkerSetup.of(task, self.workers), ordered=False)
+
+    def score_lines(self, jobs: Iterable[LinesJob], task: LinesTask) -> Iterator[LinesOutput]:
+        return self._map(jobs, WorkerSetup.of(task, self.workers), ordered=True)
+
+    def _map(self, jobs: Iterable[Any], setup: WorkerSetup, ordered: bool) -> Iterator[Any]:
         pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=start_worker, initargs=(setup,))
         complete = False
         try:
             waiting = iter(jobs)
-            pending: set[Future[BatchOutput]] = set()
+            pending: list[Future[Any]] = []
             while True:
                 while len(pending) < 2 * self.workers and (job := next(waiting, None)) is not None:
-                    pending.add(pool.submit(score_in_worker, job))
+                    pending.append(pool.submit(score_in_worker, job))
                 if not pending:
                     break
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                if ordered:  # the next in input order
+                    yield pending.pop(0).result()
+                    continue
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
+                    pending.remove(future)
                     yield future.result()
             complete = True
         finally:
