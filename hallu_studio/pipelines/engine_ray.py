@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable, Iterable, Iterator
 
-from .engines import LinesJob, LinesTask, WorkerScorer, WorkerSetup
+from .workers import LinesJob, WorkerScorer, WorkerSetup
 from .scoring import BatchJob, BatchOutput, StoreTask
-from .scoring_jsonl import LinesOutput
+from .scoring_jsonl import LinesOutput, LinesTask
 
 RAY_MISSING = "--engine ray needs Ray: pip install 'hallu-studio[ray]'"
 IN_FLIGHT = 2  # batches queued on each actor, so none waits while the driver writes

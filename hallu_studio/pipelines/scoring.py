@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from ..caching import ScoringCache
     from ..extraction.base import ConceptExtractor
     from ..store import Store
-    from .engines import Engine
 
 
 def error_text(exc: BaseException) -> str:
@@ -283,7 +282,7 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
                 batch_size: int | None = None, only: Sequence[str] | None = None,
                 on_progress: Callable[[int, int], None] | None = None,
                 cancel: threading.Event | None = None, components: Components | None = None,
-                engine: "Engine | None" = None) -> ScoreReport:
+                engine: Any = None) -> ScoreReport:
     """Score every response (of ``run_id``, or all; or of ``only``) that some metric has not scored yet.
 
     ``metrics`` are names from ``metrics.registry`` or metric objects. Per-item
@@ -294,11 +293,10 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     Phrase vectors, LLM answers and the concepts of reference captions are cached in the store
     (``Store.cache``), so a later pass reads them instead of computing them again. ``components`` (the app's,
     built from ``settings`` over ``store.cache``) share their encoder, parser and clients between passes.
-    ``engine`` computes the batches (``pipelines.engines``: this process, local worker processes or Ray actors);
+    ``engine`` computes the batches (a ``pipelines.engines.Engine``: local worker processes or Ray actors; None:
+    this process);
     whichever computes them, this process alone reads and writes the store, one transaction per batch.
     """
-    from .engines import InProcess
-
     check_llm_configured(settings, [m if isinstance(m, str) else m.name for m in metrics],  # before slow work
                          extraction=extractor is None, reachable=True)
     parts = scoring_parts(settings, store.cache, extractor, components)
@@ -312,13 +310,14 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     todo = [rid for rid in candidates if any(rid not in done[m.name] for m in resolved)]
     report = ScoreReport(warnings=lexicon_warnings())
     batches = list(iter_chunks(todo, batch_size or settings.scoring.batch_size))
-    engine = engine if engine is not None and len(batches) > 1 else InProcess()  # one batch: no workers to start
     llm_before = all_stats()
     jobs = (read_batch(store, batch, scorer, done) for batch in batches)
     with tqdm(total=len(todo), desc="scoring", unit="response", disable=not progress) as bar, \
             live_progress(bar) if progress else nullcontext():
         finished = 0
-        outputs = engine.score_batches(jobs, StoreTask(store, settings, metrics, extractor, scorer, todo))
+        task = StoreTask(store, settings, metrics, extractor, scorer, todo)
+        outputs = engine.score_batches(jobs, task) if engine is not None and len(batches) > 1 else \
+            score_in_process(jobs, task)  # one batch: no workers to start
         try:
             if cancel is not None and cancel.is_set() and todo:  # cancelled before the first batch
                 report.stopped_early = True
@@ -398,6 +397,15 @@ class StoreTask:
             names |= {s.benchmark for s in self.store.get_samples(sorted({r.sample_id for r in responses.values()})
                                                                   ).values()}
         return {name: list(self.store.iter_samples(name)) for name in sorted(names)}
+
+
+def score_in_process(jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
+    """Each batch computed in this process, with the pass's own metrics and the store's cache."""
+    observed: set[str] = set()
+    for job in jobs:
+        observe_benchmarks(task.scorer.metrics, {s.benchmark for s in job.samples.values()},
+                           task.store.iter_samples, observed)
+        yield compute_batch(job, task.scorer)
 
 
 def read_batch(store: "Store", batch: list[str], scorer: BatchScorer, done: dict[str, set[str]]) -> BatchJob:

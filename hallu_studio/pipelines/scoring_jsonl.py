@@ -35,7 +35,6 @@ BENCHMARK = "jsonl"
 if TYPE_CHECKING:
     from ..caching import ScoringCache
     from ..extraction.base import ConceptExtractor
-    from .engines import Engine
 
 
 @dataclass
@@ -139,6 +138,19 @@ class LineScorer:
 
 
 @dataclass
+class LinesTask:
+    """What an engine scoring JSONL chunks elsewhere needs: the settings, metrics and extractor its workers build
+    from, the scorer built here, the whole benchmark CHAIR observes, whether results are kept (``--cache``)."""
+
+    settings: Settings
+    metrics: Sequence[Any]
+    extractor: Any
+    scorer: LineScorer
+    benchmarks: dict[str, list[Sample]]
+    keeps_results: bool
+
+
+@dataclass
 class LinesOutput:
     """A chunk's output records (in line order), its report (counts, errors) and a worker's new cache entries."""
 
@@ -151,19 +163,17 @@ class LinesOutput:
 def score_records(records: Iterable[tuple[int, str]], settings: Settings, metrics: Sequence[str | Metric], *,
                   extractor: "ConceptExtractor | None" = None, batch_size: int | None = None,
                   report: JsonlReport | None = None, cache: "ScoringCache | None" = None,
-                  image_root: Path | None = None, engine: "Engine | None" = None) -> Iterable[dict[str, Any]]:
+                  image_root: Path | None = None, engine: Any = None) -> Iterable[dict[str, Any]]:
     """Score ``(line number, JSON text)`` records; yields one output record per input line, a batch at a time.
 
     ``cache`` keeps concepts, phrase vectors, LLM answers and each line's results between runs (``KeptResults``: a
     line scored before under the same settings is read back). Without one they are kept for this run only, so
     each distinct text (a reference caption that several lines carry) is extracted and each question asked once.
     A line's ``image_path`` (for an image judge) is read relative to ``image_root`` (the input file's folder).
-    ``engine`` (``pipelines.engines``) scores the chunks elsewhere (worker processes, Ray actors): each worker is
+    ``engine`` (a ``pipelines.engines.Engine``; None: this process) scores the chunks elsewhere (worker processes, Ray actors): each worker is
     given the results this cache keeps for its chunk's lines and returns what it computed, kept here; the output
     stays in line order.
     """
-    from .engines import InProcess, LinesTask
-
     keeps_results = cache is not None
     cache = cache if cache is not None else MemoryCache()
     parts = scoring_parts(settings, cache, extractor, None)
@@ -180,7 +190,8 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
     llm_before = all_stats()
     chunks = iter_chunks(records, batch_size or settings.scoring.batch_size)
     task = LinesTask(settings, metrics, extractor, scorer, benchmarks, keeps_results)
-    outputs = (engine or InProcess()).score_lines(((chunk, kept_results(chunk, scorer)) for chunk in chunks), task)
+    outputs = engine.score_lines(((chunk, kept_results(chunk, scorer)) for chunk in chunks), task) if engine \
+        else (score_lines(chunk, scorer) for chunk in chunks)  # this process: kept results read from its cache
     try:
         for output in outputs:
             if output.cache_entries:
@@ -266,7 +277,7 @@ def _line_output(line_no: int, record: dict[str, Any], unit: Unit, outcome: Any,
 
 def score_jsonl(in_path: str | Path, out_path: str | Path, settings: Settings, metrics: Sequence[str | Metric], *,
                 extractor: "ConceptExtractor | None" = None, cache: "ScoringCache | None" = None,
-                progress: bool = False, engine: "Engine | None" = None) -> JsonlReport:
+                progress: bool = False, engine: Any = None) -> JsonlReport:
     """Score a JSONL file line by line into another; a bad line gets an ``error`` record naming it.
 
     Lines are written (and flushed) as each batch finishes; ``progress`` shows the lines done on stderr.
