@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,9 @@ def test_stateless_lines_through_workers_are_bit_identical(tmp_path):
     score_jsonl(path, tmp_path / "one.jsonl", settings, METRICS)
     score_jsonl(path, tmp_path / "two.jsonl", settings, METRICS, engine=LocalProcesses(2))
     assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()
+
+
+def test_engine_ray_without_ray_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as where it is not installed
+    with pytest.raises(ValueError, match=r"pip install 'hallu-studio\[ray\]'"):
+        make_engine("ray", 2)
