@@ -99,3 +99,40 @@ class MemoryCache:
         with self._lock:
             for text, vector in vectors.items():
                 self._vectors.setdefault((model, text), vector)  # kept as given: the embedder's own array
+
+
+class RecordingCache(MemoryCache):
+    """A ``MemoryCache`` that also remembers what was put in it since it was last drained: a worker process's cache,
+    whose new entries the driver writes into the store's (``pipelines.engines``), so what a worker computed (an LLM
+    answer, a phrase vector, a reference's concepts) is cached for the next run as if this process had."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._new: list[tuple[str, str, Any]] = []
+        self._new_vectors: dict[str, dict[str, Sequence[float]]] = {}
+
+    def put_many(self, entries: Sequence[tuple[str, str, Any]]) -> None:
+        fresh = [e for e in entries if not self.get_many([e[0]])]
+        super().put_many(entries)
+        with self._lock:
+            self._new.extend(fresh)
+
+    def put_vectors(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
+        fresh = {t: v for t, v in vectors.items() if not self.vectors(model, [t])}
+        super().put_vectors(model, vectors)
+        with self._lock:
+            self._new_vectors.setdefault(model, {}).update(fresh)
+
+    def seed(self, values: dict[str, Any]) -> None:
+        """Hold ``values`` (key -> value, read from a cache elsewhere) without counting them as new."""
+        with self._lock:
+            for key, value in values.items():
+                self._values.setdefault(key, value)
+                self._namespaces.setdefault(key, "")
+
+    def drain(self) -> tuple[list[tuple[str, str, Any]], dict[str, dict[str, Sequence[float]]]]:
+        """The entries and vectors (model -> text -> vector) put since the last drain."""
+        with self._lock:
+            new, vectors = self._new, self._new_vectors
+            self._new, self._new_vectors = [], {}
+        return new, vectors

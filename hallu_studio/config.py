@@ -268,6 +268,9 @@ class ScoringSettings:
                                                    "a sample with captions only left undefined (objects)",
                                       choices=CHAIR_GROUND_TRUTHS)
     batch_size: int = setting(64, "responses per scoring transaction (not part of any score's config key)")
+    workers: int = setting(0, "processes that score a pass's batches side by side (score --workers; the app's Run view "
+                              "and first start): 0 is one per core of this machine, 1 scores in the app's or the "
+                              "command's own process; each loads its own models (not part of any config key)")
 
     @property
     def embedding_identity(self) -> str:
@@ -325,6 +328,7 @@ ENV_MAP: dict[str, tuple[str, str, type]] = {
     "OPENAI_BASE_URL": ("llm", "base_url", str),
     "HALLU_STUDIO_LLM_MODEL": ("llm", "model", str),
     "HALLU_STUDIO_EMBEDDING_MODEL": ("scoring", "embedding_model", str),
+    "HALLU_STUDIO_WORKERS": ("scoring", "workers", int),
     "HALLU_STUDIO_NLI_MODEL": ("scoring", "nli_model", str),
     "HALLU_STUDIO_EXTRACTOR": ("scoring", "extractor", str),
     "HALLU_STUDIO_REVISER": ("scoring", "reviser", str),

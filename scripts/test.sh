@@ -16,7 +16,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
 fi
 
-python -m pip install -q -e '.[test]'
+python -m pip install -q -e '.[test,ray]'
 
 export GRADIO_ANALYTICS_ENABLED=False HF_HUB_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
 python -m pytest "$@"

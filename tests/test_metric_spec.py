@@ -61,6 +61,7 @@ OTHER: dict[str, tuple[object, ...]] = {
     "scoring.amber_tagger": ("spacy",),
     "scoring.chair_ground_truth": ("objects",),
     "scoring.batch_size": (7,),
+    "scoring.workers": (2,),
     "scoring.vlm_judge_model": ("openai:other-vl@http://127.0.0.1:9/v1",),
     "scoring.vlm_judge_template": ("tri-he",),
     "scoring.vlm_judge_unsettled": ("reference",),
@@ -154,11 +155,11 @@ def test_one_metrics_setting_keys_that_metric_alone():
     assert metrics_depending_on("scoring.emd_ground_cost") == ["emd"]
 
 
-def test_batch_size_and_the_llm_s_address_are_in_no_key():
+def test_batch_size_workers_and_the_llm_s_address_are_in_no_key():
     one, other = Settings(), Settings()
     for s, url in ((one, "http://127.0.0.1:9/v1"), (other, ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"])):
         s.llm.base_url, s.llm.model, s.scoring.trihe_judge = url, "m", "llm"
-    other.scoring.batch_size = 3
+    other.scoring.batch_size, other.scoring.workers = 3, 4
     assert current_config_keys(one).keys == current_config_keys(other).keys
 
 

@@ -20,7 +20,7 @@ import logging
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..config import Settings
 from ..store import Store
@@ -139,21 +139,26 @@ def score_everything(store: Store, settings: Settings, metrics: Sequence[str] | 
 
     A set ``cancel`` ends either pass at its next batch (``Stopped``); the scored batches stay."""
     from ..metrics.registry import make_extractor, make_metrics
+    from ..pipelines.engines import InProcess, make_engine
     from ..pipelines.scoring import score_store
 
-    # Built once for both passes: their models and phrase caches carry over from the slice to the rest.
-    extractor = make_extractor(settings, store.cache)
-    built = make_metrics(list(metrics or demo_metrics()), settings, store.cache, extractor)
+    engine = make_engine("processes", settings.scoring.workers)  # Settings' scoring.workers, as `score --workers`
+    names = list(metrics or demo_metrics())
+    if isinstance(engine, InProcess):  # built once for both passes: models and phrase caches carry over
+        extractor = make_extractor(settings, store.cache)
+        built: list[Any] = make_metrics(names, settings, store.cache, extractor)
+    else:  # each worker builds its own from the settings and the names
+        extractor, built = None, names
     benchmark = store.get_meta(DEMO_BENCHMARK_KEY)
     first = stratified_slice(store, benchmark=benchmark)
     report = score_store(store, settings, built, progress=False, extractor=extractor, only=first, cancel=cancel,
-                         on_progress=progress.step("slice", len(first)) if progress else None)
+                         on_progress=progress.step("slice", len(first)) if progress else None, engine=engine)
     log.info("scoring, first slice of %d responses: %s", len(first), report.summary())
     if report.stopped_early:
         raise Stopped("scoring stopped after the first slice's stored batches")
     rest = store.response_ids(benchmark=benchmark) if benchmark else None
     report = score_store(store, settings, built, progress=True, extractor=extractor, cancel=cancel, only=rest,
-                         on_progress=progress.step("rest") if progress else None)
+                         on_progress=progress.step("rest") if progress else None, engine=engine)
     log.info("scoring: %s", report.summary())
     if report.stopped_early:
         raise Stopped("scoring stopped; the scored batches are stored")

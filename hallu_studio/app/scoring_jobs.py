@@ -36,11 +36,14 @@ def submit_scoring(ctx: AppContext, plan: Sequence[MetricPlan], title: str) -> J
     check_llm_configured(ctx.settings, metrics)  # a missing [llm] endpoint is told now, not after the queue
 
     def job(cancel: threading.Event, progress: Progress) -> JobResult:
+        from ..pipelines.engines import make_engine
         from ..pipelines.scoring import score_store
 
         progress(0, len(only), SCORING)
+        # The engine of `score --workers` (Settings: scoring.workers), run from this job's thread.
         report = score_store(ctx.store, ctx.settings, metrics, only=only, progress=False, cancel=cancel,
-                             on_progress=lambda done, total: progress(done, total, SCORING))
+                             on_progress=lambda done, total: progress(done, total, SCORING),
+                             engine=make_engine("processes", ctx.settings.scoring.workers))
         return JobResult(CANCELLED if report.stopped_early else COMPLETED, report.summary())
 
     from ..metrics.registry import metric_spec

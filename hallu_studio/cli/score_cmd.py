@@ -28,6 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the same settings back instead of scoring it (failures are scored again); without it a run "
                         "remembers them only while it runs. A store always caches them")
     p.add_argument("--batch-size", type=int, default=None, help="responses per transaction")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="score batches in N processes (each loads its models once; this process alone writes the "
+                        "store); default: scoring.workers, 0 = one per core. With --engine ray: N actors (default: "
+                        "one per CPU of the cluster)")
+    p.add_argument("--engine", choices=("processes", "ray"), default="processes",
+                   help="processes: on this machine; ray: on Ray actors (pip install 'hallu-studio[ray]'), a local "
+                        "Ray or the cluster at --ray-address")
+    p.add_argument("--ray-address", metavar="ADDR", default=None, help="a Ray cluster's address (e.g. HOST:6379)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -57,6 +65,13 @@ def run(args: argparse.Namespace) -> int:
         if args.batch_size < 1:
             raise ValueError("--batch-size must be at least 1")
         settings.scoring.batch_size = args.batch_size
+    from ..pipelines.engines import make_engine
+
+    if args.workers is not None and args.workers < 0:
+        raise ValueError("--workers must be 0 (one per core) or more")
+    workers = args.workers if args.workers is not None else settings.scoring.workers
+    engine = make_engine(args.engine, workers if args.engine != "ray" or args.workers is not None else None,
+                         args.ray_address)
     if (args.input is None) != (args.output is None):
         raise ValueError("stateless scoring needs both --input and --output")
     if args.cache is not None and args.input is None:
@@ -66,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
         with CacheFile(args.cache) if args.cache is not None else nullcontext() as cache_file:
             report = score_jsonl(args.input, args.output, settings, names, progress=not args.no_progress,
-                                 cache=cache_file.cache if cache_file is not None else None)
+                                 cache=cache_file.cache if cache_file is not None else None, engine=engine)
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         for error in report.errors[:20]:
@@ -80,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if args.run is not None and store.get_run(args.run) is None:
             raise ValueError(unknown_name("run", args.run, [r["id"] for r in store.list_runs()],
                                           listing="runs in the store"))
-        report = score_store(store, settings, names, run_id=args.run, progress=not args.no_progress)
+        report = score_store(store, settings, names, run_id=args.run, progress=not args.no_progress, engine=engine)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for failure in report.failures:

@@ -49,6 +49,15 @@ class ScoreReport(LLMUsage):
         if len(self.failures) < _MAX_REPORTED_FAILURES:
             self.failures.append(f"{where}: {stage}: {error}")
 
+    def add(self, other: "ScoreReport") -> None:
+        """Count in what another pass (one batch's, computed elsewhere) did."""
+        for mine, theirs in ((self.scored, other.scored), (self.undefined, other.undefined),
+                             (self.not_applicable, other.not_applicable), (self.failed, other.failed)):
+            mine.update(theirs)
+        self.failures.extend(other.failures[:max(0, _MAX_REPORTED_FAILURES - len(self.failures))])
+        self.concepts_extracted += other.concepts_extracted
+        self.responses_seen += other.responses_seen
+
     def summary(self) -> str:
         parts = [f"{m} {n}" for m, n in sorted(self.scored.items())]
         detail = ", ".join(parts) or ("" if self.failed else "nothing missing")  # a failure is missing (retried)

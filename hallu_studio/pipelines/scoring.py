@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -281,7 +281,8 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
                 progress: bool = True, *, extractor: "ConceptExtractor | None" = None,
                 batch_size: int | None = None, only: Sequence[str] | None = None,
                 on_progress: Callable[[int, int], None] | None = None,
-                cancel: threading.Event | None = None, components: Components | None = None) -> ScoreReport:
+                cancel: threading.Event | None = None, components: Components | None = None,
+                engine: Any = None) -> ScoreReport:
     """Score every response (of ``run_id``, or all; or of ``only``) that some metric has not scored yet.
 
     ``metrics`` are names from ``metrics.registry`` or metric objects. Per-item
@@ -292,94 +293,193 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     Phrase vectors, LLM answers and the concepts of reference captions are cached in the store
     (``Store.cache``), so a later pass reads them instead of computing them again. ``components`` (the app's,
     built from ``settings`` over ``store.cache``) share their encoder, parser and clients between passes.
+    ``engine`` computes the batches (a ``pipelines.engines.Engine``: local worker processes or Ray actors; None:
+    this process);
+    whichever computes them, this process alone reads and writes the store, one transaction per batch.
     """
     check_llm_configured(settings, [m if isinstance(m, str) else m.name for m in metrics],  # before slow work
                          extraction=extractor is None, reachable=True)
     parts = scoring_parts(settings, store.cache, extractor, components)
-    extractor = parts.extractor()
+    cached = parts.extractor()
     resolved = resolve(metrics, parts)
-    keys = {m.name: metric_config_key(m, extractor) for m in resolved}
-    store.describe_configs({(m.name, keys[m.name]): key_config(m, extractor) for m in resolved})
-    concepts_key = concepts_config_key(extractor)
+    keys = {m.name: metric_config_key(m, cached) for m in resolved}
+    store.describe_configs({(m.name, keys[m.name]): key_config(m, cached) for m in resolved})
+    scorer = BatchScorer(resolved, keys, cached, concepts_config_key(cached))
     done = {m.name: store.scored_response_ids(m.name, keys[m.name]) for m in resolved}
     candidates = store.response_ids(run_id=run_id) if only is None else list(only)
     todo = [rid for rid in candidates if any(rid not in done[m.name] for m in resolved)]
     report = ScoreReport(warnings=lexicon_warnings())
-    size = batch_size or settings.scoring.batch_size
+    batches = list(iter_chunks(todo, batch_size or settings.scoring.batch_size))
     llm_before = all_stats()
-    observed: set[str] = set()
+    jobs = (read_batch(store, batch, scorer, done) for batch in batches)
     with tqdm(total=len(todo), desc="scoring", unit="response", disable=not progress) as bar, \
             live_progress(bar) if progress else nullcontext():
         finished = 0
-        for batch in iter_chunks(todo, size):
-            if cancel is not None and cancel.is_set():
+        task = StoreTask(store, settings, metrics, extractor, scorer, todo)
+        outputs = engine.score_batches(jobs, task) if engine is not None and len(batches) > 1 else \
+            score_in_process(jobs, task)  # one batch: no workers to start
+        try:
+            if cancel is not None and cancel.is_set() and todo:  # cancelled before the first batch
                 report.stopped_early = True
-                break
-            _score_batch(store, batch, resolved, keys, done, extractor, concepts_key, report, observed)
-            report.llm = stats_since(llm_before, all_stats())
-            bar.update(len(batch))
-            finished += len(batch)
-            if on_progress is not None:
-                on_progress(finished, len(todo))
+                outputs = iter(())  # type: ignore[assignment]
+            for output in outputs:
+                write_batch(store, output, report)
+                report.llm = stats_since(llm_before, all_stats())
+                bar.update(len(output.ids))
+                finished += len(output.ids)
+                if on_progress is not None:
+                    on_progress(finished, len(todo))
+                if cancel is not None and cancel.is_set() and finished < len(todo):
+                    report.stopped_early = True
+                    break
+        finally:
+            getattr(outputs, "close", lambda: None)()  # an engine's workers stopped (also on an interrupt)
     return report
 
 
-def _score_batch(store: "Store", batch: list[str], metrics: list[Metric], keys: dict[str, str],
-                 done: dict[str, set[str]], extractor: CachedExtractor, concepts_key: str,
-                 report: ScoreReport, observed: set[str]) -> None:
+@dataclass
+class BatchScorer:
+    """What computing a batch of stored responses needs: the metrics, their config keys and the extractor."""
+
+    metrics: list[Metric]
+    keys: dict[str, str]
+    extractor: CachedExtractor
+    concepts_key: str
+
+
+@dataclass
+class BatchJob:
+    """One batch of stored responses with everything the store knows that scoring them reads (plain, picklable
+    data: a worker process or a Ray actor computes it without the store)."""
+
+    ids: list[str]
+    responses: dict[str, Response]
+    samples: dict[str, Sample]
+    wanted: dict[str, list[str]]  # response id -> the metrics still to score it
+    concepts: dict[str, ConceptSet]  # response id -> its concepts stored under the current extractor
+    images: dict[str, bytes | None]  # image sha256 -> its bytes (only where a metric looks at the image)
+
+
+@dataclass
+class BatchOutput:
+    """What computing a ``BatchJob`` gave: the rows to store in one transaction, this batch's report, and the new
+    cache entries it computed (a worker's; this process's go straight into ``Store.cache``)."""
+
+    ids: list[str]
+    scores: list[Score] = field(default_factory=list)
+    stats: list[dict[str, float] | None] = field(default_factory=list)
+    failures: list[tuple[str | None, str | None, str, str]] = field(default_factory=list)
+    report: ScoreReport = field(default_factory=ScoreReport)
+    cache_entries: list[tuple[str, str, Any]] = field(default_factory=list)
+    vectors: dict[str, dict[str, Any]] = field(default_factory=dict)  # model -> text -> vector
+
+
+@dataclass
+class StoreTask:
+    """What an engine that scores elsewhere needs to build its scorers: the pass's settings, metrics (names) and
+    extractor, the scorer built here, the responses to score (for CHAIR's whole-benchmark vocabulary)."""
+
+    store: "Store"
+    settings: Settings
+    metrics: Sequence[str | Metric]
+    extractor: "ConceptExtractor | None"
+    scorer: BatchScorer
+    todo: list[str]
+
+    def benchmarks(self) -> dict[str, list[Sample]]:
+        """Every sample of each benchmark the responses to score belong to, when a metric needs a whole benchmark
+        (each worker observes the same ones); else nothing."""
+        if not any(getattr(m, "needs_benchmark", False) for m in self.scorer.metrics):
+            return {}
+        names: set[str] = set()
+        for batch in iter_chunks(self.todo, 1000):
+            responses = self.store.get_responses(batch)
+            names |= {s.benchmark for s in self.store.get_samples(sorted({r.sample_id for r in responses.values()})
+                                                                  ).values()}
+        return {name: list(self.store.iter_samples(name)) for name in sorted(names)}
+
+
+def score_in_process(jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
+    """Each batch computed in this process, with the pass's own metrics and the store's cache."""
+    observed: set[str] = set()
+    for job in jobs:
+        observe_benchmarks(task.scorer.metrics, {s.benchmark for s in job.samples.values()},
+                           task.store.iter_samples, observed)
+        yield compute_batch(job, task.scorer)
+
+
+def read_batch(store: "Store", batch: list[str], scorer: BatchScorer, done: dict[str, set[str]]) -> BatchJob:
+    """The driver's read of one batch: its responses, samples, stored concepts and (where a metric looks) images."""
     responses = store.get_responses(batch)
     samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
-    observe_benchmarks(metrics, {s.benchmark for s in samples.values()},
-                        lambda name: store.iter_samples(name), observed)
-    scores: list[Score] = []
-    stats: list[dict[str, float] | None] = []
-    failures: list[tuple[str | None, str | None, str, str]] = []
+    wanted = {rid: [m.name for m in scorer.metrics if rid not in done[m.name]] for rid in batch}
+    concepts = {rid: ConceptSet.from_dict(s.evidence.get("concepts"))
+                for rid, s in store.get_scores_for(batch, CONCEPTS, scorer.concepts_key).items()}
+    images: dict[str, bytes | None] = {}
+    if any(needs_image(m) for m in scorer.metrics):
+        for sample in samples.values():
+            if sample.image_sha256 and sample.image_sha256 not in images:
+                found = store.get_image(sample.image_sha256)
+                images[sample.image_sha256] = found[0] if found else None
+    return BatchJob(list(batch), responses, samples, wanted, concepts, images)
+
+
+def compute_batch(job: BatchJob, scorer: BatchScorer) -> BatchOutput:
+    """Score one batch without the store: concept sets, scores, statistics and failures to write, and the report."""
+    out = BatchOutput(job.ids)
+    report = out.report
 
     def fail(response: Response, stage: str, error: str) -> None:
-        failures.append((response.run_id, response.sample_id, stage, error))
+        out.failures.append((response.run_id, response.sample_id, stage, error))
         report.note_failure(stage, response.id, error)
 
     units: list[Unit] = []
-    for rid in batch:
-        response = responses[rid]
+    by_name = {m.name: m for m in scorer.metrics}
+    for rid in job.ids:
+        response = job.responses[rid]
         report.responses_seen += 1
-        sample = samples.get(response.sample_id)
+        sample = job.samples.get(response.sample_id)
         if sample is None:
             fail(response, "score", f"sample {response.sample_id!r} is not in the store")
             continue
-        wanted = [m for m in metrics if rid not in done[m.name]]
-        units.append(Unit(rid, response.text, sample, None, wanted, dict(response.signals)))
-
-    def stored(ids: list[str]) -> dict[str, ConceptSet]:
-        return {rid: ConceptSet.from_dict(s.evidence.get("concepts"))
-                for rid, s in store.get_scores_for(ids, CONCEPTS, concepts_key).items()}
-
-    def image(sample: Sample) -> bytes | None:
-        found = store.get_image(sample.image_sha256) if sample.image_sha256 else None
-        return found[0] if found else None
-
-    outcomes = score_units(units, extractor, stored=stored, persist_concepts=False, images=image)
+        units.append(Unit(rid, response.text, sample, None, [by_name[n] for n in job.wanted[rid]],
+                          dict(response.signals)))
+    outcomes = score_units(units, scorer.extractor, stored=lambda ids: {i: job.concepts[i] for i in ids
+                                                                        if i in job.concepts},
+                           persist_concepts=False,
+                           images=lambda s: job.images.get(s.image_sha256) if s.image_sha256 else None)
     for unit, outcome in zip(units, outcomes):
         report.not_applicable.update(outcome.not_applicable.keys())
         if isinstance(outcome.concepts, BaseException):
-            fail(responses[unit.key], f"score:{CONCEPTS}",
+            fail(job.responses[unit.key], f"score:{CONCEPTS}",
                  error_text(outcome.concepts) + " (metrics skipped for this response)")
         elif outcome.extracted and outcome.concepts is not None:
-            scores.append(concept_score(unit.key, concepts_key, extractor.name, outcome.concepts))
-            stats.append(None)
+            out.scores.append(concept_score(unit.key, scorer.concepts_key, scorer.extractor.name, outcome.concepts))
+            out.stats.append(None)
             report.concepts_extracted += 1
-    for metric in metrics:
+    for metric in scorer.metrics:
         for unit, outcome in zip(units, outcomes):
             result = outcome.results.get(metric.name)
             if result is None:
                 continue
             if isinstance(result, BaseException):
-                fail(responses[unit.key], f"score:{metric.name}", error_text(result))
+                fail(job.responses[unit.key], f"score:{metric.name}", error_text(result))
                 continue
-            scores.append(Score(unit.key, metric.name, keys[metric.name], dict(result.values),
-                                dict(result.evidence), result.undefined_reason))
-            stats.append(dict(result.stats))
+            out.scores.append(Score(unit.key, metric.name, scorer.keys[metric.name], dict(result.values),
+                                    dict(result.evidence), result.undefined_reason))
+            out.stats.append(dict(result.stats))
             report.scored[metric.name] += 1
             if result.undefined_reason is not None:
                 report.undefined[metric.name] += 1
-    store.put_score_batch(scores, stats, failures)
+    return out
+
+
+def write_batch(store: "Store", output: BatchOutput, report: ScoreReport) -> None:
+    """The driver's write of one computed batch: the worker's new cache entries, then its rows in one transaction;
+    its counts added to the pass's ``report``."""
+    if output.cache_entries:
+        store.cache.put_many(output.cache_entries)
+    for model, vectors in output.vectors.items():
+        store.cache.put_vectors(model, vectors)
+    store.put_score_batch(output.scores, output.stats, output.failures)
+    report.add(output.report)

@@ -144,88 +144,165 @@ class _LineError(ValueError):
         self.record_id, self.error = record_id, error
 
 
+@dataclass
+class LineScorer:
+    """What scoring a chunk of lines needs: the extractor, the metrics, the results kept between runs (or None),
+    the folder image paths are read from."""
+
+    extractor: Any
+    metrics: list[Metric]
+    kept: KeptResults | None
+    image_root: Path | None
+
+
+@dataclass
+class LinesTask:
+    """What an engine scoring JSONL chunks elsewhere needs: the settings, metrics and extractor its workers build
+    from, the scorer built here, the whole benchmark CHAIR observes, whether results are kept (``--cache``)."""
+
+    settings: Settings
+    metrics: Sequence[Any]
+    extractor: Any
+    scorer: LineScorer
+    benchmarks: dict[str, list[Sample]]
+    keeps_results: bool
+
+
+@dataclass
+class LinesOutput:
+    """A chunk's output records (in line order), its report (counts, errors) and a worker's new cache entries."""
+
+    lines: list[dict[str, Any]]
+    report: JsonlReport
+    cache_entries: list[tuple[str, str, Any]] = field(default_factory=list)
+    vectors: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
 def score_records(records: Iterable[tuple[int, str]], settings: Settings, metrics: Sequence[str | Metric], *,
                   extractor: "ConceptExtractor | None" = None, batch_size: int | None = None,
                   report: JsonlReport | None = None, cache: "ScoringCache | None" = None,
-                  image_root: Path | None = None) -> Iterable[dict[str, Any]]:
+                  image_root: Path | None = None, engine: Any = None) -> Iterable[dict[str, Any]]:
     """Score ``(line number, JSON text)`` records; yields one output record per input line, a batch at a time.
 
     ``cache`` keeps concepts, phrase vectors, LLM answers and each line's results between runs (``KeptResults``: a
     line scored before under the same settings is read back). Without one they are kept for this run only, so
     each distinct text (a reference caption that several lines carry) is extracted and each question asked once.
     A line's ``image_path`` (for an image judge) is read relative to ``image_root`` (the input file's folder).
+    ``engine`` (a ``pipelines.engines.Engine``; None: this process) scores the chunks elsewhere (worker processes,
+    Ray actors): each worker is given the results this cache keeps for its chunk's lines and returns what it
+    computed, kept here; the output stays in line order.
     """
     keeps_results = cache is not None
     cache = cache if cache is not None else MemoryCache()
     parts = scoring_parts(settings, cache, extractor, None)
-    extractor = parts.extractor()
     resolved = resolve(metrics, parts)
-    kept = KeptResults.for_metrics(cache, resolved, extractor) if keeps_results else None
+    kept = KeptResults.for_metrics(cache, resolved, parts.extractor()) if keeps_results else None
+    scorer = LineScorer(parts.extractor(), resolved, kept, image_root)
     report = report if report is not None else JsonlReport()
+    benchmarks: dict[str, list[Sample]] = {}
     if any(getattr(m, "needs_benchmark", False) for m in resolved):
         # The lines of one input are one benchmark; its object names are known only once every line is read.
         records = list(records)
-        observe_benchmarks(resolved, [BENCHMARK], lambda _: _readable_samples(records), set())
+        benchmarks[BENCHMARK] = _readable_samples(records)
+        observe_benchmarks(resolved, [BENCHMARK], benchmarks.__getitem__, set())
     llm_before = all_stats()
-
-    for chunk in iter_chunks(records, batch_size or settings.scoring.batch_size):
-        results: dict[int, dict[str, Any]] = {}
-        units: list[tuple[int, dict[str, Any], Unit]] = []
-        pictures: dict[int, bytes | None] = {}  # by the sample object: two lines may share an id
-        for line_no, text in chunk:
-            report.lines += 1
-            try:
-                record, sample, given, image = _parse_line(line_no, text, image_root, [m.name for m in resolved])
-            except _LineError as exc:
-                message = f"line {line_no}" + (f" (id {exc.record_id!r})" if exc.record_id is not None else "") + \
-                          f": {exc.error}"
-                report.errors.append(message)
-                results[line_no] = {"line": line_no, "id": exc.record_id, "error": exc.error}
-                continue
-            pictures[id(sample)] = image
-            units.append((line_no, record, Unit(str(record["id"]), record["response"], sample, given, resolved,
-                                                record=record)))
-        outcomes = score_units([u for _, _, u in units], extractor, extract_all=True, kept=kept,
-                               images=lambda sample: pictures.get(id(sample)))
-        for (line_no, record, unit), outcome in zip(units, outcomes):
-            mentioned = outcome.concepts
-            where = f"line {line_no} (id {record['id']!r})"
-            if isinstance(mentioned, BaseException):
-                error = f"extraction: {llm_failure(mentioned) or f'failed: {mentioned}'}"
-                (report.llm_failures if llm_failure(mentioned) else report.errors).append(f"{where}: {error}")
-                results[line_no] = {"line": line_no, "id": record["id"], "error": error}
-                continue
-            extra = _passed_through(record, [m.name for m in resolved])
-            report.passed_through.update(extra)
-            out: dict[str, Any] = {"id": record["id"], **extra, "mentioned": mentioned.to_dict(),  # type: ignore[union-attr]
-                                   "evidence": {}}
-            for metric in resolved:
-                if metric.name in outcome.not_applicable:
-                    out[metric.name] = {"undefined_reason": outcome.not_applicable[metric.name]}
-                    continue
-                result = outcome.results[metric.name]
-                if isinstance(result, BaseException):
-                    out.setdefault("errors", {})[metric.name] = error_text(result)
-                    (report.llm_failures if llm_failure(result) else report.errors).append(
-                        f"{where}: {metric.name}: {error_text(result)}")
-                    continue
-                score = Score(unit.key, metric.name, "", dict(result.values), dict(result.evidence),
-                              result.undefined_reason)
-                out[metric.name] = _jsonl_numbers(metric, score)
-                out["evidence"][metric.name] = score.evidence
-            results[line_no] = out
-            report.scored += "errors" not in out
-        report.llm = stats_since(llm_before, all_stats())
-        for line_no, _ in chunk:
-            yield results[line_no]
+    chunks = iter_chunks(records, batch_size or settings.scoring.batch_size)
+    task = LinesTask(settings, metrics, extractor, scorer, benchmarks, keeps_results)
+    outputs = engine.score_lines(((chunk, kept_results(chunk, scorer)) for chunk in chunks), task) if engine \
+        else (score_lines(chunk, scorer) for chunk in chunks)  # this process: kept results read from its cache
+    try:
+        for output in outputs:
+            if output.cache_entries:
+                cache.put_many(output.cache_entries)
+            for model, vectors in output.vectors.items():
+                cache.put_vectors(model, vectors)
+            report.lines += output.report.lines
+            report.scored += output.report.scored
+            report.errors.extend(output.report.errors)
+            report.llm_failures.extend(output.report.llm_failures)
+            report.passed_through.update(output.report.passed_through)
+            report.llm = stats_since(llm_before, all_stats())
+            yield from output.lines
+    finally:
+        getattr(outputs, "close", lambda: None)()
     if report.passed_through:  # one warning per run
         report.warnings.append(f"fields no metric reads, passed through to the output lines as they are: "
                                f"{sorted(report.passed_through)}")
 
 
+def kept_results(chunk: list[tuple[int, str]], scorer: LineScorer) -> dict[str, Any]:
+    """The results ``scorer.kept`` holds for the lines of ``chunk`` (by key): what a worker is given to read back."""
+    if scorer.kept is None:
+        return {}
+    keys = []
+    for line_no, text in chunk:
+        try:
+            record, sample, given, _ = _parse_line(line_no, text, None, [m.name for m in scorer.metrics])
+        except _LineError:
+            continue
+        unit = Unit(str(record["id"]), record["response"], sample, given, scorer.metrics, record=record)
+        keys += [k for m in scorer.metrics if (k := scorer.kept.key(m, unit))]
+    return scorer.kept.cache.get_many(list(dict.fromkeys(keys))) if keys else {}
+
+
+def score_lines(chunk: list[tuple[int, str]], scorer: LineScorer) -> LinesOutput:
+    """Score one chunk of lines, without writing anything but ``scorer``'s cache: one output record per line."""
+    report = JsonlReport(warnings=[])
+    results: dict[int, dict[str, Any]] = {}
+    units: list[tuple[int, dict[str, Any], Unit]] = []
+    pictures: dict[int, bytes | None] = {}  # by the sample object: two lines may share an id
+    for line_no, text in chunk:
+        report.lines += 1
+        try:
+            record, sample, given, image = _parse_line(line_no, text, scorer.image_root,
+                                                       [m.name for m in scorer.metrics])
+        except _LineError as exc:
+            message = f"line {line_no}" + (f" (id {exc.record_id!r})" if exc.record_id is not None else "") + \
+                      f": {exc.error}"
+            report.errors.append(message)
+            results[line_no] = {"line": line_no, "id": exc.record_id, "error": exc.error}
+            continue
+        pictures[id(sample)] = image
+        units.append((line_no, record, Unit(str(record["id"]), record["response"], sample, given, scorer.metrics,
+                                            record=record)))
+    outcomes = score_units([u for _, _, u in units], scorer.extractor, extract_all=True, kept=scorer.kept,
+                           images=lambda sample: pictures.get(id(sample)))
+    for (line_no, record, unit), outcome in zip(units, outcomes):
+        results[line_no] = _line_output(line_no, record, unit, outcome, scorer.metrics, report)
+    return LinesOutput([results[line_no] for line_no, _ in chunk], report)
+
+
+def _line_output(line_no: int, record: dict[str, Any], unit: Unit, outcome: Any, metrics: list[Metric],
+                 report: JsonlReport) -> dict[str, Any]:
+    mentioned = outcome.concepts
+    where = f"line {line_no} (id {record['id']!r})"
+    if isinstance(mentioned, BaseException):
+        error = f"extraction: {llm_failure(mentioned) or f'failed: {mentioned}'}"
+        (report.llm_failures if llm_failure(mentioned) else report.errors).append(f"{where}: {error}")
+        return {"line": line_no, "id": record["id"], "error": error}
+    extra = _passed_through(record, [m.name for m in metrics])
+    report.passed_through.update(extra)
+    out: dict[str, Any] = {"id": record["id"], **extra, "mentioned": mentioned.to_dict(), "evidence": {}}
+    for metric in metrics:
+        if metric.name in outcome.not_applicable:
+            out[metric.name] = {"undefined_reason": outcome.not_applicable[metric.name]}
+            continue
+        result = outcome.results[metric.name]
+        if isinstance(result, BaseException):
+            out.setdefault("errors", {})[metric.name] = error_text(result)
+            (report.llm_failures if llm_failure(result) else report.errors).append(
+                f"{where}: {metric.name}: {error_text(result)}")
+            continue
+        score = Score(unit.key, metric.name, "", dict(result.values), dict(result.evidence), result.undefined_reason)
+        out[metric.name] = _jsonl_numbers(metric, score)
+        out["evidence"][metric.name] = score.evidence
+    report.scored += "errors" not in out
+    return out
+
+
 def score_jsonl(in_path: str | Path, out_path: str | Path, settings: Settings, metrics: Sequence[str | Metric], *,
                 extractor: "ConceptExtractor | None" = None, cache: "ScoringCache | None" = None,
-                progress: bool = False) -> JsonlReport:
+                progress: bool = False, engine: Any = None) -> JsonlReport:
     """Score a JSONL file line by line into another; a bad line gets an ``error`` record naming it.
 
     Lines are written (and flushed) as each batch finishes; ``progress`` shows the lines done on stderr.
@@ -236,13 +313,15 @@ def score_jsonl(in_path: str | Path, out_path: str | Path, settings: Settings, m
     report = JsonlReport()
     with open(in_path, encoding="utf-8") as src:
         total = sum(1 for line in src if line.strip())
+    if total <= settings.scoring.batch_size:
+        engine = None  # one chunk: no workers to start
     with open(in_path, encoding="utf-8") as src, open(out_path, "w", encoding="utf-8") as dst, \
             tqdm(total=total, desc="scoring", unit="line", disable=not progress, file=sys.stderr) as bar, \
             live_progress(bar) if progress else nullcontext():
         records = ((n, line) for n, line in enumerate(src, start=1) if line.strip())
         written = 0
         for out in score_records(records, settings, metrics, extractor=extractor, report=report, cache=cache,
-                                 image_root=in_path.resolve().parent):
+                                 image_root=in_path.resolve().parent, engine=engine):
             dst.write(json.dumps(out, ensure_ascii=False) + "\n")
             written += 1
             bar.update(1)

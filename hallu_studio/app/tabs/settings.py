@@ -70,6 +70,7 @@ EDITABLE: tuple[str, ...] = (
     "scoring.trihe_reference_threshold",
     "scoring.trihe_support_threshold", "scoring.trihe_top_k", "scoring.nli_threshold",
     "scoring.halfscore_match_threshold", "scoring.graph_grounding_threshold",
+    "scoring.workers",  # keys no score: how many processes the Run view's and first start's scoring use
 )
 
 

@@ -1,0 +1,139 @@
+"""Where the batches of a scoring pass are computed: in this process, in local worker processes, or on Ray actors.
+
+``score_store`` reads each batch from the store (``read_batch``: plain, picklable data), an engine computes it
+(``compute_batch``: no store) and the driver alone writes it (``write_batch``: one transaction per batch, as it
+arrives). So a run stays resumable whatever the engine, and a lost or stopped worker loses only batches not yet
+written, which the next pass (or, on Ray, the same one) scores again.
+
+A worker builds its models once (``workers.WorkerScorer``), from the pass's settings and metric names, with the
+config keys the driver computed and CHAIR's whole-benchmark vocabulary observed on the same samples as every other
+worker. Its cache is a ``RecordingCache`` in memory: what it computes (phrase vectors, LLM answers, the concepts of
+references) comes back with each batch and the driver writes it into the store's cache, for the next run. A stateless
+pass (``score --input``) sends chunks of lines instead, each with the results ``--cache`` keeps for its lines;
+their outputs come back in line order.
+
+Local workers are spawned (not forked: torch and its threads do not survive a fork), each with torch's threads set
+to its share of the cores, and ignore SIGINT: the driver, stopped by Ctrl-C or SIGTERM, terminates them and keeps
+what was written. ``engine_ray`` holds the Ray engine.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Iterable, Iterator, Protocol
+
+from .scoring import BatchJob, BatchOutput, StoreTask, score_in_process
+from .scoring_jsonl import LinesOutput, LinesTask, score_lines
+from .workers import LinesJob, WorkerScorer, WorkerSetup, machine_cores
+
+
+
+class Engine(Protocol):
+    """Computes a pass's batches (stored responses) or chunks (JSONL lines); yields each one's output as it is done,
+    the batches in any order, the chunks in input order. Closing the iterator stops the engine's workers."""
+
+    def score_batches(self, jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
+        ...
+
+    def score_lines(self, jobs: Iterable[LinesJob], task: "LinesTask") -> Iterator[LinesOutput]:
+        ...
+
+
+def worker_count(setting: int | None) -> int:
+    """``--workers`` / ``scoring.workers``: a count, or 0 (None) for one per core of this machine."""
+    if setting is not None and setting < 0:
+        raise ValueError(f"workers must be 0 (one per core) or more, not {setting}")
+    return setting or machine_cores()
+
+
+def make_engine(kind: str = "processes", workers: int | None = None, address: str | None = None) -> "Engine":
+    """The engine ``score --engine KIND --workers N`` names: ``processes`` (N local processes; one: this process)
+    or ``ray`` (N actors, default one per CPU of the cluster, at ``address`` or a local Ray)."""
+    if kind == "ray":
+        from .engine_ray import RayActors, import_ray
+
+        import_ray()  # missing: one line, before any work
+        return RayActors(workers or None, address)
+    if kind != "processes":
+        raise ValueError(f"unknown scoring engine {kind!r}; choose processes | ray")
+    if address is not None:
+        raise ValueError("--ray-address is for --engine ray")
+    count = worker_count(workers)
+    return InProcess() if count == 1 else LocalProcesses(count)
+
+
+class InProcess:
+    """Today's loop: each batch computed in this process, with the pass's own metrics and the store's cache."""
+
+    def score_batches(self, jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
+        return score_in_process(jobs, task)
+
+    def score_lines(self, jobs: Iterable[LinesJob], task: LinesTask) -> Iterator[LinesOutput]:
+        for chunk, _ in jobs:  # the kept results are read from this process's own cache
+            yield score_lines(chunk, task.scorer)
+
+
+_WORKER: WorkerScorer | None = None  # this worker process's scorer (``start_worker``)
+
+
+def start_worker(setup: WorkerSetup) -> None:
+    """A local worker process's start: SIGINT left to the driver (which terminates it), its models built."""
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER = WorkerScorer(setup)
+
+
+def score_in_worker(job: Any) -> Any:
+    assert _WORKER is not None, "start_worker runs first"
+    return _WORKER.score(job)
+
+
+class LocalProcesses:
+    """``workers`` spawned processes; at most two batches each in flight, so the driver's reads stay ahead."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def score_batches(self, jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
+        return self._map(jobs, WorkerSetup.of(task, self.workers), ordered=False)
+
+    def score_lines(self, jobs: Iterable[LinesJob], task: LinesTask) -> Iterator[LinesOutput]:
+        return self._map(jobs, WorkerSetup.of(task, self.workers), ordered=True)
+
+    def _map(self, jobs: Iterable[Any], setup: WorkerSetup, ordered: bool) -> Iterator[Any]:
+        pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=start_worker, initargs=(setup,))
+        complete = False
+        try:
+            waiting = iter(jobs)
+            pending: list[Future[Any]] = []
+            while True:
+                while len(pending) < 2 * self.workers and (job := next(waiting, None)) is not None:
+                    pending.append(pool.submit(score_in_worker, job))
+                if not pending:
+                    break
+                if ordered:  # the next in input order
+                    yield pending.pop(0).result()
+                    continue
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    pending.remove(future)
+                    yield future.result()
+            complete = True
+        finally:
+            stop_pool(pool, terminate=not complete)
+
+
+def stop_pool(pool: ProcessPoolExecutor, terminate: bool) -> None:
+    """Shut ``pool`` down; ``terminate``: its workers now, their unfinished batches dropped (scored next pass)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=not terminate, cancel_futures=True)
+    if terminate:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=10)
+

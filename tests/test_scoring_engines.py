@@ -1,0 +1,133 @@
+"""The scoring engines give the same scores: one process, local worker processes (``score --workers``) and Ray
+actors (``--engine ray``); a Ray actor killed mid-run loses only its unfinished batch, rescored in the same run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from synthetic_store import SYNTHETIC_CONFIG_KEY, fill_synthetic_store
+
+from hallu_studio.caching import RESULTS_NAMESPACE, MemoryCache
+from hallu_studio.config import Settings
+from hallu_studio.pipelines.engines import InProcess, LocalProcesses, make_engine, worker_count
+from hallu_studio.pipelines.scoring import score_store
+from hallu_studio.pipelines.scoring_jsonl import score_jsonl
+from hallu_studio.store import Store
+
+pytestmark = [pytest.mark.slow]
+
+METRICS = ["emd", "halfscore", "trihe", "chair"]
+
+
+def _scores(store: Store) -> dict[tuple[str, str], tuple]:
+    out = {}
+    for metric in METRICS + ["concepts"]:
+        for response, score in store.iter_scores(metric):
+            if score.config_key == SYNTHETIC_CONFIG_KEY:
+                continue
+            key = (response.id, metric)
+            assert key not in out, f"{key} scored twice"
+            out[key] = (score.config_key, score.values, score.evidence, score.undefined_reason)
+    return out
+
+
+def _scored(tmp_path, name: str, engine, **kw) -> tuple[dict, object]:
+    with Store(tmp_path / f"{name}.duckdb") as store:
+        fill_synthetic_store(store, n_samples=8)
+        report = score_store(store, Settings(), METRICS, progress=False, batch_size=3, engine=engine, **kw)
+        return _scores(store), report
+
+
+def test_worker_count_and_engine_choice():
+    assert worker_count(3) == 3 and worker_count(0) >= 1
+    assert isinstance(make_engine("processes", 1), InProcess)
+    assert isinstance(make_engine("processes", 2), LocalProcesses)
+    with pytest.raises(ValueError, match="unknown scoring engine"):
+        make_engine("threads", 2)
+    with pytest.raises(ValueError, match="at least|0 \\(one per core\\)"):
+        worker_count(-1)
+
+
+def test_two_worker_processes_score_exactly_as_one_process(tmp_path):
+    one, one_report = _scored(tmp_path, "one", InProcess())
+    two, two_report = _scored(tmp_path, "two", LocalProcesses(2))
+    assert one and one.keys() == two.keys()
+    for key in one:
+        assert one[key] == two[key], key
+    assert one_report.scored == two_report.scored and one_report.failed == two_report.failed
+
+
+def test_ray_actors_score_as_one_process_and_a_killed_actor_loses_nothing(tmp_path):
+    ray = pytest.importorskip("ray")
+    from hallu_studio.pipelines.engine_ray import RayActors
+
+    one, one_report = _scored(tmp_path, "one", InProcess())
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        engine = RayActors(2)
+        killed = []
+
+        def kill_one(done: int, total: int) -> None:  # after the first stored batch: an actor lost mid-run
+            if not killed:
+                killed.append(engine.actors[0])
+                ray.kill(engine.actors[0])
+
+        got, report = _scored(tmp_path, "ray", engine, on_progress=kill_one)
+    finally:
+        ray.shutdown()
+    assert killed and engine.replaced >= 1
+    assert report.responses_seen == one_report.responses_seen  # every batch written once: none doubled, none lost
+    assert one.keys() == got.keys()
+    for key in one:
+        assert one[key] == got[key], key
+
+
+def _lines(tmp_path, n: int = 10) -> Path:
+    path = tmp_path / "in.jsonl"
+    graph = {"objects": [{"id": "1", "name": "cat", "attributes": ["grey"]},
+                         {"id": "2", "name": "mat", "attributes": ["blue"]}, {"id": "3", "name": "dog"}],
+             "relations": [{"subject": "1", "predicate": "on", "object": "2"}]}
+    responses = ["A grey cat sits on a red mat next to a dog.", "A dog rides a bicycle past a tree.",
+                 "Two cats stand on a wooden table by the window."]
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"l{i}", "response": responses[i % 3] + f" There are {i} balls.",
+                                "scene_graph": graph}) + "\n")
+        f.write("{not json\n")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["processes", "ray"])
+def test_stateless_lines_through_workers_read_as_in_one_process(tmp_path, kind):
+    if kind == "ray":
+        pytest.importorskip("ray")
+    path = _lines(tmp_path)
+    settings = Settings()
+    settings.scoring.batch_size = 3
+    one = score_jsonl(path, tmp_path / "one.jsonl", settings, METRICS)
+    cache = MemoryCache()
+    engine = LocalProcesses(2) if kind == "processes" else make_engine("ray", 2)
+    two = score_jsonl(path, tmp_path / "two.jsonl", settings, METRICS, engine=engine, cache=cache)
+    one_lines, two_lines = [[json.loads(x) for x in (tmp_path / f"{n}.jsonl").read_text().splitlines()]
+                            for n in ("one", "two")]
+    assert one_lines == two_lines  # values and evidence, bit for bit (phrase vectors do not depend on their batch)
+    assert (one.lines, one.scored, len(one.errors)) == (two.lines, two.scored, len(two.errors)) == (11, 10, 1)
+    assert cache.values(RESULTS_NAMESPACE)  # what the workers computed is kept by the driver's cache
+
+
+def test_stateless_lines_through_workers_are_bit_identical(tmp_path):
+    path = _lines(tmp_path)
+    settings = Settings()
+    settings.scoring.batch_size = 3
+    score_jsonl(path, tmp_path / "one.jsonl", settings, METRICS)
+    score_jsonl(path, tmp_path / "two.jsonl", settings, METRICS, engine=LocalProcesses(2))
+    assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()
+
+
+def test_engine_ray_without_ray_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as where it is not installed
+    with pytest.raises(ValueError, match=r"pip install 'hallu-studio\[ray\]'"):
+        make_engine("ray", 2)
