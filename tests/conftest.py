@@ -9,7 +9,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 for _k, _v in {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
-               "TOKENIZERS_PARALLELISM": "false"}.items():
+               "TOKENIZERS_PARALLELISM": "false",
+               # The CLI and the app score on one worker process per core by default (scoring.workers = 0); the
+               # suite's small stores score in-process, as they did, so that each `score` and each app a test
+               # starts does not spawn workers that load the models again. test_scoring_engines and test_cli_stop
+               # ask for workers themselves.
+               "HALLU_STUDIO_WORKERS": "1"}.items():
     os.environ.setdefault(_k, _v)
 
 # ../shared beside the checkout; $HALLU_STUDIO_SHARED points elsewhere (a git worktree one level deeper).

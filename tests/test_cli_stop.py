@@ -22,8 +22,9 @@ pytestmark = [pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("stop,status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
-def test_score_stopped_mid_run_ends_in_one_line_with_the_store_saved(tmp_path, stop, status):
+@pytest.mark.parametrize("stop,status,workers", [(signal.SIGTERM, 143, "2"), (signal.SIGINT, 130, "1")],
+                         ids=["SIGTERM, two worker processes", "SIGINT, in-process"])
+def test_score_stopped_mid_run_ends_in_one_line_with_the_store_saved(tmp_path, stop, status, workers):
     db = tmp_path / "store" / "s.duckdb"
     db.parent.mkdir()
     with Store(db) as store:
@@ -31,7 +32,7 @@ def test_score_stopped_mid_run_ends_in_one_line_with_the_store_saved(tmp_path, s
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.Popen([sys.executable, "-u", "-m", "hallu_studio", "score", "--db", str(db), "--metrics",
-                             "emd,halfscore", "--batch-size", "1"], env=env, cwd=tmp_path,
+                             "emd,halfscore", "--batch-size", "1", "--workers", workers], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=interruptible)
     seen = ""
     try:
