@@ -8,7 +8,8 @@ calling Gradio's queued API (``/gradio_api/call/<name>``, what ``gradio_client``
 
 Each "key press" after a think time of 2-5 s (seeded per annotator) is one of:
 
-* rate the item on screen, then ask for the next one (70%): key-to-next-item is both calls together;
+* rate the item on screen and get the next one (70%): one call (``rate`` with ``then_next``), as the Annotate
+  view's key press stores the rating and shows the next item; key-to-next-item is that round trip;
 * skip to the next item (10%), undo the latest action (10%), write a note (10%): one call each.
 
 Per annotator count (``--annotators 10,25,50``), for ``--duration`` seconds each: p50 / p95 of the key-to-next-
@@ -177,9 +178,10 @@ def act(ann: Annotator, url: str, deadline: float, password: str) -> None:
                 if item is None:
                     item = call(session, "next_item", "unrated", 1, "", "", "")["response_id"]
                 elif roll < 0.7:
-                    out = call(session, "rate", item, rng.randint(1, 5), "", "")
+                    # the rating and the next item in one round trip, as the Annotate view's key press
+                    out = call(session, "rate", item, rng.randint(1, 5), "", "", True)
                     ann.acked[out["event_id"]] = "rating"
-                    item = call(session, "next_item", "unrated", 1, "", "", "")["response_id"]
+                    item = out["next"]["response_id"]
                 elif roll < 0.8:
                     item = call(session, "next_item", "unrated", 1, item, "", "")["response_id"]
                 elif roll < 0.9:

@@ -4,7 +4,8 @@ Timings are not asserted here (``benchmarks/bench_annotation_load.py`` measures 
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import pytest
 
@@ -32,9 +33,16 @@ class _CountingCursor:
 
 
 def _counting(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Count every statement the store runs: each of its calls takes its cursor from ``_using``."""
     statements: list[str] = []
-    plain = store._cursor
-    monkeypatch.setattr(store, "_cursor", lambda: _CountingCursor(plain(), statements))
+    plain = store._using
+
+    @contextmanager
+    def counted() -> Iterator[_CountingCursor]:
+        with plain() as cur:
+            yield _CountingCursor(cur, statements)
+
+    monkeypatch.setattr(store, "_using", counted)
     return statements
 
 
@@ -77,6 +85,7 @@ def test_an_action_runs_as_many_queries_on_100k_responses_as_on_200(stores, monk
     small = _statements_per_action(stores["small"], monkeypatch, "new-annotator")
     large = _statements_per_action(stores["large"], monkeypatch, "new-annotator")
     for action in small:
+        assert large[action], (action, "no statement counted: the counting missed the store's cursor")
         assert len(large[action]) == len(small[action]), (action, small[action], large[action])
         assert len(large[action]) <= 6, (action, large[action])  # a handful of keyed statements, no queue rebuild
 

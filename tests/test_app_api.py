@@ -81,6 +81,17 @@ def test_next_item_walks_the_queue_of_unrated_responses(app, client):
     assert second["remaining"] < first["remaining"] or second["remaining"] == first["remaining"] - 1
 
 
+def test_a_rating_can_bring_the_next_item_in_the_same_answer(app, client):
+    """One round trip a key press, as the Annotate view moves on after a rating: the next item is the one
+    next_item would give after that rating (never the item just rated)."""
+    store, ids, _ = app
+    first = client.predict("unrated", 1, "", "erin", api_name="/next_item")["response_id"]
+    out = client.predict(first, 3, "erin", "", True, api_name="/rate")
+    assert out["rating"] == 3 and out["next"]["response_id"] in ids and out["next"]["response_id"] != first
+    assert out["next"]["response_id"] == client.predict("unrated", 1, "", "erin", api_name="/next_item")["response_id"]
+    assert "next" not in client.predict(out["next"]["response_id"], 4, "erin", api_name="/rate")
+
+
 def test_bad_input_gets_a_clear_error(client, app):
     ids = app[1]
     with pytest.raises(Exception, match="not in the store"):

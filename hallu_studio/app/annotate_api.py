@@ -39,10 +39,19 @@ def register_api(ctx: AppContext) -> None:
 
     With sign-in on, ``annotator`` is ignored and the signed-in user is recorded.
     """
-    def rate(response_id: str, value: int, annotator: str = "", study: str = "", request: gr.Request = None) -> dict:
+    def rate(response_id: str, value: int, annotator: str = "", study: str = "", then_next: bool = False,
+             request: gr.Request = None) -> dict:
+        """``then_next``: the answer carries the annotator's next item too (``next``, as ``next_item`` gives it),
+        as the Annotate view moves on after a rating: one round trip a key press, not two."""
         who = _api_who(ctx, request, annotator)
-        # a script shows what its caller chose: the event says "api", not blind
-        return _guard(lambda: actions.rate(ctx, who, response_id, int(value), "api", study or None))
+
+        def rated() -> dict:
+            # a script shows what its caller chose: the event says "api", not blind
+            out = actions.rate(ctx, who, response_id, int(value), "api", study or None)
+            if then_next:
+                out["next"] = actions.next_item(ctx, who, "unrated", 1, None, study or None)
+            return out
+        return _guard(rated)
 
     def correct_triplet(response_id: str, triplet_index: int, verdict: str, reason: str = "", annotator: str = "",
                         request: gr.Request = None) -> dict:
