@@ -152,7 +152,8 @@ def _stretch(main: np.ndarray, aspect: float, pos: np.ndarray, rows: list[int]) 
     width, height = np.ptp(main[:, 0]), np.ptp(main[:, 1])
     if width <= 0 or height <= 0:
         return
-    factor = (aspect * height / width) ** 0.5
+    # at most twice or half: a chain drawn along a line is a line on purpose, not a round layout to reshape
+    factor = min(2.0, max(0.5, (aspect * height / width) ** 0.5))
     pos[rows, 0] *= factor
     pos[rows, 1] /= factor
 
