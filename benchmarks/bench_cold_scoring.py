@@ -354,8 +354,10 @@ def parts(args: argparse.Namespace) -> None:
 
 # --------------------------------------------------------------------------- the driver
 
-def _run(kind: str, result: Path, **options: Any) -> dict[str, Any]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), f"--{kind}", "--result", str(result)]
+def run_mode(kind: str, result: Path, script: str = __file__, **options: Any) -> dict[str, Any]:
+    """Run ``script`` (this one, or another bench that reuses its stage clock) in its ``--kind`` mode in a fresh
+    process, ``options`` as ``--key value`` (underscores as dashes), and read the JSON it writes to ``result``."""
+    cmd = [sys.executable, str(Path(script).resolve()), f"--{kind}", "--result", str(result)]
     for key, value in options.items():
         if value is not None:
             cmd += [f"--{key.replace('_', '-')}", str(value)]
@@ -503,7 +505,7 @@ def run_jobs(args: argparse.Namespace, folder: Path) -> None:
             out = folder / f"{job}.{len(outputs)}.out.jsonl"
             load = os.getloadavg()[0]
             given = as_landed_input(path) if name == "landed" else path
-            runs[name] = _run("worker", folder / f"{job}.{len(outputs)}.result.json", src=src, input=given,
+            runs[name] = run_mode("worker", folder / f"{job}.{len(outputs)}.result.json", src=src, input=given,
                               output=out, metrics=JOB_METRICS[job], cache=cache_file)
             runs[name]["load"] = (load, os.getloadavg()[0])
             outputs[name] = out
@@ -512,7 +514,7 @@ def run_jobs(args: argparse.Namespace, folder: Path) -> None:
             runs[name]["failed"] = failed
             print(f"  {job}: {name}: {runs[name]['wall']:.1f} s (load {load:.1f} -> {os.getloadavg()[0]:.1f})"
                   + (f"; {failed} of {n} lines FAILED (see {out})" if failed else ""), flush=True)
-        own = _run("parts", folder / f"{job}.parts.json", input=path, sample=args.sample)
+        own = run_mode("parts", folder / f"{job}.parts.json", input=path, sample=args.sample)
         report(job, n, runs, own)
         first = "landed" if "landed" in runs else None
         if first:

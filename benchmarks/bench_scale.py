@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cold_scoring import STAGES, StageClock, compare_outputs, install_stage_clock  # noqa: E402
+from bench_cold_scoring import STAGES, StageClock, compare_outputs, install_stage_clock, run_mode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("HALLU_STUDIO_SHARED") or ROOT.parent / "shared") / "datasets"
@@ -139,19 +139,6 @@ store.close()
     subprocess.run([sys.executable, "-c", code], env=env, cwd=src, check=True, capture_output=True)
 
 
-def _run(result: Path, **options: Any) -> dict[str, Any]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--result", str(result)]
-    for key, value in options.items():
-        if value is not None:
-            cmd += [f"--{key}", str(value)]
-    env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1")
-    env.pop("PYTHONPATH", None)
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if proc.returncode != 0 or not result.exists():
-        raise RuntimeError(f"worker failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return json.loads(result.read_text())
-
-
 def _rate(n: int, seconds: float) -> str:
     return "-" if seconds < 0.05 else f"{n / seconds:,.0f}" if n / seconds >= 100 else f"{n / seconds:,.1f}"
 
@@ -214,7 +201,7 @@ def main() -> None:
                     db = rows_folder / f"{tag}.duckdb"
                     db.unlink(missing_ok=True)
                     _cli(src, "import", "--format", "vlmevalkit", str(xlsx), "--db", str(db))
-                    options: dict[str, Any] = {"src": src, "workers-one": w}
+                    options: dict[str, Any] = {"src": src, "workers_one": w}
                     if path == "store":
                         options["db"] = db
                     else:
@@ -223,7 +210,7 @@ def main() -> None:
                             stateless_lines(db, src, lines)
                         options |= {"input": lines, "output": rows_folder / f"{tag}.out.jsonl"}
                     load = os.getloadavg()[0]
-                    got = _run(rows_folder / f"{tag}.result.json", **options)
+                    got = run_mode("worker", rows_folder / f"{tag}.result.json", script=__file__, **options)
                     rows.append({"version": name, "path": path, "workers": w, "n": n, **got})
                     print(f"  n={n:,} {name} {path} workers {w or 1}: {got['wall']:.1f} s, {n / got['wall']:.2f} "
                           f"responses/s (load {load:.1f} -> {os.getloadavg()[0]:.1f})", flush=True)
