@@ -136,3 +136,13 @@ class RecordingCache(MemoryCache):
             new, vectors = self._new, self._new_vectors
             self._new, self._new_vectors = [], {}
         return new, vectors
+
+
+def keep_drained(cache: ScoringCache, entries: Sequence[tuple[str, str, Any]],
+                 vectors: dict[str, dict[str, Sequence[float]]]) -> None:
+    """Write what a worker's ``RecordingCache.drain`` gave (entries, then vectors by model) into ``cache``: the
+    driver's, so the next run reads what the worker computed."""
+    if entries:
+        cache.put_many(entries)
+    for model, by_text in vectors.items():
+        cache.put_vectors(model, by_text)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from tqdm import tqdm
 
-from ..caching import RESULTS_NAMESPACE
+from ..caching import RESULTS_NAMESPACE, keep_drained
 from ..components import Components
 from ..config import Settings
 from ..extraction.cached import CachedExtractor
@@ -477,9 +477,6 @@ def compute_batch(job: BatchJob, scorer: BatchScorer) -> BatchOutput:
 def write_batch(store: "Store", output: BatchOutput, report: ScoreReport) -> None:
     """The driver's write of one computed batch: the worker's new cache entries, then its rows in one transaction;
     its counts added to the pass's ``report``."""
-    if output.cache_entries:
-        store.cache.put_many(output.cache_entries)
-    for model, vectors in output.vectors.items():
-        store.cache.put_vectors(model, vectors)
+    keep_drained(store.cache, output.cache_entries, output.vectors)
     store.put_score_batch(output.scores, output.stats, output.failures)
     report.add(output.report)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from tqdm import tqdm
 
-from ..caching import MemoryCache
+from ..caching import MemoryCache, keep_drained
 from ..config import Settings
 from ..importers.jsonl import SCORING_KEYS, extra_fields, sample_from_record
 from ..importers.reading import json_record
@@ -212,10 +212,7 @@ def score_records(records: Iterable[tuple[int, str]], settings: Settings, metric
         else (score_lines(chunk, scorer) for chunk in chunks)  # this process: kept results read from its cache
     try:
         for output in outputs:
-            if output.cache_entries:
-                cache.put_many(output.cache_entries)
-            for model, vectors in output.vectors.items():
-                cache.put_vectors(model, vectors)
+            keep_drained(cache, output.cache_entries, output.vectors)
             report.lines += output.report.lines
             report.scored += output.report.scored
             report.errors.extend(output.report.errors)
