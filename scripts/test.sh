@@ -19,4 +19,7 @@ fi
 python -m pip install -q -e '.[test,ray]'
 
 export GRADIO_ANALYTICS_ENABLED=False HF_HUB_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
-python -m pytest "$@"
+# One pytest process per core (pytest-xdist), a test file's tests together (its module fixtures are built once):
+# much of the suite waits on subprocesses, browsers and servers, so 2 processes on 2 cores take ~10 min, not ~16.
+# HALLU_STUDIO_TEST_PROCESSES=0 runs them in this one process.
+python -m pytest -n "${HALLU_STUDIO_TEST_PROCESSES:-auto}" --dist loadfile "$@"

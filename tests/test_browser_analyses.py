@@ -81,7 +81,7 @@ def _choose(page, label: str) -> None:
     page.locator("#study-analysis-name input").first.click()
     page.locator("ul[role=listbox] li", has_text=label).first.click()
     page.wait_for_function("(label) => document.querySelector('#study-analysis-name input')?.value === label",
-                           arg=label, timeout=10_000)
+                           arg=label, timeout=90_000)
 
 
 def _plot_image(page, previous: str | None) -> str:
@@ -90,7 +90,7 @@ def _plot_image(page, previous: str | None) -> str:
         """(previous) => {
             const img = document.querySelector('#study-analysis-plot img');
             return img && img.complete && img.naturalWidth > 0 && img.getAttribute('src') !== previous;
-        }""", arg=previous, timeout=60_000)
+        }""", arg=previous, timeout=180_000)
     img = page.locator("#study-analysis-plot img").first
     box = img.bounding_box()
     assert box and box["width"] > 200 and box["height"] > 100, box
@@ -105,7 +105,7 @@ def _run(page, label: str, previous: str | None) -> tuple[int, str, str]:
     page.wait_for_function(
         "(title) => document.querySelector('#study-analysis-table h4')?.innerText === title "
         "|| document.querySelector('#study-analysis-table .hs-error')",
-        arg=title, timeout=60_000)
+        arg=title, timeout=180_000)
     panel = page.locator("#study-analysis-table")
     errors = panel.locator(".hs-error")
     assert errors.count() == 0, f"{name}: {errors.first.inner_text()}"
@@ -120,7 +120,7 @@ def test_every_analysis_runs_in_the_study_view(analyses_app, browser):  # noqa: 
     _, url = analyses_app
     page = _open(browser, url, set())
     _tab(page, "Study")
-    page.wait_for_selector("#study-analysis-run", timeout=15_000)
+    page.wait_for_selector("#study-analysis-run", timeout=45_000)
     ARTIFACTS.mkdir(exist_ok=True)
     previous: str | None = None
     empty = []

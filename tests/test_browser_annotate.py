@@ -52,14 +52,14 @@ def test_twenty_key_presses_rate_twenty_mixed_items_and_a_reload_comes_back(app)
         page.get_by_role("tab", name="Annotate").click()
         page.locator("#annotator-name textarea, #annotator-name input").first.fill("ria")
         page.click("#ann-start")
-        page.wait_for_function(f"{RID}.startsWith('resp-')", timeout=30_000)
+        page.wait_for_function(f"{RID}.startsWith('resp-')", timeout=90_000)
         page.locator("#hs-title").click()  # focus leaves the text fields
         shown = []
         for k in range(20):
             rid = page.evaluate(RID)
             shown.append(rid)
             page.keyboard.press(str(1 + k % 5))
-            page.wait_for_function(f"{RID} !== '{rid}'", timeout=30_000)
+            page.wait_for_function(f"{RID} !== '{rid}'", timeout=90_000)
             assert len(store.list_events(annotator="ria", kind="rating")) == k + 1  # one press, one rating
         ratings = store.list_events(annotator="ria", kind="rating")
         assert [(e.response_id, e.value) for e in ratings] == [(r, 1 + k % 5) for k, r in enumerate(shown)]
@@ -69,13 +69,13 @@ def test_twenty_key_presses_rate_twenty_mixed_items_and_a_reload_comes_back(app)
         assert all(a.run_id != b.run_id for a, b in zip(responses, responses[1:]))  # models take turns
 
         page.keyboard.press("u")
-        page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('undid')", timeout=30_000)
+        page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('undid')", timeout=90_000)
         status = page.locator("#ann-status").inner_text()
         assert "undid your rating 5 of" in status and samples[-1].image_key in status and "not the one" in status
         assert not any(m in status for m in MODELS)  # rating blind: the message does not name the model
         page.screenshot(path=str(ARTIFACTS / "annotate-undo.png"))
         on_screen = page.evaluate(RID)
         page.reload()
-        page.wait_for_function(f"{RID} === '{on_screen}'", timeout=30_000)
+        page.wait_for_function(f"{RID} === '{on_screen}'", timeout=90_000)
         assert page.locator("#ann-rating-box").is_visible()  # the Annotate tab, not the Overview
         browser.close()

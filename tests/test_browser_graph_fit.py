@@ -86,20 +86,20 @@ def test_dense_graphs_fit_their_panels_at_1400_by_900(dense_app, browser):
     url, response_id = dense_app
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(url)
-    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=60_000)
+    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=180_000)
     page.get_by_role("tab", name="Inspect").click()
     box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
     box.fill(response_id)
     box.press("Enter")
     page.wait_for_function(f"document.querySelector('#inspect-header')?.innerText.includes('{response_id}')",
-                           timeout=30_000)
+                           timeout=90_000)
     seen = {}
     for graph in ("#inspect-ref-graph", "#inspect-resp-graph"):
         frame = page.locator(f"{graph} iframe").element_handle().content_frame()
         frame.wait_for_function("typeof network !== 'undefined' && network.body.nodeIndices.length > 0",
-                                timeout=30_000)
+                                timeout=90_000)
         try:  # drawn, then fitted: under load that takes longer than a fixed pause
-            frame.wait_for_function(f"({FITTED})().outside.length === 0", timeout=15_000, polling=250)
+            frame.wait_for_function(f"({FITTED})().outside.length === 0", timeout=45_000, polling=250)
         except Exception:  # noqa: BLE001 - the assertions below say what was seen
             pass
         seen[graph] = frame.evaluate(FITTED)

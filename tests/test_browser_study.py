@@ -110,14 +110,14 @@ def test_rating_a_blind_study_shows_no_verdict_score_or_model_and_records_the_mo
     store, url, _ = app
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(url)
-    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=60_000)
+    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=180_000)
     _tab(page, "Annotate")
     page.locator("#annotator-name textarea, #annotator-name input").first.fill("cleo")
     page.locator("#ann-study input").first.click()
     page.get_by_role("option", name="pilot (blind, 60 responses)").click()
     page.click("#ann-start")
     page.wait_for_function("document.querySelector('#ann-response-id textarea, #ann-response-id input')"
-                           "?.value.startsWith('resp-')", timeout=30_000)
+                           "?.value.startsWith('resp-')", timeout=90_000)
     rid = _value(page, "ann-response-id")
     area = _annotate_area(page)
     text = page.locator("#tab-annotate").inner_text()
@@ -145,7 +145,7 @@ def test_rating_a_blind_study_shows_no_verdict_score_or_model_and_records_the_mo
     page.locator("#hs-title").click()
     page.keyboard.press("4")  # rates, and moves on to the next item of the study
     page.wait_for_function(f"document.querySelector('#ann-response-id textarea, #ann-response-id input')"
-                           f"?.value !== '{rid}'", timeout=30_000)
+                           f"?.value !== '{rid}'", timeout=90_000)
     rating = [e for e in store.list_events(annotator="cleo", kind="rating")]
     assert [(e.response_id, e.value, e.meta) for e in rating] == [(rid, 4, {"mode": "blind", "study": "pilot"})]
     exported = [r for r in store.export_rows("judgments") if r["annotator"] == "cleo"]
@@ -156,25 +156,25 @@ def test_rating_a_blind_study_shows_no_verdict_score_or_model_and_records_the_mo
     # the name and the place survive a reload
     second = _value(page, "ann-response-id")
     page.reload()
-    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=60_000)
+    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=180_000)
     _tab(page, "Annotate")
     page.wait_for_function(f"document.querySelector('#ann-response-id textarea, #ann-response-id input')"
-                           f"?.value === '{second}'", timeout=30_000)
+                           f"?.value === '{second}'", timeout=90_000)
     assert _value(page, "annotator-name") == "cleo"
     assert "pilot" in page.locator("#ann-study input").first.input_value()
     page.locator("#hs-title").click()
     page.keyboard.press("k")  # the history came back too
-    page.wait_for_selector("#ann-item .hs-your-rating[data-rating='4']", timeout=30_000)
+    page.wait_for_selector("#ann-item .hs-your-rating[data-rating='4']", timeout=90_000)
     assert _value(page, "ann-response-id") == rid
 
     # correcting shows the verdicts, and a rating after that is recorded as unblinded
     page.locator("#ann-task label", has_text="correct the judges").click()
-    page.wait_for_selector("#ann-verdicts .hs-verdicts", timeout=30_000)
+    page.wait_for_selector("#ann-verdicts .hs-verdicts", timeout=90_000)
     page.locator("#ann-task label", has_text="rate 1–5").click()
-    page.wait_for_function("!document.querySelector('#ann-verdicts .hs-verdicts')", timeout=30_000)
+    page.wait_for_function("!document.querySelector('#ann-verdicts .hs-verdicts')", timeout=90_000)
     page.locator("#hs-title").click()
     page.keyboard.press("2")
-    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('rated 2')", timeout=30_000)
+    page.wait_for_function("document.querySelector('#ann-status')?.innerText.includes('rated 2')", timeout=90_000)
     latest = store.list_events(annotator="cleo", kind="rating")[-1]
     assert (latest.value, latest.meta) == (2, {"mode": "unblinded", "study": "pilot"})
     page.close()
@@ -188,7 +188,7 @@ def test_study_view_shows_each_studys_agreement_and_progress_and_the_sources(app
     assert not math.isnan(alpha)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(url)
-    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=60_000)
+    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=180_000)
     _tab(page, "Study")
     page.wait_for_selector("#study-studies table", timeout=120_000)
     studies = page.locator("#study-studies").inner_text()
@@ -208,13 +208,13 @@ def test_study_view_shows_each_studys_agreement_and_progress_and_the_sources(app
     page.locator("#study-which input").first.click()
     page.get_by_role("option", name="rated", exact=True).click()
     page.wait_for_function("document.querySelector('#study-agreement')?.innerText.includes('study rated')",
-                           timeout=60_000)
+                           timeout=180_000)
     assert "24" in page.locator("#study-agreement").inner_text()
 
     page.locator("#study-source input").first.click()
     page.get_by_role("option", name="imported: outside-study (5 judgements)").click()
     page.wait_for_function("document.querySelector('#study-coverage')?.innerText.includes('Imported from')",
-                           timeout=60_000)
+                           timeout=180_000)
     assert "rating (5) → correlations and agreement" in page.locator("#study-coverage").inner_text()
     page.close()
 
@@ -243,16 +243,16 @@ def test_inspect_graphs_colour_each_attribute_by_its_verdict_and_overlap_nowhere
     store, url, flag_id = app
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(url)
-    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=60_000)
+    page.wait_for_selector("#overview-leaderboard", state="attached", timeout=180_000)
     _tab(page, "Inspect")
     box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
     box.fill(flag_id)
     box.press("Enter")
     page.wait_for_function(f"document.querySelector('#inspect-header')?.innerText.includes('{flag_id}')",
-                           timeout=30_000)
+                           timeout=90_000)
     frames = {}
     for graph in ("#inspect-ref-graph", "#inspect-resp-graph"):
-        page.frame_locator(f"{graph} iframe").locator("canvas").first.wait_for(timeout=30_000)
+        page.frame_locator(f"{graph} iframe").locator("canvas").first.wait_for(timeout=90_000)
     page.wait_for_timeout(1000)
     for frame in page.frames:
         if frame is page.main_frame:

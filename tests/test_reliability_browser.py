@@ -110,7 +110,7 @@ def test_hostile_data_and_hostile_typing_run_nothing_and_fetch_nothing(hostile_a
             dialogs: list[str] = []
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(url)
-            page.wait_for_selector("#overview-leaderboard table", state="attached", timeout=30_000)
+            page.wait_for_selector("#overview-leaderboard table", state="attached", timeout=90_000)
             for name in TABS:
                 page.get_by_role("tab", name=name).click()
                 page.wait_for_timeout(500)
@@ -128,7 +128,7 @@ def test_hostile_data_and_hostile_typing_run_nothing_and_fetch_nothing(hostile_a
                     _choose(page, "browse-saved-views", "hsxss")
                     page.click("#browse-load-view")
                     page.wait_for_function("document.querySelector('#browse-status')?.innerText.startsWith('view ')",
-                                           timeout=15_000)
+                                           timeout=45_000)
                     watch.check(page, "Browse, a saved view with a hostile name")
                     assert "![x](http:\\\\evil.example\\md.png)" in page.locator("#browse-status").inner_text()
                     page.screenshot(path=str(ARTIFACTS / "xss-browse-view.png"))
@@ -137,7 +137,7 @@ def test_hostile_data_and_hostile_typing_run_nothing_and_fetch_nothing(hostile_a
                     box.fill(ids["response"])
                     box.press("Enter")
                     _wait_text(page, "#inspect-text", "onerror")
-                    page.frame_locator("#inspect-resp-graph iframe").locator("canvas").first.wait_for(timeout=15_000)
+                    page.frame_locator("#inspect-resp-graph iframe").locator("canvas").first.wait_for(timeout=45_000)
                     _choose(page, "inspect-compare-choice")
                     _wait_text(page, "#inspect-compare", "dog")
                     _field(page, "prefer-name").fill(TYPED)
@@ -149,14 +149,14 @@ def test_hostile_data_and_hostile_typing_run_nothing_and_fetch_nothing(hostile_a
                     _field(page, "annotator-name").fill(TYPED)
                     page.click("#ann-start")
                     page.wait_for_function("document.querySelector('#ann-response-id textarea, "
-                                           "#ann-response-id input')?.value.startsWith('resp-')", timeout=15_000)
+                                           "#ann-response-id input')?.value.startsWith('resp-')", timeout=45_000)
                     page.locator("#ann-advance input").uncheck()  # the correction below is of the rated item
                     page.click("#rate-3")
                     _wait_text(page, "#ann-status", "rated")
                     assert REMOTE in page.locator("#ann-status").inner_text()  # the name, as text
                     # correcting is its own task, which shows the (hostile) verdicts
                     page.locator("#ann-task label", has_text="correct the judges").click()
-                    page.wait_for_selector("#ann-triplet input", state="visible", timeout=15_000)
+                    page.wait_for_selector("#ann-triplet input", state="visible", timeout=45_000)
                     _choose(page, "ann-triplet")
                     page.locator("#ann-verdict label", has_text="supported").click()
                     _field(page, "ann-reason").fill(XSS)
@@ -168,11 +168,11 @@ def test_hostile_data_and_hostile_typing_run_nothing_and_fetch_nothing(hostile_a
                     page.screenshot(path=str(ARTIFACTS / "xss-annotate.png"))
                 if name == "Study":
                     page.click("#study-compute")
-                    page.wait_for_selector("#study-agreement table", timeout=20_000)
+                    page.wait_for_selector("#study-agreement table", timeout=180_000)
                     _field(page, "study-analysis-runs").fill(XSS_NO_SLASH)
                     page.click("#study-analysis-run")
                     page.wait_for_function("document.querySelector('#study-analysis-table')?.innerText.trim()",
-                                           timeout=30_000)
+                                           timeout=90_000)
                 if name == "Run":
                     _choose(page, "run-benchmark")
                     page.get_by_label("model specs", exact=False).fill(XSS)
@@ -183,9 +183,9 @@ def test_hostile_data_and_hostile_typing_run_nothing_and_fetch_nothing(hostile_a
             # views by link: the hostile names (refused: the page says so) and an escaped unknown name
             for name in (REMOTE, XSS_NO_SLASH, XSS, "no-such-view"):
                 page.goto(url.rstrip("/") + "/?view=" + quote(name, safe=""))
-                page.wait_for_selector("#browse-table", timeout=15_000)
+                page.wait_for_selector("#browse-table", timeout=45_000)
                 page.wait_for_function("document.querySelector('#browse-status')?.innerText.includes('showing')",
-                                       timeout=15_000)
+                                       timeout=45_000)
                 page.wait_for_timeout(500)
                 watch.check(page, f"?view={name}")
             assert not dialogs

@@ -41,6 +41,12 @@ def _scored(tmp_path, name: str, engine, **kw) -> tuple[dict, object]:
         return _scores(store), report
 
 
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory) -> tuple[dict, object]:
+    """The scores and report of one process, which every engine is compared with (computed once)."""
+    return _scored(tmp_path_factory.mktemp("one"), "one", InProcess())
+
+
 def test_worker_count_and_engine_choice():
     assert worker_count(3) == 3 and worker_count(0) >= 1
     assert isinstance(make_engine("processes", 1), InProcess)
@@ -51,8 +57,8 @@ def test_worker_count_and_engine_choice():
         worker_count(-1)
 
 
-def test_two_worker_processes_score_exactly_as_one_process(tmp_path):
-    one, one_report = _scored(tmp_path, "one", InProcess())
+def test_two_worker_processes_score_exactly_as_one_process(tmp_path, in_process):
+    one, one_report = in_process
     two, two_report = _scored(tmp_path, "two", LocalProcesses(2))
     assert one and one.keys() == two.keys()
     for key in one:
@@ -60,11 +66,11 @@ def test_two_worker_processes_score_exactly_as_one_process(tmp_path):
     assert one_report.scored == two_report.scored and one_report.failed == two_report.failed
 
 
-def test_ray_actors_score_as_one_process_and_a_killed_actor_loses_nothing(tmp_path):
+def test_ray_actors_score_as_one_process_and_a_killed_actor_loses_nothing(tmp_path, in_process):
     ray = pytest.importorskip("ray")
     from hallu_studio.pipelines.engine_ray import RayActors
 
-    one, one_report = _scored(tmp_path, "one", InProcess())
+    one, one_report = in_process
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         engine = RayActors(2)
@@ -100,31 +106,33 @@ def _lines(tmp_path, n: int = 10) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def lines_in_one_process(tmp_path_factory) -> tuple[Path, str, object]:
+    """Ten JSONL lines and a broken one, scored statelessly by one process: (input, output text, report)."""
+    folder = tmp_path_factory.mktemp("lines")
+    path = _lines(folder)
+    report = score_jsonl(path, folder / "one.jsonl", _lines_settings(), METRICS)
+    return path, (folder / "one.jsonl").read_text(), report
+
+
+def _lines_settings() -> Settings:
+    settings = Settings()
+    settings.scoring.batch_size = 3
+    return settings
+
+
 @pytest.mark.parametrize("kind", ["processes", "ray"])
-def test_stateless_lines_through_workers_read_as_in_one_process(tmp_path, kind):
+def test_stateless_lines_through_workers_are_bit_identical_to_one_process(tmp_path, kind, lines_in_one_process):
     if kind == "ray":
         pytest.importorskip("ray")
-    path = _lines(tmp_path)
-    settings = Settings()
-    settings.scoring.batch_size = 3
-    one = score_jsonl(path, tmp_path / "one.jsonl", settings, METRICS)
+    path, one_text, one = lines_in_one_process
     cache = MemoryCache()
     engine = LocalProcesses(2) if kind == "processes" else make_engine("ray", 2)
-    two = score_jsonl(path, tmp_path / "two.jsonl", settings, METRICS, engine=engine, cache=cache)
-    one_lines, two_lines = [[json.loads(x) for x in (tmp_path / f"{n}.jsonl").read_text().splitlines()]
-                            for n in ("one", "two")]
-    assert one_lines == two_lines  # values and evidence, bit for bit (phrase vectors do not depend on their batch)
+    two = score_jsonl(path, tmp_path / "two.jsonl", _lines_settings(), METRICS, engine=engine, cache=cache)
+    # values and evidence, bit for bit (phrase vectors do not depend on their batch), in the input's line order
+    assert (tmp_path / "two.jsonl").read_text() == one_text
     assert (one.lines, one.scored, len(one.errors)) == (two.lines, two.scored, len(two.errors)) == (11, 10, 1)
     assert cache.values(RESULTS_NAMESPACE)  # what the workers computed is kept by the driver's cache
-
-
-def test_stateless_lines_through_workers_are_bit_identical(tmp_path):
-    path = _lines(tmp_path)
-    settings = Settings()
-    settings.scoring.batch_size = 3
-    score_jsonl(path, tmp_path / "one.jsonl", settings, METRICS)
-    score_jsonl(path, tmp_path / "two.jsonl", settings, METRICS, engine=LocalProcesses(2))
-    assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()
 
 
 def test_engine_ray_without_ray_says_how_to_install_it(monkeypatch):

@@ -137,26 +137,29 @@ def score_everything(store: Store, settings: Settings, metrics: Sequence[str] | 
     benchmark where the store names one (``DEMO_BENCHMARK_KEY``), else of the whole store; with ``metrics``, or the
     demo's (``demo_metrics``).
 
-    A set ``cancel`` ends either pass at its next batch (``Stopped``); the scored batches stay."""
+    A set ``cancel`` ends either pass at its next batch (``Stopped``); the scored batches stay.
+
+    The slice is scored in this process whatever ``scoring.workers`` says: it is small, the app has already loaded
+    the scoring models here, and a spawned worker needs 15-20 s to load its own (the ranked numbers waited for that,
+    31 s on CI's machine). The rest goes through the engine of ``score --workers`` (Settings: scoring.workers)."""
     from ..metrics.registry import make_extractor, make_metrics
     from ..pipelines.engines import InProcess, make_engine
     from ..pipelines.scoring import score_store
 
-    engine = make_engine("processes", settings.scoring.workers)  # Settings' scoring.workers, as `score --workers`
     names = list(metrics or demo_metrics())
-    if isinstance(engine, InProcess):  # built once for both passes: models and phrase caches carry over
-        extractor = make_extractor(settings, store.cache)
-        built: list[Any] = make_metrics(names, settings, store.cache, extractor)
-    else:  # each worker builds its own from the settings and the names
-        extractor, built = None, names
+    extractor = make_extractor(settings, store.cache)
+    built: list[Any] = make_metrics(names, settings, store.cache, extractor)
     benchmark = store.get_meta(DEMO_BENCHMARK_KEY)
     first = stratified_slice(store, benchmark=benchmark)
     report = score_store(store, settings, built, progress=False, extractor=extractor, only=first, cancel=cancel,
-                         on_progress=progress.step("slice", len(first)) if progress else None, engine=engine)
+                         on_progress=progress.step("slice", len(first)) if progress else None, engine=InProcess())
     log.info("scoring, first slice of %d responses: %s", len(first), report.summary())
     if report.stopped_early:
         raise Stopped("scoring stopped after the first slice's stored batches")
     rest = store.response_ids(benchmark=benchmark) if benchmark else None
+    engine = make_engine("processes", settings.scoring.workers)
+    if not isinstance(engine, InProcess):  # each worker builds its own from the settings and the names
+        extractor, built = None, names
     report = score_store(store, settings, built, progress=True, extractor=extractor, cancel=cancel, only=rest,
                          on_progress=progress.step("rest") if progress else None, engine=engine)
     log.info("scoring: %s", report.summary())

@@ -13,7 +13,7 @@ pass (``score --input``) sends chunks of lines instead, each with the results ``
 their outputs come back in line order.
 
 Local workers are spawned (not forked: torch and its threads do not survive a fork), each with torch's threads set
-to its share of the cores, and ignore SIGINT: the driver, stopped by Ctrl-C or SIGTERM, terminates them and keeps
+to its share of the cores, and ignore SIGINT and SIGTERM: the driver, stopped by either, kills them and keeps
 what was written. ``engine_ray`` holds the Ray engine.
 """
 
@@ -79,9 +79,14 @@ _WORKER: WorkerScorer | None = None  # this worker process's scorer (``start_wor
 
 
 def start_worker(setup: WorkerSetup) -> None:
-    """A local worker process's start: SIGINT left to the driver (which terminates it), its models built."""
+    """A local worker process's start: stopping left to the driver (which kills it), its models built.
+
+    Both signals are ignored because they reach the whole process group, not only the driver: Ctrl-C in a
+    terminal, ``timeout``, and a service manager's stop (systemd's default KillMode). A worker that died of
+    one first would break the pool, and the driver would report the broken pool instead of the stop."""
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _WORKER = WorkerScorer(setup)
 
 
@@ -133,7 +138,7 @@ def stop_pool(pool: ProcessPoolExecutor, terminate: bool) -> None:
     if terminate:
         for process in processes:
             if process.is_alive():
-                process.terminate()
+                process.kill()  # SIGTERM is ignored (start_worker); a worker holds nothing to save
         for process in processes:
             process.join(timeout=10)
 
