@@ -3,8 +3,11 @@
 Starts the app itself on a free loopback port (``--no-bootstrap``, sign-in with one user per annotator) on a
 copy of a store built once from the embedded sample benchmark and two probe runs (2,192 responses; cached
 under ``--cache-dir``), or points at ``--url`` (loopback only; the annotators must then exist there with
-password ``--password``). Each annotator is a thread with its own HTTP session (signed in through ``/login``)
-calling Gradio's queued API (``/gradio_api/call/<name>``, what ``gradio_client`` and the page's queue use).
+password ``--password``). Each annotator is a thread with its own HTTP session (signed in through ``/login``,
+one ``session_hash`` per session, as ``gradio_client`` and the page send it) calling the API by ``--protocol``:
+``direct``, one POST to ``/gradio_api/run/<name>`` answered with the result; ``queue``, Gradio's queued API
+(``/gradio_api/call/<name>`` and its result stream, what ``gradio_client`` uses). Both by default, one load after
+the other, with the ratio; each load reports the CPU an action cost the app and the load generator.
 
 Each "key press" after a think time of 2-5 s (seeded per annotator) is one of:
 
@@ -38,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,9 +133,24 @@ class ApiError(RuntimeError):
     pass
 
 
-def call(session: httpx.Client, name: str, *data: Any) -> Any:
-    """One queued API call, as ``gradio_client`` makes it: join the queue, then read the result stream."""
-    joined = session.post(f"/gradio_api/call/{name}", json={"data": list(data)})
+def call_api(session: httpx.Client, name: str, *data: Any, protocol: str = "direct",
+             session_hash: str | None = None) -> Any:
+    """One API call. ``direct``: one POST to ``/gradio_api/run/<name>`` answered with the result (what a script,
+    or a Label Studio user's client, does). ``queue``: as ``gradio_client`` makes it, join the queue, then read the
+    result stream (two requests).
+
+    ``session_hash`` names the client's session, as ``gradio_client`` and the page send it: Gradio builds a
+    session's state (the config of every block of the app, ~30 ms here) once per session, and for a call without
+    one, on every call."""
+    body = {"data": list(data), "session_hash": session_hash}
+    if protocol == "direct":
+        answer = session.post(f"/gradio_api/run/{name}", json=body)
+        payload = answer.json()
+        if answer.status_code != 200 or "error" in payload:
+            raise ApiError(f"{name}: {payload.get('error', answer.status_code)}")
+        out = payload["data"]
+        return out[0] if isinstance(out, list) and out else out
+    joined = session.post(f"/gradio_api/call/{name}", json=body)
     joined.raise_for_status()
     event_id = joined.json()["event_id"]
     event = None
@@ -157,13 +176,18 @@ class Annotator:
     actions: int = 0
 
 
-def act(ann: Annotator, url: str, deadline: float, password: str) -> None:
+def act(ann: Annotator, url: str, deadline: float, password: str, protocol: str) -> None:
     """Sign in, take the first item, then act every 2-5 s until the deadline."""
     rng = random.Random(ann.seed)
     with httpx.Client(base_url=url, timeout=REQUEST_TIMEOUT_S) as session:
+        session_hash = uuid.uuid4().hex  # one per signed-in session, as gradio_client makes it
+
+        def call(name: str, *data: Any) -> Any:
+            return call_api(session, name, *data, protocol=protocol, session_hash=session_hash)
+
         try:
             session.post("/login", data={"username": ann.name, "password": password}).raise_for_status()
-            item = call(session, "next_item", "unrated", 1, "", "", "")["response_id"]
+            item = call("next_item", "unrated", 1, "", "", "")["response_id"]
         except (httpx.HTTPError, ApiError) as exc:
             ann.errors.append(f"start: {exc}")
             return
@@ -176,20 +200,20 @@ def act(ann: Annotator, url: str, deadline: float, password: str) -> None:
             start = time.perf_counter()
             try:
                 if item is None:
-                    item = call(session, "next_item", "unrated", 1, "", "", "")["response_id"]
+                    item = call("next_item", "unrated", 1, "", "", "")["response_id"]
                 elif roll < 0.7:
                     # the rating and the next item in one round trip, as the Annotate view's key press
-                    out = call(session, "rate", item, rng.randint(1, 5), "", "", True)
+                    out = call("rate", item, rng.randint(1, 5), "", "", True)
                     ann.acked[out["event_id"]] = "rating"
                     item = out["next"]["response_id"]
                 elif roll < 0.8:
-                    item = call(session, "next_item", "unrated", 1, item, "", "")["response_id"]
+                    item = call("next_item", "unrated", 1, item, "", "")["response_id"]
                 elif roll < 0.9:
-                    out = call(session, "undo", "", "")
+                    out = call("undo", "", "")
                     if out["undone"]:
                         ann.acked[out["undo_event_id"]] = "undo"
                 else:
-                    out = call(session, "note", item, f"note {ann.actions} by {ann.name}", "")
+                    out = call("note", item, f"note {ann.actions} by {ann.name}", "")
                     ann.acked[out["event_id"]] = "note"
             except (httpx.HTTPError, ApiError, KeyError, TypeError) as exc:
                 ann.errors.append(f"{type(exc).__name__}: {exc}"[:200])
@@ -228,7 +252,7 @@ def stored_events_from_api(url: str, annotators: list[Annotator], password: str)
     for ann in annotators:
         with httpx.Client(base_url=url, timeout=REQUEST_TIMEOUT_S) as session:
             session.post("/login", data={"username": ann.name, "password": password}).raise_for_status()
-            out += [(e["id"], ann.name, e["kind"]) for e in call(session, "my_events", "")]
+            out += [(e["id"], ann.name, e["kind"]) for e in call_api(session, "my_events", "")]
     return out
 
 
@@ -237,8 +261,15 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float("nan")
 
 
-def one_load(n: int, args: argparse.Namespace, base: Path | None, workdir: Path) -> dict[str, Any]:
-    """n annotators for args.duration seconds: on a fresh copy of the store when the app is ours."""
+def cpu_seconds(pid: int) -> float:
+    """The user + system CPU time a process has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_load(n: int, args: argparse.Namespace, base: Path | None, workdir: Path, protocol: str) -> dict[str, Any]:
+    """n annotators for args.duration seconds: on a fresh copy of the store when the app is ours. With the CPU
+    each action cost the app and this load generator (which shares the machine with it)."""
     names = [f"{args.prefix}{n:02d}-{i:02d}" for i in range(n)]
     annotators = [Annotator(name, args.seed * 1000 + i) for i, name in enumerate(names)]
     proc, db = None, None
@@ -249,15 +280,18 @@ def one_load(n: int, args: argparse.Namespace, base: Path | None, workdir: Path)
         shutil.copy(base, db)
         proc, url = start_app(db, names, workdir)
     try:
+        server_cpu, client_cpu = (cpu_seconds(proc.pid) if proc else 0.0), time.process_time()
         start = time.monotonic()
         deadline = start + args.duration
-        threads = [threading.Thread(target=act, args=(a, url, deadline, args.password), daemon=True)
+        threads = [threading.Thread(target=act, args=(a, url, deadline, args.password, protocol), daemon=True)
                    for a in annotators]
         for t in threads:
             t.start()
         for t in threads:
             t.join(timeout=args.duration + REQUEST_TIMEOUT_S * 3)
         elapsed = time.monotonic() - start
+        server_cpu = cpu_seconds(proc.pid) - server_cpu if proc else float("nan")
+        client_cpu = time.process_time() - client_cpu
         stored = stored_events_from_api(url, annotators, args.password) if args.url else None
     finally:
         if proc is not None:
@@ -265,7 +299,9 @@ def one_load(n: int, args: argparse.Namespace, base: Path | None, workdir: Path)
     if stored is None:
         stored = stored_events_from_store(db, set(names))
     latencies = [x for a in annotators for x in a.latencies]
-    return {"annotators": n, "actions": len(latencies), "seconds": elapsed,
+    done = max(1, len(latencies))
+    return {"annotators": n, "protocol": protocol, "actions": len(latencies), "seconds": elapsed,
+            "server_cpu_ms": server_cpu / done * 1000, "client_cpu_ms": client_cpu / done * 1000,
             "actions_per_s": len(latencies) / elapsed, "p50_ms": _pct(latencies, .5) * 1000,
             "p95_ms": _pct(latencies, .95) * 1000, "max_ms": max(latencies, default=float("nan")) * 1000,
             "errors": sum(len(a.errors) for a in annotators),
@@ -315,12 +351,13 @@ def server_times(n_responses: int, n_ratings: int, workdir: Path, steps: int = 4
 def report(row: dict[str, Any]) -> None:
     verdict = ("meets" if row["p95_ms"] <= TARGETS["p95_ms"] and row["p50_ms"] <= TARGETS["p50_ms"]
                else "misses")
-    print(f"{row['annotators']:3d} annotators: {row['actions']:5d} actions in {row['seconds']:.0f} s = "
+    print(f"{row['annotators']:3d} annotators ({row['protocol']}): {row['actions']:5d} actions in {row['seconds']:.0f} s = "
           f"{row['actions_per_s']:.2f}/s; key-to-next-item p50 {row['p50_ms']:.0f} ms, p95 {row['p95_ms']:.0f} ms, "
           f"max {row['max_ms']:.0f} ms ({verdict} p50 <= {TARGETS['p50_ms']:.0f} / p95 <= "
           f"{TARGETS['p95_ms']:.0f}); events: {row['acknowledged']} acknowledged, {row['stored']} stored, "
           f"{row['lost']} lost, {row['doubled']} doubled, {row['misattributed']} misattributed; "
-          f"{row['errors']} errors {row['first_error']}", flush=True)
+          f"{row['errors']} errors {row['first_error']}; CPU per action: app {row['server_cpu_ms']:.0f} ms, "
+          f"load generator {row['client_cpu_ms']:.0f} ms", flush=True)
 
 
 def main() -> None:
@@ -328,6 +365,9 @@ def main() -> None:
     p.add_argument("--annotators", default="10,25,50", help="comma-separated counts, each a separate load")
     p.add_argument("--duration", type=float, default=120.0, help="seconds of load per count")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--protocol", default="direct,queue",
+                   help="comma-separated: direct (one POST to /gradio_api/run/<name>), queue (gradio_client's "
+                        "/gradio_api/call/<name> and its result stream); each a separate load, side by side")
     p.add_argument("--url", help="a running app (loopback only) instead of starting one")
     p.add_argument("--password", default=PASSWORD, help="the annotators' password with --url")
     p.add_argument("--prefix", default="load", help="annotator names: PREFIX<count>-<i>")
@@ -348,9 +388,18 @@ def main() -> None:
     base = None if args.url else sample_store(args.cache_dir)
     print(f"load: {counts} annotators, {args.duration:.0f} s each, think time 2-5 s, seed {args.seed}; "
           f"{os.cpu_count()} CPUs", flush=True)
+    protocols = [x.strip() for x in args.protocol.split(",") if x.strip()]
+    if not protocols or set(protocols) - {"direct", "queue"}:
+        p.error("--protocol: direct and/or queue")
     with tempfile.TemporaryDirectory(prefix="annotation-load-") as tmp:
         for n in counts:
-            report(one_load(n, args, base, Path(tmp)))
+            rows = [one_load(n, args, base, Path(tmp), protocol) for protocol in protocols]
+            for row in rows:
+                report(row)
+            if len(rows) == 2 and rows[0]["p95_ms"] > 0:
+                print(f"    {rows[1]['protocol']} / {rows[0]['protocol']}: p50 "
+                      f"{rows[1]['p50_ms'] / rows[0]['p50_ms']:.2f}x, p95 {rows[1]['p95_ms'] / rows[0]['p95_ms']:.2f}x, "
+                      f"app CPU per action {rows[1]['server_cpu_ms'] / rows[0]['server_cpu_ms']:.2f}x", flush=True)
 
 
 if __name__ == "__main__":

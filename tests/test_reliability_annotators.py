@@ -159,3 +159,25 @@ def test_an_annotator_cannot_write_or_undo_in_anothers_name(signed_in_app):
     assert {e["id"] for e in mine} == set(last_of_b)
     p = bob.predict(ids[0], ids[1], ids[0], "overall", a, api_name="/prefer")
     assert p["annotator"] == b
+
+
+def test_a_plain_http_client_rates_and_gets_the_next_item_in_one_request(signed_in_app):
+    """A script without gradio_client (a Label Studio user's client): sign in, then one POST per key press to
+    ``/gradio_api/run/rate`` answered with the stored rating and the next item; the signed-in user is recorded."""
+    import httpx
+
+    store, ids, url, users, _ = signed_in_app
+    (who, password) = users[3]
+    with httpx.Client(base_url=url, timeout=30) as http:
+        http.post("/login", data={"username": who, "password": password}).raise_for_status()
+        body = {"data": [ids[3], 4, "someone-else", "", True], "session_hash": "script-session-1"}
+        answer = http.post("/gradio_api/run/rate", json=body)
+        assert answer.status_code == 200, answer.text
+        out = answer.json()["data"][0]
+        assert (out["annotator"], out["response_id"], out["rating"]) == (who, ids[3], 4)
+        assert out["next"]["annotator"] == who and out["next"]["response_id"] != ids[3]
+        refused = http.post("/gradio_api/run/rate", json={"data": [ids[3], 9, "", "", False],
+                                                          "session_hash": "script-session-1"})
+        assert refused.status_code != 200 and "rating" in refused.text  # the caller's error, by name
+    event = next(e for e in store.list_events(annotator=who) if e.id == out["event_id"])
+    assert (event.annotator, event.kind, event.value) == (who, "rating", 4)

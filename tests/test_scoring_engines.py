@@ -66,6 +66,29 @@ def test_two_worker_processes_score_exactly_as_one_process(tmp_path, in_process)
     assert one_report.scored == two_report.scored and one_report.failed == two_report.failed
 
 
+def test_a_killed_worker_process_loses_nothing_and_its_batches_are_scored_again(tmp_path, in_process):
+    """A local worker killed mid-run (as the OOM killer would): a new pool scores every batch not yet returned,
+    in the same run; every response is written once, with one process's scores."""
+    import os
+    import signal
+
+    one, one_report = in_process
+    engine = LocalProcesses(2)
+    killed = []
+
+    def kill_one(done: int, total: int) -> None:  # after the first stored batch
+        if not killed and engine.worker_pids:
+            killed.append(engine.worker_pids[0])
+            os.kill(engine.worker_pids[0], signal.SIGKILL)
+
+    got, report = _scored(tmp_path, "killed", engine, on_progress=kill_one)
+    assert killed and engine.restarts == 1
+    assert report.responses_seen == one_report.responses_seen and report.scored == one_report.scored
+    assert one.keys() == got.keys()
+    for key in one:
+        assert one[key] == got[key], key
+
+
 def test_ray_actors_score_as_one_process_and_a_killed_actor_loses_nothing(tmp_path, in_process):
     ray = pytest.importorskip("ray")
     from hallu_studio.pipelines.engine_ray import RayActors

@@ -86,5 +86,10 @@ def register_api(ctx: AppContext) -> None:
         return [{"id": e.id, "kind": e.kind, "response_id": e.response_id, "target": e.target, "value": e.value,
                  "undoes": e.undoes, "meta": e.meta} for e in ctx.store.list_events(annotator=who, source=APP_SOURCE)]
 
+    # Unqueued: each action is also one plain POST to /gradio_api/run/<name>, answered with its result, as a Label
+    # Studio client expects; the queued path (/gradio_api/call/<name>, what gradio_client uses) still works. An
+    # action is a few keyed queries (tens of ms): the queue's join, event stream and worker hand-off cost an
+    # annotation day more than the action itself (benchmarks/bench_annotation_load.py, both protocols). The
+    # store serialises its writes itself, so the calls may overlap.
     for fn in (rate, correct_triplet, review_edit, note, undo, next_item, prefer, my_events):
-        gr.api(fn, api_name=fn.__name__)
+        gr.api(fn, api_name=fn.__name__, queue=False)

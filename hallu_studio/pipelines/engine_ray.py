@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable, Iterable, Iterator
 
+from .engines import in_input_order
 from .workers import LinesJob, WorkerScorer, WorkerSetup
 from .scoring import BatchJob, BatchOutput, StoreTask
 from .scoring_jsonl import LinesOutput, LinesTask
@@ -55,7 +56,7 @@ class RayActors:
             actor_class = ray.remote(num_cpus=1)(WorkerScorer)
             self.actors = [actor_class.remote(setup) for _ in range(count)]
             outputs = self._stream(ray, enumerate(jobs), lambda: actor_class.remote(setup))
-            yield from (_in_order(outputs) if ordered else (output for _, output in outputs))
+            yield from (in_input_order(outputs) if ordered else (output for _, output in outputs))
         finally:
             for actor in self.actors:
                 ray.kill(actor)
@@ -88,14 +89,3 @@ class RayActors:
             if self.actors[slot] is actor:
                 load[slot] -= 1
             yield job[0], output
-
-
-def _in_order(outputs: Iterator[tuple[int, Any]]) -> Iterator[Any]:
-    """Outputs numbered in input order, yielded in that order (those that arrive early wait)."""
-    waiting: dict[int, Any] = {}
-    following = 0
-    for number, output in outputs:
-        waiting[number] = output
-        while following in waiting:
-            yield waiting.pop(following)
-            following += 1

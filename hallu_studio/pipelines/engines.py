@@ -2,8 +2,8 @@
 
 ``score_store`` reads each batch from the store (``read_batch``: plain, picklable data), an engine computes it
 (``compute_batch``: no store) and the driver alone writes it (``write_batch``: one transaction per batch, as it
-arrives). So a run stays resumable whatever the engine, and a lost or stopped worker loses only batches not yet
-written, which the next pass (or, on Ray, the same one) scores again.
+arrives). So a run stays resumable whatever the engine: a lost worker loses only batches not yet written, which
+the same pass scores again (a new local pool, or a new Ray actor); a stopped pass leaves them to the next one.
 
 A worker builds its models once (``workers.WorkerScorer``), from the pass's settings and metric names, with the
 config keys the driver computed and CHAIR's whole-benchmark vocabulary observed on the same samples as every other
@@ -19,15 +19,22 @@ what was written. ``engine_ray`` holds the Ray engine.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import signal
+from collections import deque
+from contextlib import closing
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Iterable, Iterator, Protocol
 
 from .scoring import BatchJob, BatchOutput, StoreTask, score_in_process
 from .scoring_jsonl import LinesOutput, LinesTask, score_lines
 from .workers import LinesJob, WorkerScorer, WorkerSetup, machine_cores
 
+log = logging.getLogger(__name__)
+
+MAX_POOL_RESTARTS = 3  # worker deaths one pass survives (each: a new pool, the unreturned batches scored again)
 
 
 class Engine(Protocol):
@@ -96,10 +103,17 @@ def score_in_worker(job: Any) -> Any:
 
 
 class LocalProcesses:
-    """``workers`` spawned processes; at most two batches each in flight, so the driver's reads stay ahead."""
+    """``workers`` spawned processes; at most two batches each in flight, so the driver's reads stay ahead.
+
+    A worker that dies (the OOM killer, a crash in native code) breaks its pool: a new pool is started and every
+    batch not yet returned is scored again, so nothing is lost and, since a batch is written only when it returns,
+    nothing is doubled. After ``MAX_POOL_RESTARTS`` such deaths in one pass the pass stops with an error (a batch
+    that kills every worker would loop); what was written stays and the next pass resumes."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
+        self.restarts = 0  # pools started again after a worker died, in this engine's passes
+        self.worker_pids: list[int] = []  # the live pool's processes (a test kills one)
 
     def score_batches(self, jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
         return self._map(jobs, WorkerSetup.of(task, self.workers), ordered=False)
@@ -108,27 +122,55 @@ class LocalProcesses:
         return self._map(jobs, WorkerSetup.of(task, self.workers), ordered=True)
 
     def _map(self, jobs: Iterable[Any], setup: WorkerSetup, ordered: bool) -> Iterator[Any]:
-        pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=start_worker, initargs=(setup,))
-        complete = False
-        try:
-            waiting = iter(jobs)
-            pending: list[Future[Any]] = []
-            while True:
-                while len(pending) < 2 * self.workers and (job := next(waiting, None)) is not None:
-                    pending.append(pool.submit(score_in_worker, job))
-                if not pending:
-                    break
-                if ordered:  # the next in input order
-                    yield pending.pop(0).result()
-                    continue
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    pending.remove(future)
-                    yield future.result()
-            complete = True
-        finally:
-            stop_pool(pool, terminate=not complete)
+        outputs = self._stream(enumerate(jobs), setup)
+        with closing(outputs):  # a stopped pass (the iterator closed) stops the workers now
+            yield from (in_input_order(outputs) if ordered else (output for _, output in outputs))
+
+    def _stream(self, jobs: Iterator[tuple[int, Any]], setup: WorkerSetup) -> Iterator[tuple[int, Any]]:
+        retry: deque[tuple[int, Any]] = deque()  # jobs a dead worker's pool never returned, in input order
+        deaths = 0
+        while True:
+            pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=start_worker, initargs=(setup,))
+            pending: dict[Future[Any], tuple[int, Any]] = {}
+            complete = False
+            try:
+                while True:
+                    while len(pending) < 2 * self.workers and \
+                            (job := retry.popleft() if retry else next(jobs, None)) is not None:
+                        pending[pool.submit(score_in_worker, job[1])] = job
+                        self.worker_pids = [p.pid for p in (getattr(pool, "_processes", None) or {}).values()]
+                    if not pending:
+                        complete = True
+                        return
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    if any(isinstance(f.exception(), BrokenProcessPool) for f in finished):
+                        break
+                    for future in finished:
+                        yield pending.pop(future)[0], future.result()
+            finally:
+                stop_pool(pool, terminate=not complete)
+            deaths += 1
+            self.restarts += 1
+            lost = sorted(pending.values(), key=lambda job: job[0])
+            if deaths > MAX_POOL_RESTARTS:
+                raise RuntimeError(f"a scoring worker process died {deaths} times in this pass, the last time with "
+                                   f"{len(lost)} batches unreturned; what was scored before is kept (run the "
+                                   "command again to resume, or with --workers 1 to see the error in this process)")
+            log.warning("a scoring worker process died; %d unreturned batches are scored again by a new pool",
+                        len(lost))
+            retry.extendleft(reversed(lost))
+
+
+def in_input_order(outputs: Iterator[tuple[int, Any]]) -> Iterator[Any]:
+    """Outputs numbered in input order, yielded in that order (those that arrive early wait)."""
+    waiting: dict[int, Any] = {}
+    following = 0
+    for number, output in outputs:
+        waiting[number] = output
+        while following in waiting:
+            yield waiting.pop(following)
+            following += 1
 
 
 def stop_pool(pool: ProcessPoolExecutor, terminate: bool) -> None:
