@@ -333,7 +333,21 @@ def server_times(n_responses: int, n_ratings: int, workdir: Path, steps: int = 4
             actions.rate(ctx, who, on_screen, 3)
             on_screen = actions.next_item(ctx, who)["response_id"]
 
+        from hallu_studio.annotation import create_study, study_queue
+        from hallu_studio.annotation.design import StudyDesign
+
+        runs = tuple(r["id"] for r in store.list_runs())
+        create_study(store, StudyDesign(name="day", runs=runs, images=200, ratings_per_item=2))
+        in_study = actions.next_item(ctx, who, study="day")["response_id"]
+
+        def study_rate_and_next() -> None:
+            nonlocal in_study
+            actions.rate(ctx, who, in_study, 3, "blind", "day")
+            in_study = actions.next_item(ctx, who, study="day")["response_id"]
+
         cases = {"rate + next (key to next item)": rate_and_next,
+                 "study of 400 items: rate + next": study_rate_and_next,
+                 "study: its whole order (limit 1000)": lambda: study_queue(store, who, "day", limit=1000),
                  "next (skip)": lambda: actions.next_item(ctx, who, after=on_screen),
                  "note": lambda: actions.note(ctx, who, on_screen, "unclear image"),
                  "undo": lambda: actions.undo(ctx, who),

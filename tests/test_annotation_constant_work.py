@@ -19,28 +19,35 @@ SMALL = (100, 50)
 
 
 class _CountingCursor:
-    """A DuckDB cursor that counts the statements run through it."""
+    """A DuckDB cursor that counts the statements run through it and the rows they return (``rows``)."""
 
-    def __init__(self, cursor: Any, counter: list[str]) -> None:
-        self._cursor, self._counter = cursor, counter
+    def __init__(self, cursor: Any, counter: list[str], rows: list[int] | None = None) -> None:
+        self._cursor, self._counter, self._rows = cursor, counter, rows if rows is not None else []
 
     def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         self._counter.append(" ".join(str(sql).split())[:80])
-        return self._cursor.execute(sql, *args, **kwargs)
+        self._cursor.execute(sql, *args, **kwargs)
+        return self  # the fetch after it is counted too
+
+    def fetchall(self) -> list:
+        rows = self._cursor.fetchall()
+        self._rows.append(len(rows))
+        return rows
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._cursor, name)
 
 
-def _counting(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Count every statement the store runs: each of its calls takes its cursor from ``_using``."""
+def _counting(store: Store, monkeypatch: pytest.MonkeyPatch, rows: list[int] | None = None) -> list[str]:
+    """Count every statement the store runs (and into ``rows``, the rows each fetch returned): each of its calls
+    takes its cursor from ``_using``."""
     statements: list[str] = []
     plain = store._using
 
     @contextmanager
     def counted() -> Iterator[_CountingCursor]:
         with plain() as cur:
-            yield _CountingCursor(cur, statements)
+            yield _CountingCursor(cur, statements, rows)
 
     monkeypatch.setattr(store, "_using", counted)
     return statements
@@ -111,3 +118,37 @@ def test_undo_puts_the_item_back_in_the_annotators_queue(stores):
     assert actions.next_item(ctx, "ann-u")["response_id"] != item
     assert actions.undo(ctx, "ann-u")["response_id"] == item
     assert actions.next_item(ctx, "ann-u")["response_id"] == item
+
+
+def _study_key_presses(store: Store, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[int, int]]:
+    """(statements, rows read) of a study's next, rate and next-while-looking, on a study of 20 images x 2 models."""
+    from hallu_studio.annotation import create_study
+    from hallu_studio.annotation.design import StudyDesign
+
+    runs = tuple(r["id"] for r in store.list_runs())
+    if store.get_study("day") is None:
+        create_study(store, StudyDesign(name="day", runs=runs, images=20, ratings_per_item=2))
+    ctx, who = AppContext(store=store), "study-annotator"
+    out: dict[str, tuple[int, int]] = {}
+    on_screen: dict[str, Any] = {}
+    steps = {"next": lambda: on_screen.update(actions.next_item(ctx, who, study="day")),
+             "rate": lambda: actions.rate(ctx, who, on_screen["response_id"], 4, "blind", "day"),
+             "skip the one on screen": lambda: actions.next_item(ctx, who, after=on_screen["response_id"],
+                                                                 study="day")}
+    for name, step in steps.items():
+        rows: list[int] = []
+        statements = _counting(store, monkeypatch, rows)
+        step()
+        out[name] = (len(statements), sum(rows))
+        monkeypatch.undo()
+    return out
+
+
+def test_a_study_key_press_reads_the_studys_items_not_the_store(stores, monkeypatch):
+    """A study's next reads its own items and the events on them: as many statements on 100k responses and 50k
+    ratings as on 200, and rows in proportion to the study (40 items), not to the store."""
+    small = _study_key_presses(stores["small"], monkeypatch)
+    large = _study_key_presses(stores["large"], monkeypatch)
+    for action, (statements, rows) in large.items():
+        assert statements == small[action][0], (action, small[action], large[action])
+        assert rows <= 20 * 40, (action, rows, "rows read: the study's 40 items, not the store's 100k responses")

@@ -411,13 +411,18 @@ def create_study(store: "Store", design: "StudyDesign", author: str | None = Non
 
 def study_design(store: "Store", study: str) -> "StudyDesign":
     """A stored study's design (a ``ValidationError`` names a study that is not there)."""
+    return _stored_study(store, study)[0]
+
+
+def _stored_study(store: "Store", study: str) -> tuple["StudyDesign", list[str]]:
+    """A stored study's design and items, in one read."""
     from .design import StudyDesign
 
     found = store.get_study(study)
     if found is None:
         names = ", ".join(s["id"] for s in store.list_studies()) or "none yet"
         raise ValidationError(f"no study named {study!r} (studies: {names})")
-    return StudyDesign.from_dict(found["definition"])
+    return StudyDesign.from_dict(found["definition"]), found.get("items") or []
 
 
 def study_rating_events(events: Iterable[HumanEvent], study: str) -> dict[tuple[str, str], HumanEvent]:
@@ -430,11 +435,10 @@ def study_rating_events(events: Iterable[HumanEvent], study: str) -> dict[tuple[
 
 
 def _study_state(store: "Store", study: str) -> tuple["StudyDesign", list[str], dict[tuple[str, str], HumanEvent]]:
-    design = study_design(store, study)
-    items = (store.get_study(study) or {}).get("items") or []
-    listed = set(items)
-    current = {key: e for key, e in study_rating_events(
-        store.list_events_of_kinds(["rating", "undo"], source=APP_SOURCE), study).items() if key[0] in listed}
+    design, items = _stored_study(store, study)
+    # the events on the study's items only (an undo carries its response): a keyed read, not every rating
+    current = study_rating_events(store.list_events_of_kinds(["rating", "undo"], source=APP_SOURCE,
+                                                             response_ids=items), study)
     return design, items, current
 
 
@@ -449,20 +453,37 @@ def study_queue(store: "Store", annotator: str, study: str, limit: int = 50) -> 
     """The annotator's next responses in ``study``: those they have not rated there that still need
     ratings, ordered so that no model (and, with enough images, no image) runs ahead of its share of
     their own sequence (``annotation.design.queue_order``)."""
+    return _study_queue(store, annotator, study, limit)[0]
+
+
+def study_next(store: "Store", annotator: str, study: str, after: str | None = None) -> tuple[str | None, int]:
+    """The annotator's next response in ``study`` (None: nothing left for them) and how many are left for them.
+
+    ``after``: the response on screen, not rated: skipped unless it is the only one left. Reads the study's own
+    items and the events on them, and orders two picks (``queue_order``'s cost grows with the picks times the
+    items), so a key press costs the same however large the store and whatever the study's size allows."""
+    order, remaining = _study_queue(store, annotator, study, limit=2)
+    if after and order and order[0] == after.strip():
+        return (order[1] if len(order) > 1 else order[0]), remaining
+    return (order[0] if order else None), remaining
+
+
+def _study_queue(store: "Store", annotator: str, study: str, limit: int) -> tuple[list[str], int]:
     from .design import Item, queue_order
 
     annotator = _name(annotator)
     design, items, current = _study_state(store, study)
     check_study_annotator(design, annotator)
-    candidates = store.study_candidates(list(design.runs))
-    where = {r["response_id"]: r for r in candidates}
+    where = {r["response_id"]: r for r in store.study_candidates(list(design.runs), response_ids=items)}
     listed = [Item(rid, where[rid]["run_id"], f"{where[rid]['benchmark']}/{where[rid]['image']}")
               for rid in items if rid in where]
     counts = Counter(rid for rid, _ in current)
     history = [e.response_id for (rid, ann), e in sorted(current.items(), key=lambda kv: kv[1].id or 0)
                if ann == annotator]
+    mine = set(history)
+    remaining = sum(1 for i in listed if i.response_id not in mine and counts[i.response_id] < design.ratings_per_item)
     order = queue_order(listed, counts, history, design.ratings_per_item, limit=limit)
-    return [listed[k].response_id for k in order]
+    return [listed[k].response_id for k in order], remaining
 
 
 def study_progress(store: "Store", study: str) -> dict[str, Any]:
@@ -474,7 +495,7 @@ def study_progress(store: "Store", study: str) -> dict[str, Any]:
     """
     design, items, current = _study_state(store, study)
     counts = Counter(rid for rid, _ in current)
-    runs = {r["response_id"]: r["run_id"] for r in store.study_candidates(list(design.runs))}
+    runs = {r["response_id"]: r["run_id"] for r in store.study_candidates(list(design.runs), response_ids=items)}
     k = design.ratings_per_item
     models: dict[str, list[int]] = {}
     for rid in items:

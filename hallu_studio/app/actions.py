@@ -120,6 +120,9 @@ def next_item(ctx: AppContext, annotator: str, mode: str = "unrated", ratings_pe
         # the common key press: the annotator's cached order, a few candidates read (``annotation.queue_cache``)
         rid, remaining = ctx.queues.next_item(ctx.store, annotator, int(ratings_per_item), after)
         return {"response_id": rid, "remaining": remaining, "annotator": annotator, "study": None}
+    if study is not None:  # a study's key press: its own items and their events only
+        rid, remaining = annotation.study_next(ctx.store, annotator, study, after)
+        return {"response_id": rid, "remaining": remaining, "annotator": annotator, "study": study}
     queue = annotation.annotation_queue(ctx.store, annotator, mode=mode, ratings_per_item=int(ratings_per_item),
                                         limit=1000, study=study)
     if after and after in queue:

@@ -237,11 +237,17 @@ class HumanEvents(Database):
             r["items"] = int(r["items"])
         return rows
 
-    def study_candidates(self, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+    def study_candidates(self, run_ids: Sequence[str],
+                         response_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The responses of these runs with what a study's sample is stratified by: run, model, benchmark,
-        task and image (the sample's image key, or the sample itself where it has none)."""
-        return self._dicts("""SELECT x.id AS response_id, x.run_id, r.model, x.sample_id, s.benchmark, s.task,
-                                     coalesce(s.image_key, s.id) AS image
-                              FROM responses x JOIN runs r ON r.id = x.run_id JOIN samples s ON s.id = x.sample_id
-                              WHERE x.run_id IN (SELECT unnest(?)) ORDER BY x.run_id, x.sample_id""",
-                           [list(run_ids)])
+        task and image (the sample's image key, or the sample itself where it has none); only ``response_ids``
+        if given (a study's items: a keyed read, whatever the size of the runs)."""
+        sql = """SELECT x.id AS response_id, x.run_id, r.model, x.sample_id, s.benchmark, s.task,
+                        coalesce(s.image_key, s.id) AS image
+                 FROM responses x JOIN runs r ON r.id = x.run_id JOIN samples s ON s.id = x.sample_id
+                 WHERE x.run_id IN (SELECT unnest(?))"""
+        params: list[Any] = [list(run_ids)]
+        if response_ids is not None:
+            sql += " AND x.id IN (SELECT unnest(?))"
+            params.append(list(response_ids))
+        return self._dicts(sql + " ORDER BY x.run_id, x.sample_id", params)
