@@ -392,16 +392,13 @@ def annotation_queue(store: "Store", annotator: str, mode: str = "unrated", rati
 
 def create_study(store: "Store", design: "StudyDesign", author: str | None = None) -> "DrawnSample":
     """Draw the study's sample (``annotation.design.draw_sample``, seeded) and record it with its design.
-
-    A study is fixed once made: its name cannot be reused, and a changed design is a new study.
-    """
+    A study is fixed once made: its name cannot be reused, and a changed design is a new study."""
     from .design import draw_sample
 
     if store.get_study(design.name) is not None:
         raise ValidationError(f"a study named {design.name!r} already exists; a changed design needs a new name")
     known = {r["id"] for r in store.list_runs()}
-    missing = [r for r in design.runs if r not in known]
-    if missing:
+    if missing := [r for r in design.runs if r not in known]:
         raise ValidationError(f"no run {missing[0]!r} in the store")
     drawn = draw_sample(design, store.study_candidates(list(design.runs)))
     store.add_study(design.name, {**design.to_dict(), "drawn": drawn.summary()},
@@ -415,7 +412,6 @@ def study_design(store: "Store", study: str) -> "StudyDesign":
 
 
 def _stored_study(store: "Store", study: str) -> tuple["StudyDesign", list[str]]:
-    """A stored study's design and items, in one read."""
     from .design import StudyDesign
 
     found = store.get_study(study)
@@ -427,9 +423,7 @@ def _stored_study(store: "Store", study: str) -> tuple["StudyDesign", list[str]]
 
 def study_rating_events(events: Iterable[HumanEvent], study: str) -> dict[tuple[str, str], HumanEvent]:
     """``{(response_id, annotator): rating in force}`` among the ratings made in ``study`` (this studio's only).
-
-    A rating of the same response made outside the study (unblinded, say) is not the study's.
-    """
+    A rating of the same response made outside the study (unblinded, say) is not the study's."""
     kept = [e for e in events if e.source == APP_SOURCE and (e.kind == "undo" or (e.meta or {}).get("study") == study)]
     return current_rating_events(kept)
 
@@ -457,15 +451,11 @@ def study_queue(store: "Store", annotator: str, study: str, limit: int = 50) -> 
 
 
 def study_next(store: "Store", annotator: str, study: str, after: str | None = None) -> tuple[str | None, int]:
-    """The annotator's next response in ``study`` (None: nothing left for them) and how many are left for them.
-
-    ``after``: the response on screen, not rated: skipped unless it is the only one left. Reads the study's own
-    items and the events on them, and orders two picks (``queue_order``'s cost grows with the picks times the
-    items), so a key press costs the same however large the store and whatever the study's size allows."""
+    """The annotator's next response in ``study`` (None: none left) and how many are left for them; ``after``, the
+    one on screen, is skipped unless it is the last. Two picks ordered, of the study's items only: a key press."""
     order, remaining = _study_queue(store, annotator, study, limit=2)
-    if after and order and order[0] == after.strip():
-        return (order[1] if len(order) > 1 else order[0]), remaining
-    return (order[0] if order else None), remaining
+    skip = bool(after and len(order) > 1 and order[0] == after.strip())
+    return (order[1] if skip else order[0] if order else None), remaining
 
 
 def _study_queue(store: "Store", annotator: str, study: str, limit: int) -> tuple[list[str], int]:

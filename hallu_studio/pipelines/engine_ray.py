@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable, Iterable, Iterator
 
-from .engines import in_input_order
+from .in_input_order import in_input_order
 from .workers import LinesJob, WorkerScorer, WorkerSetup
 from .scoring import BatchJob, BatchOutput, StoreTask
 from .scoring_jsonl import LinesOutput, LinesTask

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator, Protocol
 
 from .scoring import BatchJob, BatchOutput, StoreTask, score_in_process
 from .scoring_jsonl import LinesOutput, LinesTask, score_lines
+from .in_input_order import in_input_order
 from .workers import LinesJob, WorkerScorer, WorkerSetup, machine_cores
 
 log = logging.getLogger(__name__)
@@ -160,17 +161,6 @@ class LocalProcesses:
             log.warning("a scoring worker process died; %d unreturned batches are scored again by a new pool",
                         len(lost))
             retry.extendleft(reversed(lost))
-
-
-def in_input_order(outputs: Iterator[tuple[int, Any]]) -> Iterator[Any]:
-    """Outputs numbered in input order, yielded in that order (those that arrive early wait)."""
-    waiting: dict[int, Any] = {}
-    following = 0
-    for number, output in outputs:
-        waiting[number] = output
-        while following in waiting:
-            yield waiting.pop(following)
-            following += 1
 
 
 def stop_pool(pool: ProcessPoolExecutor, terminate: bool) -> None:
