@@ -35,7 +35,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -51,8 +50,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' own helpers
 
 import httpx  # noqa: E402
+from reliability_helpers import free_port, stop_process  # noqa: E402
 
 TARGETS = {"p95_ms": 500.0, "p50_ms": 150.0, "actions_per_s": 10.0}
 PASSWORD = "load-test"
@@ -88,17 +89,11 @@ def sample_store(cache_dir: Path) -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_app(db: Path, users: list[str], workdir: Path) -> tuple[subprocess.Popen, str]:
     """The app on a free loopback port with one sign-in per annotator; returns (process, base URL)."""
     users_file = workdir / "users.json"
     users_file.write_text(json.dumps({u: PASSWORD for u in users}), encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     log = open(workdir / "app.log", "w", encoding="utf-8")  # noqa: SIM115 (kept open while the app runs)
     proc = subprocess.Popen([sys.executable, "-m", "hallu_studio", "app", "--db", str(db), "--host", "127.0.0.1",
                              "--port", str(port), "--auth", str(users_file), "--no-bootstrap"],
@@ -120,13 +115,7 @@ def start_app(db: Path, users: list[str], workdir: Path) -> tuple[subprocess.Pop
 
 def stop_app(proc: subprocess.Popen) -> None:
     """SIGTERM (the app checkpoints and closes its store), then SIGKILL after 60 s."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    stop_process(proc, grace_s=60)
 
 
 class ApiError(RuntimeError):
@@ -312,7 +301,6 @@ def one_load(n: int, args: argparse.Namespace, base: Path | None, workdir: Path,
 def server_times(n_responses: int, n_ratings: int, workdir: Path, steps: int = 40) -> None:
     """One action's server time on a synthetic store of ``n_responses`` and ``n_ratings`` (the handlers in
     this process, no HTTP): p50 / p95 of each, beside the queue computed whole (what each "next" did before)."""
-    sys.path.insert(0, str(ROOT / "tests"))
     from synthetic_store import fill_rated_store
 
     from hallu_studio.annotation import annotation_queue

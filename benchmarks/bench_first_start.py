@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the tests' own helpers
-from reliability_helpers import free_port  # noqa: E402
+from reliability_helpers import free_port, stop_process  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 TARGET_S = 30.0
@@ -72,8 +72,7 @@ def first_start(browser: Any, workdir: Path, env: dict[str, str] | None = None,
         yield FirstStart(page, opened, time.monotonic() - start)
     finally:
         page.close()
-        proc.terminate()
-        proc.wait(30)
+        stop_process(proc)
 
 
 def main() -> None:

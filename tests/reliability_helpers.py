@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import subprocess
 import urllib.error
 import urllib.request
 from html.parser import HTMLParser
@@ -39,6 +40,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def stop_process(proc: subprocess.Popen, grace_s: float = 30.0) -> None:
+    """SIGTERM (an app checkpoints and closes its store), then SIGKILL if it is still running after ``grace_s``."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 def http_status(url: str) -> int | None:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_helpers import free_port, http_status
+from reliability_helpers import free_port, http_status, stop_process
 
 from hallu_studio.app.main import server_address, why_cannot_listen
 from hallu_studio.store import Store
@@ -98,9 +98,4 @@ def test_the_app_listens_where_the_environment_says_unless_a_flag_says_otherwise
         assert status == 200
         assert http_status(f"http://127.0.0.1:{port}/") is None, "listening on the default host too"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+        stop_process(proc)
