@@ -459,7 +459,7 @@ def study_next(store: "Store", annotator: str, study: str, after: str | None = N
 
 
 def _study_queue(store: "Store", annotator: str, study: str, limit: int) -> tuple[list[str], int]:
-    from .design import Item, queue_order
+    from .design import Item, open_items, queue_order
 
     annotator = _name(annotator)
     design, items, current = _study_state(store, study)
@@ -470,10 +470,8 @@ def _study_queue(store: "Store", annotator: str, study: str, limit: int) -> tupl
     counts = Counter(rid for rid, _ in current)
     history = [e.response_id for (rid, ann), e in sorted(current.items(), key=lambda kv: kv[1].id or 0)
                if ann == annotator]
-    mine = set(history)
-    remaining = sum(1 for i in listed if i.response_id not in mine and counts[i.response_id] < design.ratings_per_item)
     order = queue_order(listed, counts, history, design.ratings_per_item, limit=limit)
-    return [listed[k].response_id for k in order], remaining
+    return [listed[k].response_id for k in order], len(open_items(listed, counts, history, design.ratings_per_item))
 
 
 def study_progress(store: "Store", study: str) -> dict[str, Any]:

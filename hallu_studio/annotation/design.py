@@ -188,6 +188,15 @@ def interleave(items: Sequence[Item], rng: random.Random | None = None) -> list[
     return [items[k] for k in picked]
 
 
+def open_items(items: Sequence[Item], ratings: Mapping[str, int], history: Sequence[str],
+               ratings_per_item: int) -> list[int]:
+    """Indices into ``items`` still open to the annotator whose ratings are ``history``: not rated by them, with
+    fewer than ``ratings_per_item`` ratings (``queue_order``'s arguments)."""
+    mine = set(history)
+    return [k for k, i in enumerate(items)
+            if i.response_id not in mine and ratings.get(i.response_id, 0) < ratings_per_item]
+
+
 def queue_order(items: Sequence[Item], ratings: Mapping[str, int], history: Sequence[str],
                 ratings_per_item: int, limit: int | None = None, rng: random.Random | None = None) -> list[int]:
     """Indices into ``items``: the annotator's next responses, best first.
@@ -206,9 +215,7 @@ def queue_order(items: Sequence[Item], ratings: Mapping[str, int], history: Sequ
     done = [by_id[r] for r in history if r in by_id]
     models = Counter(i.model for i in done)
     images = Counter(i.image for i in done)
-    mine = {i.response_id for i in done}
-    eligible = [k for k, i in enumerate(items)
-                if i.response_id not in mine and ratings.get(i.response_id, 0) < ratings_per_item]
+    eligible = open_items(items, ratings, history, ratings_per_item)
     tiebreak = list(range(len(items)))
     if rng is not None:
         rng.shuffle(tiebreak)
