@@ -67,8 +67,6 @@ def run(args: argparse.Namespace) -> int:
         settings.scoring.batch_size = args.batch_size
     from ..pipelines.engines import make_engine
 
-    if args.workers is not None and args.workers < 0:
-        raise ValueError("--workers must be 0 (one per core) or more")
     workers = args.workers if args.workers is not None else settings.scoring.workers
     engine = make_engine(args.engine, workers if args.engine != "ray" or args.workers is not None else None,
                          args.ray_address)

@@ -59,6 +59,7 @@ def worker_count(setting: int | None) -> int:
 def make_engine(kind: str = "processes", workers: int | None = None, address: str | None = None) -> "Engine":
     """The engine ``score --engine KIND --workers N`` names: ``processes`` (N local processes; one: this process)
     or ``ray`` (N actors, default one per CPU of the cluster, at ``address`` or a local Ray)."""
+    count = worker_count(workers)  # a negative count is refused for either kind
     if kind == "ray":
         from .engine_ray import RayActors, import_ray
 
@@ -68,7 +69,6 @@ def make_engine(kind: str = "processes", workers: int | None = None, address: st
         raise ValueError(f"unknown scoring engine {kind!r}; choose processes | ray")
     if address is not None:
         raise ValueError("--ray-address is for --engine ray")
-    count = worker_count(workers)
     return InProcess() if count == 1 else LocalProcesses(count)
 
 
