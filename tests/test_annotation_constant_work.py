@@ -21,8 +21,8 @@ SMALL = (100, 50)
 class _CountingCursor:
     """A DuckDB cursor that counts the statements run through it and the rows they return (``rows``)."""
 
-    def __init__(self, cursor: Any, counter: list[str], rows: list[int] | None = None) -> None:
-        self._cursor, self._counter, self._rows = cursor, counter, rows if rows is not None else []
+    def __init__(self, cursor: Any, counter: list[str], rows: list[int]) -> None:
+        self._cursor, self._counter, self._rows = cursor, counter, rows
 
     def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         self._counter.append(" ".join(str(sql).split())[:80])
@@ -38,7 +38,7 @@ class _CountingCursor:
         return getattr(self._cursor, name)
 
 
-def _counting(store: Store, monkeypatch: pytest.MonkeyPatch, rows: list[int] | None = None) -> list[str]:
+def _counting(store: Store, monkeypatch: pytest.MonkeyPatch, rows: list[int]) -> list[str]:
     """Count every statement the store runs (and into ``rows``, the rows each fetch returned): each of its calls
     takes its cursor from ``_using``."""
     statements: list[str] = []
@@ -69,8 +69,6 @@ def _statements_per_action(store: Store, monkeypatch: pytest.MonkeyPatch, who: s
     ctx = AppContext(store=store)
     item = actions.next_item(ctx, who)["response_id"]  # the first builds the annotator's order: once a session
     actions.rate(ctx, who, item, 3)
-    counted: dict[str, list[str]] = {}
-    statements = _counting(store, monkeypatch)
     on_screen = {}
     steps = {
         "next": lambda: on_screen.update(actions.next_item(ctx, who)),
@@ -79,12 +77,20 @@ def _statements_per_action(store: Store, monkeypatch: pytest.MonkeyPatch, who: s
         "undo": lambda: actions.undo(ctx, who),
         "next after undo": lambda: actions.next_item(ctx, who),
     }
+    return {name: statements for name, (statements, _) in _each_counted(store, monkeypatch, steps).items()}
+
+
+def _each_counted(store: Store, monkeypatch: pytest.MonkeyPatch,
+                  steps: dict[str, Any]) -> dict[str, tuple[list[str], int]]:
+    """Run each step in turn: the statements it ran and the rows they returned."""
+    out = {}
     for name, step in steps.items():
-        statements.clear()
+        rows: list[int] = []
+        statements = _counting(store, monkeypatch, rows)
         step()
-        counted[name] = list(statements)
-    monkeypatch.undo()
-    return counted
+        out[name] = (list(statements), sum(rows))
+        monkeypatch.undo()
+    return out
 
 
 def test_an_action_runs_as_many_queries_on_100k_responses_as_on_200(stores, monkeypatch):
@@ -129,19 +135,12 @@ def _study_key_presses(store: Store, monkeypatch: pytest.MonkeyPatch) -> dict[st
     if store.get_study("day") is None:
         create_study(store, StudyDesign(name="day", runs=runs, images=20, ratings_per_item=2))
     ctx, who = AppContext(store=store), "study-annotator"
-    out: dict[str, tuple[int, int]] = {}
     on_screen: dict[str, Any] = {}
     steps = {"next": lambda: on_screen.update(actions.next_item(ctx, who, study="day")),
              "rate": lambda: actions.rate(ctx, who, on_screen["response_id"], 4, "blind", "day"),
              "skip the one on screen": lambda: actions.next_item(ctx, who, after=on_screen["response_id"],
                                                                  study="day")}
-    for name, step in steps.items():
-        rows: list[int] = []
-        statements = _counting(store, monkeypatch, rows)
-        step()
-        out[name] = (len(statements), sum(rows))
-        monkeypatch.undo()
-    return out
+    return {name: (len(statements), rows) for name, (statements, rows) in _each_counted(store, monkeypatch, steps).items()}
 
 
 def test_a_study_key_press_reads_the_studys_items_not_the_store(stores, monkeypatch):
