@@ -65,6 +65,21 @@ def browser():
         b.close()
 
 
+def wait_for_text(page, selector: str, text: str, timeout: int, also: object = None) -> None:
+    """Wait until ``selector``'s text includes ``text``; on timeout, fail with what it showed instead (and
+    ``also()``'s answer: the app's side, such as its jobs), since a bare timeout says nothing about why."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("([s, t]) => document.querySelector(s)?.innerText.includes(t)", arg=[selector, text],
+                               timeout=timeout)
+    except PlaywrightTimeout:
+        shown = page.evaluate("s => document.querySelector(s)?.innerText ?? null", selector)
+        extra = f"; {also()}" if callable(also) else ""
+        raise AssertionError(f"{selector} did not show {text!r} within {timeout / 1000:.0f} s; it shows "
+                             f"{shown!r}{extra}") from None
+
+
 def _open(browser, url: str, hosts: set[str]):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.on("request", lambda r: hosts.add(urlparse(r.url).netloc or r.url.split(":", 1)[0]))

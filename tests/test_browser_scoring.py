@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from reliability_helpers import free_port
-from test_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (browser: fixture)
+from test_browser import ARTIFACTS, CHROMIUM, browser, wait_for_text  # noqa: F401  (browser: fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -40,11 +40,12 @@ def imported_app(tmp_path_factory):
                             + "\n" for sid, (text, label, spans) in TEXTS.items()))
     store = Store(folder / "scoring.duckdb")
     import_format(store, "human-judgements", ImportRequest(path=Path(path)))
-    demo = build_app(AppContext(store=store))
+    ctx = AppContext(store=store)
+    demo = build_app(ctx)
     demo.queue()
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                             footer_links=[], **launch_kwargs())
-    yield url
+    yield url, ctx
     demo.close()
     store.close()
 
@@ -55,9 +56,15 @@ def _pick(page, field: str, option: str) -> None:
     page.keyboard.press("Escape")
 
 
+def _jobs(ctx) -> str:
+    return "the app's jobs: " + "; ".join(f"{j.id} {j.title!r} {j.status} {j.progress_text()} {j.message!r}"
+                                          for j in ctx.jobs.jobs())
+
+
 def test_an_imported_study_is_scored_from_the_run_view_and_the_study_view(imported_app, browser):
+    url, ctx = imported_app
     page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(imported_app)
+    page.goto(url)
     page.wait_for_selector("#overview-leaderboard", state="attached", timeout=90_000)
     ARTIFACTS.mkdir(exist_ok=True)
 
@@ -65,29 +72,24 @@ def test_an_imported_study_is_scored_from_the_run_view_and_the_study_view(import
     _pick(page, "score-runs", "m1 · pilot · 3 responses")
     page.wait_for_selector("#score-plan table", timeout=90_000)
     _pick(page, "score-metrics", "CHAIR (chair)")
-    page.wait_for_function("document.querySelector('#score-plan')?.innerText.includes('0 of 3 scored; 3 to score')",
-                           timeout=90_000)
+    wait_for_text(page, "#score-plan", "0 of 3 scored; 3 to score", 90_000)
     # the metrics that apply to none of these captions say so
     assert "POPE: pope does not score caption samples" in page.locator("#score-plan").inner_text()
     page.click("#score-start")
-    page.wait_for_function("document.querySelector('#score-status')?.innerText.includes('completed 3/3')",
-                           timeout=120_000)
+    wait_for_text(page, "#score-status", "completed 3/3", 120_000, also=lambda: _jobs(ctx))
     assert "scored 3 (chair 3)" in page.locator("#score-status").inner_text()
-    page.wait_for_function("document.querySelector('#score-plan')?.innerText.includes('all 3 scored')",
-                           timeout=90_000)
+    wait_for_text(page, "#score-plan", "all 3 scored", 90_000)
     page.screenshot(path=str(ARTIFACTS / "run-score-imported.png"), full_page=True)
 
     page.get_by_role("tab", name="Study").click()
     page.wait_for_selector("#study-correlations table, #study-correlations .hs-empty", timeout=180_000)
     _pick(page, "study-source", "imported: pilot")
-    page.wait_for_function("document.querySelector('#study-coverage')?.innerText.includes('Not scored yet')",
-                           timeout=180_000)
+    wait_for_text(page, "#study-coverage", "Not scored yet", 180_000)
     coverage = page.locator("#study-coverage").inner_text()
     assert "Tri-HE (3 of 3 left)" in coverage and "CHAIR (" not in coverage  # CHAIR was scored in the Run view
     assert "chair settings" in page.locator("#study-imported").inner_text()  # its spans row is there already
     page.click("#study-score")
-    page.wait_for_function("document.querySelector('#study-coverage')?.innerText.includes('Scored under the current "
-                           "settings')", timeout=240_000)
+    wait_for_text(page, "#study-coverage", "Scored under the current settings", 240_000, also=lambda: _jobs(ctx))
     assert "completed 3/3" in page.locator("#study-score-status").inner_text()
     assert not page.locator("#study-score").is_visible()  # nothing left to score
     assert "trihe share" in page.locator("#study-imported").inner_text()  # the tables recomputed
@@ -96,24 +98,24 @@ def test_an_imported_study_is_scored_from_the_run_view_and_the_study_view(import
 
 
 def test_a_file_imported_in_the_run_view_is_offered_for_scoring_at_once(imported_app, browser, tmp_path):
+    url, _ = imported_app
     answers = tmp_path / "pilot2.jsonl"
     answers.write_text("".join(json.dumps({"source": "pilot2", "sample_id": sid, "reference_text": ["A dog."],
                                            "model": "m2", "response": text, "label": label}) + "\n"
                                for sid, (text, label, _) in TEXTS.items()))
     page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(imported_app)
+    page.goto(url)
     page.wait_for_selector("#overview-leaderboard", state="attached", timeout=90_000)
     page.get_by_role("tab", name="Run").click()
     page.locator("#import-format input").first.click()
     page.get_by_role("option", name="human-judgements").first.click()
     page.keyboard.press("Escape")
-    page.wait_for_function("document.querySelector('#import-help')?.innerText.includes('human-judgements')",
-                           timeout=90_000)
+    wait_for_text(page, "#import-help", "human-judgements", 90_000)
     page.locator("#import-files input[type=file]").set_input_files(str(answers))
     # the upload is shown once the server has taken it: slow on a loaded machine (it timed out at 30 s at load 6)
     page.wait_for_selector("#import-files >> text=pilot2.jsonl", timeout=120_000)
     page.click("#import-start")
-    page.wait_for_function("document.querySelector('#import-status')?.innerText.includes('added')", timeout=180_000)
+    wait_for_text(page, "#import-status", "added", 180_000)
     assert "pilot2" in page.locator("#import-status").inner_text()
     # the imported run is among the runs to score, without a reload
     page.locator("#score-runs input").first.click()

@@ -66,11 +66,14 @@ def test_two_worker_processes_score_exactly_as_one_process(tmp_path, in_process)
     assert one_report.scored == two_report.scored and one_report.failed == two_report.failed
 
 
-def test_a_killed_worker_process_loses_nothing_and_its_batches_are_scored_again(tmp_path, in_process):
+@pytest.mark.parametrize("seen_at", ["wait", "submit"])
+def test_a_killed_worker_process_loses_nothing_and_its_batches_are_scored_again(tmp_path, in_process, seen_at):
     """A local worker killed mid-run (as the OOM killer would): a new pool scores every batch not yet returned,
-    in the same run; every response is written once, with one process's scores."""
+    in the same run; every response is written once, with one process's scores. The driver learns of the death
+    either while it waits for results or, when the pool broke in between, at its next submit (``seen_at``)."""
     import os
     import signal
+    import time
 
     one, one_report = in_process
     engine = LocalProcesses(2)
@@ -78,10 +81,15 @@ def test_a_killed_worker_process_loses_nothing_and_its_batches_are_scored_again(
 
     def kill_one(done: int, total: int) -> None:  # after the first stored batch
         if not killed and engine.worker_pids:
-            killed.append(engine.worker_pids[0])
-            os.kill(engine.worker_pids[0], signal.SIGKILL)
+            pid = engine.worker_pids[0]
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+            if seen_at == "submit":  # the pool reaps its dead worker once it has marked itself broken
+                deadline = time.monotonic() + 60
+                while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+                    time.sleep(0.05)
 
-    got, report = _scored(tmp_path, "killed", engine, on_progress=kill_one)
+    got, report = _scored(tmp_path, f"killed-{seen_at}", engine, on_progress=kill_one)
     assert killed and engine.restarts == 1
     assert report.responses_seen == one_report.responses_seen and report.scored == one_report.scored
     assert one.keys() == got.keys()

@@ -134,13 +134,20 @@ class LocalProcesses:
             pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=start_worker, initargs=(setup,))
             pending: dict[Future[Any], tuple[int, Any]] = {}
+            refused: list[tuple[int, Any]] = []  # taken, but the pool broke before it accepted them
             complete = False
             try:
                 while True:
                     while len(pending) < 2 * self.workers and \
                             (job := retry.popleft() if retry else next(jobs, None)) is not None:
-                        pending[pool.submit(score_in_worker, job[1])] = job
+                        try:
+                            pending[pool.submit(score_in_worker, job[1])] = job
+                        except BrokenProcessPool:  # a worker died since the last wait: seen at submit
+                            refused.append(job)
+                            break
                         self.worker_pids = [p.pid for p in (getattr(pool, "_processes", None) or {}).values()]
+                    if refused:
+                        break
                     if not pending:
                         complete = True
                         return
@@ -153,7 +160,7 @@ class LocalProcesses:
                 stop_pool(pool, terminate=not complete)
             deaths += 1
             self.restarts += 1
-            lost = sorted(pending.values(), key=lambda job: job[0])
+            lost = sorted([*pending.values(), *refused], key=lambda job: job[0])
             if deaths > MAX_POOL_RESTARTS:
                 raise RuntimeError(f"a scoring worker process died {deaths} times in this pass, the last time with "
                                    f"{len(lost)} batches unreturned; what was scored before is kept (run the "
