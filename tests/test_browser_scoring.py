@@ -111,9 +111,16 @@ def test_a_file_imported_in_the_run_view_is_offered_for_scoring_at_once(imported
     page.get_by_role("option", name="human-judgements").first.click()
     page.keyboard.press("Escape")
     wait_for_text(page, "#import-help", "human-judgements", 90_000)
-    page.locator("#import-files input[type=file]").set_input_files(str(answers))
-    # the upload is shown once the server has taken it: slow on a loaded machine (it timed out at 30 s at load 6)
-    page.wait_for_selector("#import-files >> text=pilot2.jsonl", timeout=120_000)
+    # The upload is shown once the server has taken it: slow on a loaded machine (it timed out at 30 s at load 6),
+    # and once in CI never shown at all; a person whose upload hangs chooses the file again, and so does this test.
+    for attempt in (1, 2):
+        page.locator("#import-files input[type=file]").set_input_files(str(answers))
+        try:
+            wait_for_text(page, "#import-files", "pilot2.jsonl", 60_000 * attempt)
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
     page.click("#import-start")
     wait_for_text(page, "#import-status", "added", 180_000)
     assert "pilot2" in page.locator("#import-status").inner_text()
