@@ -170,3 +170,54 @@ def test_engine_ray_without_ray_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as where it is not installed
     with pytest.raises(ValueError, match=r"pip install 'hallu-studio\[ray\]'"):
         make_engine("ray", 2)
+
+
+def test_a_worker_reads_the_reference_captions_an_earlier_run_parsed_from_the_batch(tmp_path):
+    """A second model's pass over the same samples (a sweep): the driver sends each batch's reference captions'
+    concepts from the store's cache, so a worker (no store) parses only the new responses, as one process
+    would; and scores exactly as one process does."""
+    import torch
+
+    from hallu_studio.importers.registry import ImportRequest
+    from hallu_studio.pipelines.importing import import_format
+    from hallu_studio.pipelines.workers import WorkerScorer, WorkerSetup
+
+    captions = {f"img-{i}": [f"A dog {i} lies on the green grass.", f"A brown dog rests on a lawn {i}."]
+                for i in range(4)}
+    lines = [{"source": "sweep", "sample_id": sid, "reference_text": refs, "model": model,
+              "response": f"{model}: a dog and a red ball on the grass of {sid}.", "label": "accurate"}
+             for model in ("m1", "m2") for sid, refs in captions.items()]
+    path = tmp_path / "sweep.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    class WorkerHere:  # the worker's own code, run in this process, counting what its extractor parsed
+        def __init__(self, drop_cached: bool) -> None:
+            self.drop_cached, self.parsed = drop_cached, None
+
+        def score_batches(self, jobs, task):
+            worker = WorkerScorer(WorkerSetup.of(task, 2))
+            for job in jobs:
+                if self.drop_cached:
+                    job.cached = {}
+                yield worker.score(job)
+            self.parsed = worker.scorer.extractor.extracted
+
+    threads = torch.get_num_threads()  # a worker sets its share; this process keeps its own
+    try:
+        results = {}
+        for name, engine in (("one process", None), ("worker", WorkerHere(False)), ("no seeds", WorkerHere(True))):
+            with Store(tmp_path / f"{name}.duckdb") as store:
+                import_format(store, "human-judgements", ImportRequest(path=Path(path)))
+                runs = {r["model"]: r["id"] for r in store.list_runs()}
+                score_store(store, Settings(), ["emd"], run_id=runs["m1"], progress=False)  # the sweep's first
+                score_store(store, Settings(), ["emd"], run_id=runs["m2"], progress=False, engine=engine,
+                            batch_size=2)
+                results[name] = sorted((r.text, s.values, s.evidence) for r, s in store.iter_scores("emd")
+                                       if r.run_id == runs["m2"])
+                if engine is not None:
+                    results[name + " parsed"] = engine.parsed
+    finally:
+        torch.set_num_threads(threads)
+    assert results["worker"] == results["one process"] and len(results["worker"]) == 4
+    assert results["worker parsed"] == 4  # the four new responses; every caption was read from the batch
+    assert results["no seeds"] == results["one process"] and results["no seeds parsed"] == 4 + 8

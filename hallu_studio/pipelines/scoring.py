@@ -205,15 +205,21 @@ class Outcome:
     not_applicable: dict[str, str] = field(default_factory=dict)
 
 
+def reference_captions(samples: Iterable[Sample]) -> list[str]:
+    """The distinct reference captions the metrics read concepts from, of the samples whose reference is text."""
+    return list(dict.fromkeys(c for s in samples if Scope.of_sample(s).basis == "reference_text"
+                              for c in s.reference_captions))
+
+
 def _read_references(extractor: CachedExtractor, samples: Iterable[Sample]) -> None:
     """Extract the distinct dense reference captions of ``samples`` in one call before any metric reads them:
     EMD, HalFscore and Tri-HE then find each in the extractor's memory (each caption read once per run; an LLM
     asked once per caption, all in one batch). A failure is left to the metrics: their own read fails the items
     it concerns."""
-    captions = [c for s in samples if Scope.of_sample(s).basis == "reference_text" for c in s.reference_captions]
+    captions = reference_captions(samples)
     if captions:
         try:
-            extractor.extract(list(dict.fromkeys(captions)))
+            extractor.extract(captions)
         except Exception:  # noqa: BLE001 - read again by the metrics, which fail per item
             pass
 
@@ -358,6 +364,10 @@ class BatchJob:
     wanted: dict[str, list[str]]  # response id -> the metrics still to score it
     concepts: dict[str, ConceptSet]  # response id -> its concepts stored under the current extractor
     images: dict[str, bytes | None]  # image sha256 -> its bytes (only where a metric looks at the image)
+    # The store's cache entries the batch reads (key -> value): its reference captions' concepts, so a worker,
+    # which has no store, parses a caption an earlier run (another model's, say) already read no more than this
+    # process would.
+    cached: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -421,7 +431,10 @@ def read_batch(store: "Store", batch: list[str], scorer: BatchScorer, done: dict
             if sample.image_sha256 and sample.image_sha256 not in images:
                 found = store.get_image(sample.image_sha256)
                 images[sample.image_sha256] = found[0] if found else None
-    return BatchJob(list(batch), responses, samples, wanted, concepts, images)
+    cache = scorer.extractor.cache
+    captions = reference_captions(samples.values()) if cache is not None else []
+    cached = cache.get_many([scorer.extractor.key(c) for c in captions]) if captions else {}
+    return BatchJob(list(batch), responses, samples, wanted, concepts, images, cached)
 
 
 def compute_batch(job: BatchJob, scorer: BatchScorer) -> BatchOutput:

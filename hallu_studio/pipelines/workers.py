@@ -82,6 +82,7 @@ class WorkerScorer:
     def score(self, job: BatchJob | LinesJob) -> BatchOutput | LinesOutput:
         """A stored batch's output, or a JSONL chunk's (given the results kept for its lines)."""
         if isinstance(job, BatchJob):
+            self.cache.seed(job.cached)
             output: Any = compute_batch(job, self.scorer)
         else:
             chunk, kept = job
