@@ -54,3 +54,15 @@ def pytest_sessionfinish(session, exitstatus):
             except Exception:  # noqa: BLE001 - already closed or mid-shutdown
                 pass
     gc.collect()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test reports every thread of this process: its app serves from here, so a page that never
+    updated shows where the server side stood (a bare Playwright timeout says nothing of it)."""
+    report = yield
+    if report.failed and call.when == "call" and item.get_closest_marker("browser") is not None:
+        from reliability_helpers import thread_stacks
+
+        report.sections.append(("threads of the test process at the failure", thread_stacks()))
+    return report

@@ -177,3 +177,15 @@ def fill_hostile_store(store: Any) -> dict[str, str]:
                                                                "triplet": ["cat", XSS, XSS]}, target="triplet:0"))
     store.save_view(XSS_NO_SLASH, {"text": XSS}, XSS)
     return {"response": resp.id, "sample": sample.id, "run": run.id}
+
+
+def thread_stacks(frames: int = 8) -> str:
+    """The innermost ``frames`` frames of every thread of this process: an app launched by a test serves from
+    this process, so where a timed-out wait's server side is stuck shows here."""
+    import sys
+    import threading
+    import traceback
+
+    names = {t.ident: t.name for t in threading.enumerate()}
+    return "\n".join(f"--- thread {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame)[-frames:])
+                     for ident, frame in sys._current_frames().items() if ident != threading.get_ident())

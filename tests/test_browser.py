@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from reliability_helpers import free_port
+from reliability_helpers import free_port, thread_stacks
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -65,18 +65,6 @@ def browser():
         b.close()
 
 
-def thread_stacks(frames: int = 8) -> str:
-    """The innermost ``frames`` frames of every thread of this process: an app launched by a test serves from
-    this process, so where a timed-out wait's server side is stuck shows here."""
-    import sys
-    import threading
-    import traceback
-
-    names = {t.ident: t.name for t in threading.enumerate()}
-    return "\n".join(f"--- thread {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame)[-frames:])
-                     for ident, frame in sys._current_frames().items() if ident != threading.get_ident())
-
-
 def wait_for_text(page, selector: str, text: str, timeout: int, also: object = None) -> None:
     """Wait until ``selector``'s text includes ``text``; on timeout, fail with what it showed instead, ``also()``'s
     answer (the app's side, such as its jobs) and this process's threads, since a bare timeout says nothing."""
@@ -89,7 +77,12 @@ def wait_for_text(page, selector: str, text: str, timeout: int, also: object = N
         shown = page.evaluate("s => document.querySelector(s)?.innerText ?? null", selector)
         extra = f"; {also()}" if callable(also) else ""
         raise AssertionError(f"{selector} did not show {text!r} within {timeout / 1000:.0f} s; it shows "
-                             f"{shown!r}{extra}\n{thread_stacks()}") from None
+                             f"{shown!r}; toasts: {toasts(page)}{extra}\n{thread_stacks()}") from None
+
+
+def toasts(page) -> list[str]:
+    """The texts of the toasts on the page (a mistake the app told the person, where a wait expected a change)."""
+    return page.evaluate("[...document.querySelectorAll(\"[data-testid='toast-body']\")].map(e => e.innerText)")
 
 
 def _open(browser, url: str, hosts: set[str]):

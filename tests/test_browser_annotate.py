@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from reliability_helpers import free_port
+from test_browser import toasts
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -19,6 +20,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 MODELS = ("probe-a", "probe-b", "probe-c", "probe-d")
 RID = "(document.querySelector('#ann-response-id textarea, #ann-response-id input')?.value || '')"
+NAME = "document.querySelector('#annotator-name textarea, #annotator-name input')?.value"
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +54,11 @@ def test_twenty_key_presses_rate_twenty_mixed_items_and_a_reload_comes_back(app)
         page.get_by_role("tab", name="Annotate").click()
         page.locator("#annotator-name textarea, #annotator-name input").first.fill("ria")
         page.click("#ann-start")
-        page.wait_for_function(f"{RID}.startsWith('resp-')", timeout=90_000)
+        try:
+            page.wait_for_function(f"{RID}.startsWith('resp-')", timeout=90_000)
+        except Exception:  # noqa: BLE001 - say what the page showed instead of a bare timeout
+            raise AssertionError(f"no item after start: the name box holds {page.evaluate(NAME)!r}, the status "
+                                 f"says {page.locator('#ann-status').inner_text()!r}, toasts: {toasts(page)}") from None
         page.locator("#hs-title").click()  # focus leaves the text fields
         shown = []
         for k in range(20):
