@@ -75,6 +75,8 @@ def make_engine(kind: str = "processes", workers: int | None = None, address: st
 class InProcess:
     """Today's loop: each batch computed in this process, with the pass's own metrics and the store's cache."""
 
+    in_this_process = True  # its batches need not carry cache entries: it reads the store's cache itself
+
     def score_batches(self, jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[BatchOutput]:
         return score_in_process(jobs, task)
 

@@ -317,13 +317,15 @@ def score_store(store: "Store", settings: Settings, metrics: Sequence[str | Metr
     report = ScoreReport(warnings=lexicon_warnings())
     batches = list(iter_chunks(todo, batch_size or settings.scoring.batch_size))
     llm_before = all_stats()
-    jobs = (read_batch(store, batch, scorer, done) for batch in batches)
+    by_engine = engine is not None and len(batches) > 1  # one batch: no workers to start
+    # A worker has no store: its batches carry the cache entries it would read there; this process reads its own.
+    elsewhere = by_engine and not getattr(engine, "in_this_process", False)
+    jobs = (read_batch(store, batch, scorer, done, with_cached=elsewhere) for batch in batches)
     with tqdm(total=len(todo), desc="scoring", unit="response", disable=not progress) as bar, \
             live_progress(bar) if progress else nullcontext():
         finished = 0
         task = StoreTask(store, settings, metrics, extractor, scorer, todo)
-        outputs = engine.score_batches(jobs, task) if engine is not None and len(batches) > 1 else \
-            score_in_process(jobs, task)  # one batch: no workers to start
+        outputs = engine.score_batches(jobs, task) if by_engine else score_in_process(jobs, task)
         try:
             if cancel is not None and cancel.is_set() and todo:  # cancelled before the first batch
                 report.stopped_early = True
@@ -418,8 +420,10 @@ def score_in_process(jobs: Iterable[BatchJob], task: StoreTask) -> Iterator[Batc
         yield compute_batch(job, task.scorer)
 
 
-def read_batch(store: "Store", batch: list[str], scorer: BatchScorer, done: dict[str, set[str]]) -> BatchJob:
-    """The driver's read of one batch: its responses, samples, stored concepts and (where a metric looks) images."""
+def read_batch(store: "Store", batch: list[str], scorer: BatchScorer, done: dict[str, set[str]],
+               with_cached: bool = False) -> BatchJob:
+    """The driver's read of one batch: its responses, samples, stored concepts and (where a metric looks) images;
+    ``with_cached``: the store's cache entries its reference captions' concepts are under (for a worker)."""
     responses = store.get_responses(batch)
     samples = store.get_samples(sorted({r.sample_id for r in responses.values()}))
     wanted = {rid: [m.name for m in scorer.metrics if rid not in done[m.name]] for rid in batch}
@@ -432,7 +436,7 @@ def read_batch(store: "Store", batch: list[str], scorer: BatchScorer, done: dict
                 found = store.get_image(sample.image_sha256)
                 images[sample.image_sha256] = found[0] if found else None
     cache = scorer.extractor.cache
-    captions = reference_captions(samples.values()) if cache is not None else []
+    captions = reference_captions(samples.values()) if with_cached and cache is not None else []
     cached = cache.get_many([scorer.extractor.key(c) for c in captions]) if captions else {}
     return BatchJob(list(batch), responses, samples, wanted, concepts, images, cached)
 
