@@ -109,3 +109,30 @@ def test_a_stored_place_is_read_defensively_and_settled_after_a_reload():
     place = places.clean({"history": ["a", "b", "c"], "index": 2})
     places.settle(place, {""}, lambda r: r != "c")
     assert place["history"] == ["a", "b"] and places.current(place) == "b"
+
+
+def _is_skip(update) -> bool:
+    return isinstance(update, dict) and set(update) == {"__type__"}
+
+
+def test_a_page_load_answered_late_restores_what_was_stored_and_blanks_nothing_typed_meanwhile(ctx):
+    """On a busy server the page-load handler's answer can come after the person typed their name and started: a
+    fresh page restores nothing (no blank name, no blank item, no fresh place over the one just started); a stored
+    place still comes back whole."""
+    import gradio as gr
+
+    from hallu_studio.app.tabs import annotate
+
+    with gr.Blocks():
+        tab = annotate.build(ctx)
+    outputs = dict(zip(map(id, tab.restore_outputs), tab.restore(places.fresh(), None)))
+    by_id = {c.elem_id: outputs[id(c)] for c in tab.restore_outputs if getattr(c, "elem_id", None)}
+    assert _is_skip(outputs[id(tab.name)]) and _is_skip(outputs[id(tab.current)]) and _is_skip(outputs[id(tab.session)])
+    assert _is_skip(by_id["ann-task"]) and outputs[id(tab.study)].get("choices")  # new studies still show
+
+    place, rid = _start(ctx, who="ria")
+    back = dict(zip(map(id, tab.restore_outputs), tab.restore(place, None)))
+    assert back[id(tab.name)]["value"] == "ria" and back[id(tab.current)] == rid
+    stale = places.clean({**place, "history": ["gone-response"], "index": 0})
+    settled = dict(zip(map(id, tab.restore_outputs), tab.restore(stale, None)))
+    assert settled[id(tab.session)]["history"] == [] and settled[id(tab.name)]["value"] == "ria"

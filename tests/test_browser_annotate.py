@@ -7,11 +7,12 @@ Screenshots go to ``test-artifacts/`` (gitignored).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
-from reliability_helpers import free_port
+from reliability_helpers import free_port, thread_stacks
 from test_browser import toasts
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,6 +44,47 @@ def app(tmp_path_factory):
     store.close()
 
 
+def _page_log(page):
+    """Record the page's console and its calls to the app, and return a function that prints the last ones: a lost
+    press either never reached the server (no call) or came back as something the page did not show."""
+    lines: list[str] = []
+    page.on("console", lambda m: lines.append(f"console {m.type}: {m.text[:300]}"))
+    page.on("pageerror", lambda e: lines.append(f"page error: {e}"))
+    page.on("request", lambda r: lines.append(f"event fn {_fn_index(r.post_data)} sent")
+            if "/queue/join" in r.url else None)
+    # Toasts close by themselves long before a wait times out: each is logged as it appears.
+    page.add_init_script("""new MutationObserver(ms => ms.forEach(m => m.addedNodes.forEach(n => {
+        const body = n.matches && (n.matches("[data-testid='toast-body']") ? n
+                                   : n.querySelector("[data-testid='toast-body']"));
+        if (body) console.log('toast: ' + body.innerText);
+    }))).observe(document, {childList: true, subtree: true});""")
+    return lambda: "page log (last 30):\n  " + "\n  ".join(lines[-30:])
+
+
+def _fn_index(post_data: str | None) -> str:
+    try:
+        return str(json.loads(post_data or "{}").get("fn_index"))
+    except (ValueError, AttributeError):
+        return "?"
+
+
+def _where_the_page_stood(page, store) -> str:
+    """What decides whether a key press reaches the app: the focused element (a field swallows the keys), whether
+    the rate buttons are on screen, and what the app stored and told the annotator."""
+    page_state = page.evaluate("""() => {
+        const a = document.activeElement;
+        const rate = [1, 2, 3, 4, 5].map(i => {
+            const host = document.getElementById('rate-' + i);
+            const b = host && (host.tagName === 'BUTTON' ? host : host.querySelector('button'));
+            return b ? (b.offsetParent !== null ? 'shown' : 'hidden') + (b.disabled ? '/disabled' : '') : 'missing';
+        });
+        return {focus: a ? a.tagName + '#' + (a.id || '') + '.' + (a.className || '') : null, rate};
+    }""")
+    stored = len(store.list_events(annotator="ria", kind="rating"))
+    return (f"ratings stored {stored}; name box {page.evaluate(NAME)!r}; page {page_state}; "
+            f"status {page.locator('#ann-status').inner_text()!r}; toasts {toasts(page)}")
+
+
 def test_twenty_key_presses_rate_twenty_mixed_items_and_a_reload_comes_back(app):
     from playwright.sync_api import sync_playwright
 
@@ -50,6 +92,7 @@ def test_twenty_key_presses_rate_twenty_mixed_items_and_a_reload_comes_back(app)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1400, "height": 900})
+        log = _page_log(page)
         page.goto(url)
         page.get_by_role("tab", name="Annotate").click()
         page.locator("#annotator-name textarea, #annotator-name input").first.fill("ria")
@@ -58,14 +101,21 @@ def test_twenty_key_presses_rate_twenty_mixed_items_and_a_reload_comes_back(app)
             page.wait_for_function(f"{RID}.startsWith('resp-')", timeout=90_000)
         except Exception:  # noqa: BLE001 - say what the page showed instead of a bare timeout
             raise AssertionError(f"no item after start: the name box holds {page.evaluate(NAME)!r}, the status "
-                                 f"says {page.locator('#ann-status').inner_text()!r}, toasts: {toasts(page)}") from None
+                                 f"says {page.locator('#ann-status').inner_text()!r}, toasts: {toasts(page)}\n"
+                                 f"{log()}") from None
         page.locator("#hs-title").click()  # focus leaves the text fields
+        page.evaluate("document.addEventListener('keydown', e => console.log('key ' + e.key + ' at '"
+                      " + document.activeElement.tagName), true)")  # for the page log: did the press arrive?
         shown = []
         for k in range(20):
             rid = page.evaluate(RID)
             shown.append(rid)
             page.keyboard.press(str(1 + k % 5))
-            page.wait_for_function(f"{RID} !== '{rid}'", timeout=90_000)
+            try:
+                page.wait_for_function(f"{RID} !== '{rid}'", timeout=90_000)
+            except Exception:  # noqa: BLE001 - a lost key press must say where the page stood
+                raise AssertionError(f"press {k + 1} (key {1 + k % 5}) did not move on from {rid}: "
+                                     f"{_where_the_page_stood(page, store)}\n{log()}\n{thread_stacks()}") from None
             assert len(store.list_events(annotator="ria", kind="rating")) == k + 1  # one press, one rating
         ratings = store.list_events(annotator="ria", kind="rating")
         assert [(e.response_id, e.value) for e in ratings] == [(r, 1 + k % 5) for k, r in enumerate(shown)]

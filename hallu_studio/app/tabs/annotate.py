@@ -398,23 +398,35 @@ def _wire_undo(ctx: AppContext, v: _View) -> None:
     v.back_btn.click(on_back, [*v.controls, v.back_to], v.screen, api_visibility="private")
 
 
+def _stored(place: dict[str, Any], key: str) -> Any:
+    """The control's stored value, or no change where the browser stored only the default."""
+    return gr.update(value=place[key]) if place[key] != places.FRESH[key] else gr.skip()
+
+
 def _restorer(ctx: AppContext, v: _View) -> Callable[..., list[Any]]:
     """The page-load handler: the name, the study, the task, the setting and the item the annotator was on come
     back from the browser's storage."""
     def restore(sess: Any, request: gr.Request) -> list[Any]:
+        stored = places.clean(sess)
         place = places.settle(places.clean(sess), {value for _, value in study_choices(ctx)},
                               lambda r: ctx.store.get_response(r) is not None)
-        controls = [gr.update(value=place["name"]), gr.update(choices=study_choices(ctx), value=place["study"]),
-                    gr.update(value=place["task"]), gr.update(value=place["per_item"]),
-                    gr.update(value=place["advance"])]
         rid = places.current(place)
         try:
             who = _who(ctx, request, place["name"])
         except MISTAKES:
             who = None
-        if rid is None or who is None:
-            return [*controls, place, "", *[gr.skip()] * (len(v.screen) - 6), *_boxes(place["task"]),
-                    gr.skip(), gr.skip()]
-        return [*controls, *_screen(ctx, place, who, flow.back_to(ctx, place, rid))]
+        if rid is not None and who is not None:
+            controls = [gr.update(value=place["name"]), gr.update(choices=study_choices(ctx), value=place["study"]),
+                        gr.update(value=place["task"]), gr.update(value=place["per_item"]),
+                        gr.update(value=place["advance"])]
+            return [*controls, *_screen(ctx, place, who, flow.back_to(ctx, place, rid))]
+        # No item to go back to: only what this browser stored is put back. The load's answer can come after the
+        # person has typed their name and started (a busy server), and a fresh page's defaults must not blank them.
+        study = ({"value": place["study"]} if place["study"] != places.FRESH["study"] else {})
+        controls = [_stored(place, "name"), gr.update(choices=study_choices(ctx), **study),
+                    _stored(place, "task"), _stored(place, "per_item"), _stored(place, "advance")]
+        boxes = _boxes(place["task"]) if place["task"] != places.FRESH["task"] else [gr.skip(), gr.skip()]
+        return [*controls, place if place != stored else gr.skip(), *[gr.skip()] * (len(v.screen) - 5), *boxes,
+                gr.skip(), gr.skip()]
 
     return restore
