@@ -135,3 +135,23 @@ def test_chair_and_halfscore_flag_the_same_words_on_mhaldetect_and_the_study_say
     (note,) = report.span_notes
     assert note.startswith("HalFscore and CHAIR flag the same spans on each of the 40 responses")
     assert "object list complete within coco-80" in note
+
+
+def test_the_run_views_job_line_follows_the_job_even_when_the_runs_box_is_emptied(store, tmp_path):
+    """The Run view follows the job it started; a runs box emptied after the start (by the person, or by a page
+    load's answer that came late) changes the plan shown, not whether the job's line says how it went."""
+    from hallu_studio.app.context import AppContext
+    from hallu_studio.app.scoring_jobs import submit_scoring
+    from hallu_studio.app.tabs.run import follow_scoring
+
+    run_id = _imported(store, tmp_path)
+    ctx = AppContext(store)
+    job = submit_scoring(ctx, scoring_plan(store, ctx.settings, [run_id], ["chair"]), "m1")
+    assert ctx.jobs.wait(job.id, timeout=300).status == "completed"
+    line, plan, still_followed = follow_scoring(ctx, job.id, [], [])
+    line = line.replace("\\", "")  # Markdown escapes
+    assert f"job {job.id}: **completed** 3/3" in line and "scored 3 (chair 3)" in line
+    assert plan == {"__type__": "update"} and still_followed == 0  # nothing chosen: the plan is left as it was
+    line, plan, _ = follow_scoring(ctx, job.id, [run_id], ["chair"])
+    assert "all 3 scored" in plan
+    assert follow_scoring(ctx, job.id + 99, [run_id], []) == [{"__type__": "update"}] * 3  # not this view's job

@@ -170,6 +170,21 @@ def scoring_status(ctx: AppContext, run_ids: list[str] | None, metrics: list[str
     return [gr.update(choices=metric_choices(plan)), plan_table_html(plan, metrics, run_labels(ctx, counts=False))]
 
 
+def follow_scoring(ctx: AppContext, job_id: int, run_ids: list[str] | None, metrics: list[str] | None) -> list[Any]:
+    """The followed scoring job's line, the plan of the runs chosen, and the job still followed (0 once it ended).
+
+    The plan fills in while the job scores, and once more when it ends; then the timer stops following it. The
+    job's line does not hang on the runs box: emptied after the start, it still says how the job went."""
+    job = next((j for j in ctx.jobs.jobs() if j.id == job_id), None)
+    if job is None:
+        return [gr.skip(), gr.skip(), gr.skip()]
+    line = f"job {int(job.id)}: **{md(job.state_text())}** {md(job.progress_text())}"
+    if not job.active:
+        line += f" — {md(job.message)}"
+    plan = scoring_status(ctx, run_ids, metrics)[1] if run_ids else gr.skip()
+    return [line, plan, job_id if job.active else 0]
+
+
 def build_scoring(ctx: AppContext) -> Any:
     """Score stored runs: choose runs (imported ones too) and metrics, see what is left, start, follow the plan;
     returns the runs' dropdown (what an import refreshes)."""
@@ -209,16 +224,6 @@ def build_scoring(ctx: AppContext) -> Any:
 
     start.click(on_score, [runs, metrics], [status, watching, plan], api_visibility="private")
 
-    def follow(job_id: int, run_ids: list[str], chosen: list[str]) -> list[Any]:
-        job = next((j for j in ctx.jobs.jobs() if j.id == job_id), None)
-        if job is None or not run_ids:
-            return [gr.skip(), gr.skip(), gr.skip()]
-        line = f"job {int(job.id)}: **{md(job.state_text())}** {md(job.progress_text())}"
-        if not job.active:
-            line += f" — {md(job.message)}"
-        # the plan fills in while the job scores, and once more when it ends; then the timer stops following it
-        return [line, scoring_status(ctx, run_ids, chosen)[1], job_id if job.active else 0]
-
-    timer.tick(follow, [watching, runs, metrics], [status, plan, watching], api_visibility="private",
-               show_progress="hidden")
+    timer.tick(lambda job_id, run_ids, chosen: follow_scoring(ctx, job_id, run_ids, chosen),
+               [watching, runs, metrics], [status, plan, watching], api_visibility="private", show_progress="hidden")
     return runs
