@@ -264,3 +264,36 @@ def test_annotate_with_the_keyboard_correct_and_undo(app, browser):
     assert len(store.list_events(annotator="kim")) == 5  # 2 ratings, 1 correction, 2 undos: nothing lost
     assert hosts <= {urlparse(url).netloc, "data"}
     page.close()
+
+
+def test_a_response_asked_for_while_the_tab_redraws_is_not_replaced_by_the_redraw(app, browser, monkeypatch):
+    """On a busy server, the Inspect tab's own redraw (on selecting it) can be answered after the person typed
+    another id: what they asked for cancels the redraw, which would otherwise land late and show the old one."""
+    import threading
+    import time
+
+    from hallu_studio.app.tabs import inspect as inspect_view
+
+    _, ids, _, url = app
+    redrawing = threading.Event()
+
+    def slow_redraw(ctx, nav, n_outputs):  # a redraw that lands late, and always draws (no "nothing landed" skip)
+        redrawing.set()
+        time.sleep(5)
+        return inspect_view.show(ctx, nav, (nav or {}).get("id"))
+
+    monkeypatch.setattr(inspect_view, "refresh", slow_redraw)
+    page = _open(browser, url, set())
+    page.get_by_role("tab", name="Inspect").click()
+    assert redrawing.wait(30), "selecting the tab did not redraw it"
+    box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
+    page.wait_for_function("document.querySelector('#inspect-header')?.innerText.length > 0", timeout=90_000)
+    shown_first = page.locator("#inspect-header").inner_text()
+    asked = next(r for r in ids if r not in shown_first)
+    box.fill(asked)
+    box.press("Enter")
+    page.wait_for_function(f"document.querySelector('#inspect-header')?.innerText.includes('{asked}')",
+                           timeout=90_000)
+    page.wait_for_timeout(7_000)  # past the redraw's answer
+    assert asked in page.locator("#inspect-header").inner_text()
+    page.close()

@@ -12,7 +12,7 @@ from ..config import ASSETS_DIR
 from ..lexicon.wordnet import lexicon_note
 from .context import AppContext
 from .render.palette import md
-from . import tab_memory
+from . import serial_ast, tab_memory
 from .security import app_kwargs
 from .tabs import annotate, browse, inspect, overview, run, settings, study
 
@@ -42,6 +42,7 @@ class Views:
 
 
 def build_app(ctx: AppContext) -> gr.Blocks:
+    serial_ast.install()  # the app's threads import at once (an app built in a notebook or a test too)
     # Every view's first draw needs the configuration in force, which builds every metric once (seconds on a
     # cold process): start it now, while the page loads, not in the first visitor's request.
     threading.Thread(target=_warm_config_keys, args=(ctx,), daemon=True, name="hallu-studio-config-keys").start()
@@ -72,9 +73,7 @@ def _tabs(ctx: AppContext) -> Views:
         with gr.Tab("Browse", id="browse", elem_id="tab-browse") as browse_tab:
             br = browse.build(ctx)
         with gr.Tab("Inspect", id="inspect", elem_id="tab-inspect") as inspect_tab:
-            ins = inspect.build(ctx)
-        inspect_tab.select(lambda nav: inspect.refresh(ctx, nav, len(ins.outputs)), [ins.nav], ins.outputs,
-                           api_visibility="private", show_progress="hidden")
+            ins = inspect.build(ctx, inspect_tab)
         with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate") as annotate_tab:
             ann = annotate.build(ctx, annotator_place)
         with gr.Tab("Study", id="study", elem_id="tab-study") as study_tab:

@@ -20,6 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from ..config import apply_offline_env_defaults, load_settings
+from . import serial_ast
 
 if TYPE_CHECKING:
     from .bootstrap import BootstrapSteps
@@ -199,6 +200,7 @@ def stop_background(ctx: "AppContext | None", timeout: float = STOP_WAIT_S,
 
 def main(argv: Sequence[str] | None = None, prog: str = "app.py") -> int:
     apply_offline_env_defaults()
+    serial_ast.install()  # before any thread starts: the app imports in several at once (serial_ast says why)
     args = parse_args(argv, prog)
     try:
         host, port = server_address(args)

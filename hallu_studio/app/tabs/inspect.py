@@ -176,7 +176,8 @@ def compare_with(ctx: AppContext, other_id: str | None) -> list[Any]:
             f"{p.disagreements}{p.evidence}", gr.update(visible=True), gr.update(visible=True)]
 
 
-def build(ctx: AppContext) -> InspectTab:
+def build(ctx: AppContext, tab_component: gr.Tab | None = None) -> InspectTab:
+    """The Inspect view; ``tab_component``, the tab it is in, redraws it when selected (``refresh``)."""
     nav = gr.State({})
     with gr.Row():
         prev_btn = gr.Button("◀ previous", elem_id="inspect-prev", size="sm")
@@ -227,10 +228,16 @@ def build(ctx: AppContext) -> InspectTab:
     tab = InspectTab(nav, response_id, position, compare,
                      [header, image, text, ref_graph, resp_graph, *side, disagreements, evidence, people],
                      [compare_text, compare_verdicts])
-    next_btn.click(lambda n: step(ctx, n, +1), [nav], tab.outputs, api_name="inspect_next")
-    prev_btn.click(lambda n: step(ctx, n, -1), [nav], tab.outputs, api_name="inspect_previous")
+    redraws = []
+    if tab_component is not None:
+        redraws.append(tab_component.select(lambda n: refresh(ctx, n, len(tab.outputs)), [nav], tab.outputs,
+                                            api_visibility="private", show_progress="hidden"))
+    # What the person asks for cancels a redraw of the tab still under way: answered late (a busy server), it would
+    # replace the response they asked for with the one the tab showed before.
+    next_btn.click(lambda n: step(ctx, n, +1), [nav], tab.outputs, api_name="inspect_next", cancels=redraws)
+    prev_btn.click(lambda n: step(ctx, n, -1), [nav], tab.outputs, api_name="inspect_previous", cancels=redraws)
     response_id.submit(lambda n, rid: show(ctx, n, rid.strip()), [nav, response_id], tab.outputs,
-                       api_name="inspect")
+                       api_name="inspect", cancels=redraws)
     compare.change(lambda other: compare_with(ctx, other), [compare],
                    [*tab.compare_panels, compare_column, ab_panel], api_visibility="private")
 
