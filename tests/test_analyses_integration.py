@@ -18,6 +18,8 @@ from hallu_studio.pipelines.running import RunOptions, execute_run
 from hallu_studio.pipelines.scoring import score_store
 from hallu_studio.studies.analyses import ANALYSES, run_analysis
 
+pytestmark = [pytest.mark.slow]
+
 SCORED = ["emd", "trihe", "edit", "reefknot"]
 OBJECTS = [[("cat", ["grey"]), ("sofa", ["red"]), ("lamp", ["tall"])],
            [("dog", ["brown"]), ("ball", ["small"]), ("grass", ["green"])],

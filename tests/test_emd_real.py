@@ -10,6 +10,8 @@ import pytest
 
 from conftest import shared_dataset
 
+pytestmark = [pytest.mark.slow]
+
 N = 60
 
 

@@ -32,6 +32,8 @@ from hallu_studio.pipelines.running import RunOptions, execute_run
 from hallu_studio.pipelines.scoring import score_store
 from hallu_studio.store import Store
 
+pytestmark = [pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[1]
 SEED = 20261122
 START_TIMEOUT_S = 60

@@ -8,8 +8,11 @@ import sys
 import threading
 import time
 
+import pytest
 from tiny_models import tiny_benchmark
 from hallu_studio.store import Store
+
+pytestmark = [pytest.mark.slow]
 
 
 def _cli(db, *extra):

@@ -7,6 +7,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = [pytest.mark.slow]
+
 # Two threads parse typing.py's source over and over; finalizers that the collector runs inside the AST
 # construction hand the interpreter to the other thread there, as imports in the app's threads do.
 RACE = textwrap.dedent("""

@@ -405,7 +405,8 @@ def _stored(place: dict[str, Any], key: str) -> Any:
 
 def _restorer(ctx: AppContext, v: _View) -> Callable[..., list[Any]]:
     """The page-load handler: the name, the study, the task, the setting and the item the annotator was on come
-    back from the browser's storage."""
+    back from the browser's storage. Without an item to go back to, only what was stored comes back: on a fresh
+    page it changes nothing, whatever the person typed or started before its answer came."""
     def restore(sess: Any, request: gr.Request) -> list[Any]:
         stored = places.clean(sess)
         place = places.settle(places.clean(sess), {value for _, value in study_choices(ctx)},
