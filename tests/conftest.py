@@ -66,11 +66,3 @@ def pytest_runtest_makereport(item, call):
 
         report.sections.append(("threads of the test process at the failure", thread_stacks()))
     return report
-
-
-def pytest_collection_modifyitems(config, items):
-    """Files with slow tests first, each file's tests kept together and in order: pytest-xdist (``--dist
-    loadfile``) hands out whole files in this order, and a long file handed out last runs alone at the end while
-    the other worker has nothing left."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items[:] = sorted(items, key=lambda item: item.path not in slow_files)  # stable: False (slow) sorts first

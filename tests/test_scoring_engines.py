@@ -1,5 +1,5 @@
 """The scoring engines give the same scores: one process, local worker processes (``score --workers``) and Ray
-actors (``--engine ray``; a Ray actor killed mid-run: test_scoring_engine_ray.py)."""
+actors (``--engine ray``); a Ray actor killed mid-run loses only its unfinished batch, rescored in the same run."""
 
 from __future__ import annotations
 
@@ -92,6 +92,31 @@ def test_a_killed_worker_process_loses_nothing_and_its_batches_are_scored_again(
     got, report = _scored(tmp_path, f"killed-{seen_at}", engine, on_progress=kill_one)
     assert killed and engine.restarts == 1
     assert report.responses_seen == one_report.responses_seen and report.scored == one_report.scored
+    assert one.keys() == got.keys()
+    for key in one:
+        assert one[key] == got[key], key
+
+
+def test_ray_actors_score_as_one_process_and_a_killed_actor_loses_nothing(tmp_path, in_process):
+    ray = pytest.importorskip("ray")
+    from hallu_studio.pipelines.engine_ray import RayActors
+
+    one, one_report = in_process
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        engine = RayActors(2)
+        killed = []
+
+        def kill_one(done: int, total: int) -> None:  # after the first stored batch: an actor lost mid-run
+            if not killed:
+                killed.append(engine.actors[0])
+                ray.kill(engine.actors[0])
+
+        got, report = _scored(tmp_path, "ray", engine, on_progress=kill_one)
+    finally:
+        ray.shutdown()
+    assert killed and engine.replaced >= 1
+    assert report.responses_seen == one_report.responses_seen  # every batch written once: none doubled, none lost
     assert one.keys() == got.keys()
     for key in one:
         assert one[key] == got[key], key
