@@ -85,6 +85,24 @@ def toasts(page) -> list[str]:
     return page.evaluate("[...document.querySelectorAll(\"[data-testid='toast-body']\")].map(e => e.innerText)")
 
 
+def show_in_inspect(page, response_id: str) -> None:
+    """Type a response id in Inspect and press Enter, as a person would, until the header shows it. The tab's own
+    redraw is cancelled by the Enter, but the page load's answer (Browse and Inspect drawn together) can still land
+    after it on a busy machine and show the first response again: then the id is typed again, as a person would."""
+    box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
+    shows = f"document.querySelector('#inspect-header')?.innerText.includes('{response_id}')"
+    for attempt in range(6):
+        box.fill(response_id)
+        box.press("Enter")
+        try:
+            page.wait_for_function(shows, timeout=15_000 * (attempt + 1))
+            return
+        except Exception:  # noqa: BLE001 - the last attempt's assertion says what the page showed
+            continue
+    header = page.locator("#inspect-header").inner_text()
+    raise AssertionError(f"Inspect never showed {response_id} after 6 Enters; its header: {header[:300]!r}")
+
+
 def _open(browser, url: str, hosts: set[str]):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.on("request", lambda r: hosts.add(urlparse(r.url).netloc or r.url.split(":", 1)[0]))

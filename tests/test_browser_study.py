@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from reliability_helpers import free_port
+from test_browser import show_in_inspect
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -245,11 +246,7 @@ def test_inspect_graphs_colour_each_attribute_by_its_verdict_and_overlap_nowhere
     page.goto(url)
     page.wait_for_selector("#overview-leaderboard", state="attached", timeout=180_000)
     _tab(page, "Inspect")
-    box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
-    box.fill(flag_id)
-    box.press("Enter")
-    page.wait_for_function(f"document.querySelector('#inspect-header')?.innerText.includes('{flag_id}')",
-                           timeout=90_000)
+    show_in_inspect(page, flag_id)
     frames = {}
     for graph in ("#inspect-ref-graph", "#inspect-resp-graph"):
         page.frame_locator(f"{graph} iframe").locator("canvas").first.wait_for(timeout=90_000)

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 from reliability_helpers import free_port
-from test_browser import CHROMIUM, browser  # noqa: F401 - the shared Chromium fixture
+from test_browser import CHROMIUM, browser, show_in_inspect  # noqa: F401 - the shared Chromium fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -333,14 +333,8 @@ def test_browse_people_and_judges_disagree_on_screen_and_in_inspect(app, browser
     # Inspect, stepping through the filter, shows people's ratings beside the judges' calls.
     page.get_by_role("tab", name="Inspect").click()
     page.wait_for_function("document.querySelector('#inspect-position')?.innerText.includes('of')", timeout=90_000)
-    box = page.locator("#inspect-response-id textarea, #inspect-response-id input").first
     rid = sorted(expected)[0]
-    # An Enter typed while the tab's own redraw (on selecting it) is under way cancels that redraw
-    # (test_browser.py::test_a_response_asked_for_while_the_tab_redraws_is_not_replaced_by_the_redraw).
-    box.fill(rid)
-    box.press("Enter")
-    page.wait_for_function(f"document.querySelector('#inspect-header')?.innerText.includes('{rid}')",
-                           timeout=90_000)
+    show_in_inspect(page, rid)
     assert rid in page.locator("#inspect-header").inner_text()
     assert "people: app" in page.locator("#inspect-header").inner_text()
     panel = page.locator("#inspect-people").inner_text()
