@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from reliability_helpers import free_port, thread_stacks
+from reliability_helpers import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -66,8 +66,9 @@ def browser():
 
 
 def wait_for_text(page, selector: str, text: str, timeout: int, also: object = None) -> None:
-    """Wait until ``selector``'s text includes ``text``; on timeout, fail with what it showed instead, ``also()``'s
-    answer (the app's side, such as its jobs) and this process's threads, since a bare timeout says nothing."""
+    """Wait until ``selector``'s text includes ``text``; on timeout, fail with what it showed instead, its toasts and
+    ``also()``'s answer (the app's side, such as its jobs), since a bare timeout says nothing. The threads of this
+    process come with every failed browser test (conftest)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
@@ -77,7 +78,7 @@ def wait_for_text(page, selector: str, text: str, timeout: int, also: object = N
         shown = page.evaluate("s => document.querySelector(s)?.innerText ?? null", selector)
         extra = f"; {also()}" if callable(also) else ""
         raise AssertionError(f"{selector} did not show {text!r} within {timeout / 1000:.0f} s; it shows "
-                             f"{shown!r}; toasts: {toasts(page)}{extra}\n{thread_stacks()}") from None
+                             f"{shown!r}; toasts: {toasts(page)}{extra}") from None
 
 
 def toasts(page) -> list[str]:

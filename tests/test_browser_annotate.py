@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from reliability_helpers import free_port, thread_stacks
+from reliability_helpers import free_port
 from test_browser import toasts
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -115,7 +115,7 @@ def test_twenty_key_presses_rate_twenty_mixed_items_and_a_reload_comes_back(app)
                 page.wait_for_function(f"{RID} !== '{rid}'", timeout=90_000)
             except Exception:  # noqa: BLE001 - a lost key press must say where the page stood
                 raise AssertionError(f"press {k + 1} (key {1 + k % 5}) did not move on from {rid}: "
-                                     f"{_where_the_page_stood(page, store)}\n{log()}\n{thread_stacks()}") from None
+                                     f"{_where_the_page_stood(page, store)}\n{log()}") from None
             assert len(store.list_events(annotator="ria", kind="rating")) == k + 1  # one press, one rating
         ratings = store.list_events(annotator="ria", kind="rating")
         assert [(e.response_id, e.value) for e in ratings] == [(r, 1 + k % 5) for k, r in enumerate(shown)]
